@@ -1,0 +1,91 @@
+#include <algorithm>
+#include <iostream>
+
+#include "app/command.h"
+#include "core/error.h"
+#include "core/interrupt.h"
+
+namespace ds {
+
+void print_error(const std::string& message) {
+  std::cerr << "dev-sandbox: error: " << message << std::endl;
+}
+
+namespace {
+
+const char* const kQuickHelp = R"(
+Quick mode (the user guide's form; maps to one copy case, then takes copy's options):
+  dev-sandbox --model-type gqa|mla --iodirect true|false --sdma true|false [copy options]
+  gqa false false -> all_host_to_all_device_ce_multi_stream
+  gqa true  false -> all_odirect_host_to_all_device_ce_multi_stream
+  gqa false true  -> all_host_to_all_device_ffts_direct_h2d
+  gqa true  true  -> all_odirect_host_to_all_device_ffts_direct_h2d
+  mla any   false -> one_share_host_to_all_device_ce_multi_stream
+  mla any   true  -> one_share_host_to_all_device_ffts_direct_h2d
+Exit codes: 0 success, 1 the run failed, 2 the command line was wrong.)";
+
+bool is_selector(const std::string& a) {
+  for (const char* s : {"--model-type", "--iodirect", "--sdma"}) {
+    const std::string opt = s;
+    if (a == opt || a.rfind(opt + "=", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  GlobalOptions global;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  global.command_line.assign(argv, argv + argc);
+
+  CLI::App root{"dev-sandbox: how fast KV-cache data moves host -> device and disk <-> host"};
+  root.name("dev-sandbox");
+  root.footer(kQuickHelp);
+  root.add_option("--backend", global.backend, "auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND)");
+  root.require_subcommand(0, 1);
+  std::vector<Command> commands = {add_copy_command(root, global),
+                                   add_doctor_command(root, global)};
+  for (auto& c : commands) c.app->fallthrough();
+
+  // Quick mode is copy with the three selectors: insert the sub-command word.
+  const bool has_sub = std::any_of(args.begin(), args.end(), [&](const std::string& a) {
+    return std::any_of(commands.begin(), commands.end(),
+                       [&](const Command& c) { return c.app->get_name() == a; });
+  });
+  if (!has_sub && std::any_of(args.begin(), args.end(), is_selector))
+    args.insert(args.begin(), "copy");
+  if (args.empty() || (args.size() == 1 && args[0] == "copy")) {
+    std::cerr << (args.empty() ? root.help() : root.get_subcommand("copy")->help());
+    return 2;
+  }
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+  try {
+    root.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return root.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return root.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what());
+    return 2;
+  }
+  try {
+    for (auto& c : commands)
+      if (c.app->parsed()) return c.run();
+    std::cerr << root.help();
+    return 2;
+  } catch (const UsageError& e) {
+    print_error(e.what());
+    return 2;
+  } catch (const Interrupted&) {
+    print_error("interrupted; everything it made was removed");
+    return 130;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return 1;
+  }
+}
+
+}  // namespace ds

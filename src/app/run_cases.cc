@@ -1,0 +1,57 @@
+#include "app/run_cases.h"
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace ds {
+
+void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams& params,
+                           const SelectedBackend& selected) {
+  const Backend& b = *selected.backend;
+  bool multi = false;
+  for (const auto& c : cases) {
+    const std::string why = unsupported_reason(c, b);
+    if (!why.empty()) throw UsageError(c.name + " cannot run on " + b.name() + ": " + why);
+    if (c.engine == EngineKind::kDirect && !selected.probe.direct_unavailable.empty())
+      throw RunError(c.name + ": not supported on this machine: " + selected.probe.direct_unavailable);
+    multi = multi || c.topology != Topology::kSingle;
+  }
+  if (multi && params.devices > selected.probe.device_count)
+    throw UsageError("option -d got " + std::to_string(params.devices) + " but the " + b.name() +
+                     " backend sees " + std::to_string(selected.probe.device_count) + " device" +
+                     (selected.probe.device_count == 1 ? "" : "s"));
+  const uint64_t per_device = checked_mul(
+      checked_mul(params.blocks, static_cast<uint64_t>(params.frags > 0 ? params.frags : 1),
+                  "-n x -f"),
+      params.block_bytes, "-s x -n x -f");
+  checked_mul(per_device, static_cast<uint64_t>(params.devices), "-s x -n x -f x -d");
+}
+
+RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>& command_line) {
+  RunInfo info;
+  info.tool_version = DS_VERSION;
+  info.backend = selected.backend->name();
+  info.backend_library = selected.probe.library_path;
+  info.runtime_version = selected.probe.runtime_version;
+  info.devices = selected.probe.devices;
+  info.command_line = command_line;
+  return info;
+}
+
+void run_cases(const std::vector<CaseSpec>& cases, const CopyParams& params,
+               SelectedBackend& selected, ResultWriter& writer) {
+  for (const auto& c : cases) {
+    try {
+      CaseResult r = run_case(c, params, *selected.backend);
+      writer.add(r);
+      if (r.validated) writer.validation(c.name, *r.validated);
+    } catch (const std::exception& e) {
+      writer.fail(c.name, e.what());
+      writer.finish();
+      throw;
+    }
+  }
+  writer.finish();
+}
+
+}  // namespace ds

@@ -1,0 +1,27 @@
+// What copy and trans share after parsing: pick the backend, check the request
+// against it, run the cases in order and hand results to the writer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/select.h"
+#include "cases/case_runner.h"
+#include "cases/case_spec.h"
+#include "output/result.h"
+
+namespace ds {
+
+// UsageError when -d exceeds the devices the backend sees (naming both);
+// RunError when a direct-path case cannot run on this machine.
+void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams& params,
+                           const SelectedBackend& selected);
+
+RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>& command_line);
+
+// Runs every case; results go to `writer` as each finishes. Throws on failure
+// after telling the writer.
+void run_cases(const std::vector<CaseSpec>& cases, const CopyParams& params,
+               SelectedBackend& selected, ResultWriter& writer);
+
+}  // namespace ds

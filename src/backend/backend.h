@@ -1,0 +1,138 @@
+// The backend boundary. A backend supplies primitives only: devices, memory of each
+// kind, streams, events, async/batched/direct copies and completion. Cases, engines,
+// timing and output are written once above this line and never know which runtime
+// they drive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ds {
+
+enum class CopyDir { kH2D, kD2H, kD2D, kH2H };
+const char* to_string(CopyDir dir);
+
+struct CopyDesc {
+  void* dst;
+  const void* src;
+  size_t bytes;
+};
+
+// One allocation or registration; released exactly once by the destructor.
+class Memory {
+ public:
+  using Release = std::function<void()>;
+  // host_ptr: where the CPU reads/writes it (null for device memory);
+  // device_ptr: the address a device copy uses (device memory, or the mapped
+  // address of registered/mapped host memory; equals host_ptr where host memory
+  // is addressed directly).
+  Memory(void* host_ptr, void* device_ptr, size_t bytes, Release release)
+      : host_(host_ptr), device_(device_ptr), bytes_(bytes), release_(std::move(release)) {}
+  ~Memory() {
+    if (release_) release_();
+  }
+  Memory(const Memory&) = delete;
+  Memory& operator=(const Memory&) = delete;
+
+  void* host_ptr() const { return host_; }
+  void* device_ptr() const { return device_; }
+  size_t bytes() const { return bytes_; }
+  bool host_accessible() const { return host_ != nullptr; }
+
+ private:
+  void* host_;
+  void* device_;
+  size_t bytes_;
+  Release release_;
+};
+
+class Stream {
+ public:
+  virtual ~Stream() = default;
+};
+
+class Event {
+ public:
+  virtual ~Event() = default;
+};
+
+// One device as used by one worker. Created on the thread that uses it; the
+// backend binds its context to that thread in open_device().
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual int index() const = 0;
+  // Bind this device to the calling thread (after open_device, for other threads).
+  virtual void bind_thread() = 0;
+  // Device memory free now, in bytes.
+  virtual uint64_t free_memory() = 0;
+
+  virtual std::unique_ptr<Memory> alloc_device(size_t bytes) = 0;
+  // Page-locked host memory from the runtime; `mapped`: also mapped into the
+  // device address space (device_ptr() is that address) for the direct path.
+  virtual std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool mapped) = 0;
+  // Page-lock and register existing host memory with this device. The result
+  // does not own `ptr`; its device_ptr() is the mapped address when `mapped`.
+  virtual std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool mapped) = 0;
+
+  virtual std::unique_ptr<Stream> create_stream() = 0;
+  virtual std::unique_ptr<Event> create_event() = 0;
+  virtual void record(Event& event, Stream& stream) = 0;
+  virtual void synchronize(Stream& stream) = 0;
+  // Device-side time from `from` to `to` (both recorded and complete); may be negative.
+  virtual int64_t elapsed_ns(Event& from, Event& to) = 0;
+
+  virtual void copy_async(const CopyDesc& desc, CopyDir dir, Stream& stream) = 0;
+  // All descriptors in one submission.
+  virtual void copy_batch(const CopyDesc* descs, size_t n, CopyDir dir, Stream& stream) = 0;
+  // One direct-path (SDMA) IO task: n fragments, mapped host address -> device.
+  virtual void direct_task(const CopyDesc* descs, size_t n, Stream& stream) = 0;
+  // A copy done by a kernel on the device's cores (cuda only).
+  virtual void kernel_copy(const CopyDesc& desc, Stream& stream);
+  // Blocking copy, for filling and reading back outside the measurement.
+  virtual void copy_sync(const CopyDesc& desc, CopyDir dir) = 0;
+};
+
+enum class Capability {
+  kDirect,      // the direct (SDMA-like) H2D path
+  kKernelCopy,  // SM copy kernels
+  kHostMemcpy,  // CPU memcpy cases (sim only)
+};
+
+// What a backend reports about itself and the machine; gathered in a probe
+// process so the caller never initialises a runtime it will fork from.
+struct BackendProbe {
+  bool loaded = false;
+  std::string error;         // why it did not load
+  std::string library_path;  // runtime library actually opened
+  std::string runtime_version;
+  int device_count = 0;
+  std::vector<std::string> devices;           // one line per device
+  std::vector<std::pair<std::string, std::string>> facts;  // extra doctor lines
+  std::string direct_unavailable;             // empty: the direct path works here
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;          // sim, cuda, ascend
+  virtual std::string label_prefix() const = 0;  // sim, cuda, acl
+  // Method name of the direct path: SDMA (sim), BATCH (cuda), FFTS-SDMA (ascend).
+  virtual std::string direct_method() const = 0;
+  virtual bool has(Capability cap) const = 0;
+  // Device memory lives in host RAM (sim): the host memory check counts it.
+  virtual bool device_memory_is_host() const { return false; }
+
+  // Initialise the runtime in this process. Called once per process that uses
+  // devices: in each child after fork, or in the only process. Throws RunError.
+  virtual void init_process() = 0;
+  // After init_process().
+  virtual BackendProbe probe() = 0;
+  virtual std::unique_ptr<Device> open_device(int index) = 0;
+};
+
+}  // namespace ds

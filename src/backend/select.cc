@@ -1,0 +1,142 @@
+#include "backend/select.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "backend/registry.h"
+#include "core/error.h"
+
+namespace ds {
+
+const std::vector<std::string>& backend_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& f : backend_factories()) v.push_back(f.name);
+    return v;
+  }();
+  return names;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+  for (const auto& f : backend_factories())
+    if (f.name == name) return f.make();
+  std::string accepted = "auto";
+  for (const auto& n : backend_names()) accepted += "|" + n;
+  throw UsageError("option --backend got '" + name + "': accepts " + accepted);
+}
+
+namespace {
+
+nlohmann::json to_json(const BackendProbe& p) {
+  return {{"loaded", p.loaded},
+          {"error", p.error},
+          {"library_path", p.library_path},
+          {"runtime_version", p.runtime_version},
+          {"device_count", p.device_count},
+          {"devices", p.devices},
+          {"facts", p.facts},
+          {"direct_unavailable", p.direct_unavailable}};
+}
+
+BackendProbe from_json(const nlohmann::json& j) {
+  BackendProbe p;
+  p.loaded = j.at("loaded");
+  p.error = j.at("error");
+  p.library_path = j.at("library_path");
+  p.runtime_version = j.at("runtime_version");
+  p.device_count = j.at("device_count");
+  p.devices = j.at("devices").get<std::vector<std::string>>();
+  p.facts = j.at("facts").get<std::vector<std::pair<std::string, std::string>>>();
+  p.direct_unavailable = j.at("direct_unavailable");
+  return p;
+}
+
+}  // namespace
+
+BackendProbe probe_in_child(Backend& backend) {
+  int fds[2];
+  if (pipe(fds) != 0) throw sys_error("pipe", errno);
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    throw sys_error("fork", err);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    BackendProbe p;
+    try {
+      backend.init_process();
+      p = backend.probe();
+    } catch (const std::exception& e) {
+      p = BackendProbe{};
+      p.error = e.what();
+    }
+    const std::string text = to_json(p).dump();
+    size_t off = 0;
+    while (off < text.size()) {
+      const ssize_t w = write(fds[1], text.data() + off, text.size() - off);
+      if (w <= 0) break;
+      off += static_cast<size_t>(w);
+    }
+    close(fds[1]);
+    _exit(0);  // a forked child must not run the parent's destructors
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t r = read(fds[0], buf, sizeof buf);
+    if (r > 0) {
+      text.append(buf, static_cast<size_t>(r));
+    } else if (r < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  BackendProbe p;
+  try {
+    p = from_json(nlohmann::json::parse(text));
+  } catch (const std::exception&) {
+    p.error = backend.name() + " probe process ended without a report (" +
+              (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                   : "exit " + std::to_string(WEXITSTATUS(status))) +
+              ")";
+  }
+  return p;
+}
+
+SelectedBackend select_backend(const std::string& requested) {
+  std::string name = requested;
+  if (name.empty()) {
+    const char* env = std::getenv("DEV_SANDBOX_BACKEND");
+    name = (env && *env) ? env : "auto";
+  }
+  if (name != "auto") {
+    SelectedBackend s{make_backend(name), {}};
+    s.probe = probe_in_child(*s.backend);
+    if (!s.probe.loaded) throw RunError(s.probe.error);
+    if (s.probe.device_count < 1) throw RunError(name + ": the runtime loaded but sees no device");
+    return s;
+  }
+  for (const auto& n : backend_names()) {
+    SelectedBackend s{make_backend(n), {}};
+    s.probe = probe_in_child(*s.backend);
+    if (s.probe.loaded && s.probe.device_count >= 1) return s;
+  }
+  throw RunError("no backend could be started (not even sim)");
+}
+
+}  // namespace ds

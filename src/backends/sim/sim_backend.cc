@@ -1,0 +1,124 @@
+#include "backends/sim/sim_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "backends/sim/sim_engine.h"
+#include "core/error.h"
+#include "core/sysinfo.h"
+#include "memory/host_memory.h"
+
+namespace ds {
+
+namespace {
+
+class SimStream : public Stream {
+ public:
+  SimEngine engine;
+};
+
+class SimEvent : public Event {
+ public:
+  SimEventStamp stamp;
+};
+
+SimEngine& engine_of(Stream& s) { return static_cast<SimStream&>(s).engine; }
+
+class SimDevice : public Device {
+ public:
+  explicit SimDevice(int index) : index_(index) {}
+  int index() const override { return index_; }
+  void bind_thread() override {}
+  uint64_t free_memory() override { return mem_available_bytes(); }
+
+  std::unique_ptr<Memory> alloc_device(size_t bytes) override {
+    // The card's memory: host RAM, faulted in now, reached only through copies.
+    auto m = map_anonymous(bytes, true);
+    void* p = m->device_ptr();
+    auto owner = std::make_shared<std::unique_ptr<Memory>>(std::move(m));
+    return std::make_unique<Memory>(nullptr, p, bytes, [owner] { owner->reset(); });
+  }
+
+  std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool /*mapped*/) override {
+    auto m = map_anonymous(bytes, false);
+    auto lock = lock_pages(m->host_ptr(), bytes);
+    void* p = m->host_ptr();
+    auto owner = std::make_shared<std::pair<std::unique_ptr<Memory>, std::unique_ptr<Memory>>>(
+        std::move(m), std::move(lock));
+    return std::make_unique<Memory>(p, p, bytes, [owner] {
+      owner->second.reset();  // unlock before unmap
+      owner->first.reset();
+    });
+  }
+
+  std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
+    return lock_pages(ptr, bytes);
+  }
+
+  std::unique_ptr<Stream> create_stream() override { return std::make_unique<SimStream>(); }
+  std::unique_ptr<Event> create_event() override { return std::make_unique<SimEvent>(); }
+  void record(Event& e, Stream& s) override {
+    auto& ev = static_cast<SimEvent&>(e).stamp;
+    ev.ns.store(-1, std::memory_order_relaxed);
+    engine_of(s).stamp(&ev);
+  }
+  void synchronize(Stream& s) override { engine_of(s).wait_idle(); }
+  int64_t elapsed_ns(Event& from, Event& to) override {
+    const int64_t a = static_cast<SimEvent&>(from).stamp.ns.load(std::memory_order_acquire);
+    const int64_t b = static_cast<SimEvent&>(to).stamp.ns.load(std::memory_order_acquire);
+    if (a < 0 || b < 0) throw RunError("sim elapsed_ns: event not complete");
+    return b - a;
+  }
+
+  void copy_async(const CopyDesc& d, CopyDir, Stream& s) override { engine_of(s).copy(d); }
+  void copy_batch(const CopyDesc* d, size_t n, CopyDir, Stream& s) override {
+    engine_of(s).copy_list(d, n);
+  }
+  void direct_task(const CopyDesc* d, size_t n, Stream& s) override {
+    engine_of(s).copy_list(d, n);
+  }
+  void copy_sync(const CopyDesc& d, CopyDir) override { std::memcpy(d.dst, d.src, d.bytes); }
+
+ private:
+  int index_;
+};
+
+class SimBackend : public Backend {
+ public:
+  std::string name() const override { return "sim"; }
+  std::string label_prefix() const override { return "sim"; }
+  std::string direct_method() const override { return "SDMA"; }
+  bool has(Capability cap) const override { return cap != Capability::kKernelCopy; }
+  bool device_memory_is_host() const override { return true; }
+  void init_process() override {}
+  BackendProbe probe() override {
+    BackendProbe p;
+    p.loaded = true;
+    p.runtime_version = "cpu memcpy simulation";
+    p.device_count = sim_device_count();
+    for (int i = 0; i < p.device_count; ++i)
+      p.devices.push_back("sim card " + std::to_string(i) +
+                          ": host RAM as device memory, one memcpy thread per stream");
+    return p;
+  }
+  std::unique_ptr<Device> open_device(int index) override {
+    return std::make_unique<SimDevice>(index);
+  }
+};
+
+}  // namespace
+
+int sim_device_count() {
+  const char* env = std::getenv("DEV_SANDBOX_SIM_DEVICES");
+  if (env && *env) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (*end == '\0' && v >= 1 && v <= 1024) return static_cast<int>(v);
+  }
+  return 8;
+}
+
+std::unique_ptr<Backend> make_sim_backend() { return std::make_unique<SimBackend>(); }
+
+}  // namespace ds

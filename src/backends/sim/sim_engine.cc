@@ -1,0 +1,117 @@
+#include "backends/sim/sim_engine.h"
+
+#include <sched.h>
+
+#include <cstring>
+
+#include "core/clock.h"
+#include "core/futex.h"
+
+namespace ds {
+
+namespace {
+
+// How long a thread polls before it sleeps on the futex: short enough not to
+// starve other engines on a small machine, long enough to cover a block copy.
+constexpr int64_t kSpinNs = 20000;
+
+template <typename Ready>
+bool spin_until(Ready ready) {
+  const int64_t deadline = now_ns() + kSpinNs;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    cpu_relax();
+    if ((i & 63) == 63 && now_ns() > deadline) return false;
+  }
+}
+
+}  // namespace
+
+SimEngine::SimEngine() : ring_(kRing) { thread_ = std::thread([this] { run(); }); }
+
+SimEngine::~SimEngine() {
+  stop_.store(true, std::memory_order_seq_cst);
+  tail_.fetch_add(0, std::memory_order_seq_cst);
+  futex_wake_all(&tail_);
+  thread_.join();
+}
+
+SimEngine::Op& SimEngine::reserve() {
+  // Ring full: wait for the engine to retire the oldest op.
+  while (pushed_ - done_.load(std::memory_order_acquire) >= kRing) {
+    if (!spin_until([&] { return pushed_ - done_.load(std::memory_order_acquire) < kRing; }))
+      sched_yield();
+  }
+  Op& op = ring_[pushed_ % kRing];
+  op.event = nullptr;
+  op.list.clear();
+  return op;
+}
+
+void SimEngine::publish() {
+  ++pushed_;
+  tail_.store(pushed_, std::memory_order_seq_cst);
+  if (engine_sleeping_.load(std::memory_order_seq_cst)) futex_wake_all(&tail_);
+}
+
+void SimEngine::copy(const CopyDesc& desc) {
+  Op& op = reserve();
+  op.one = desc;
+  publish();
+}
+
+void SimEngine::copy_list(const CopyDesc* descs, size_t n) {
+  Op& op = reserve();
+  op.one = CopyDesc{nullptr, nullptr, 0};
+  op.list.assign(descs, descs + n);
+  publish();
+}
+
+void SimEngine::stamp(SimEventStamp* event) {
+  Op& op = reserve();
+  op.one = CopyDesc{nullptr, nullptr, 0};
+  op.event = event;
+  publish();
+}
+
+void SimEngine::wait_idle() {
+  const uint32_t target = pushed_;
+  auto finished = [&] { return done_.load(std::memory_order_acquire) == target; };
+  while (!finished()) {
+    if (spin_until(finished)) return;
+    waiter_sleeping_.store(1, std::memory_order_seq_cst);
+    const uint32_t seen = done_.load(std::memory_order_seq_cst);
+    if (seen != target) futex_wait(&done_, seen, 1000000);
+    waiter_sleeping_.store(0, std::memory_order_relaxed);
+  }
+}
+
+void SimEngine::run() {
+  uint32_t head = 0;
+  for (;;) {
+    auto has_work = [&] { return tail_.load(std::memory_order_acquire) != head; };
+    if (!has_work()) {
+      if (stop_.load(std::memory_order_acquire)) return;
+      if (!spin_until([&] { return has_work() || stop_.load(std::memory_order_acquire); })) {
+        engine_sleeping_.store(1, std::memory_order_seq_cst);
+        if (tail_.load(std::memory_order_seq_cst) == head && !stop_.load())
+          futex_wait(&tail_, head, 1000000);
+        engine_sleeping_.store(0, std::memory_order_relaxed);
+      }
+      continue;
+    }
+    Op& op = ring_[head % kRing];
+    if (op.event) {
+      op.event->ns.store(now_ns(), std::memory_order_release);
+    } else if (!op.list.empty()) {
+      for (const CopyDesc& d : op.list) std::memcpy(d.dst, d.src, d.bytes);
+    } else if (op.one.bytes) {
+      std::memcpy(op.one.dst, op.one.src, op.one.bytes);
+    }
+    ++head;
+    done_.store(head, std::memory_order_seq_cst);
+    if (waiter_sleeping_.load(std::memory_order_seq_cst)) futex_wake_all(&done_);
+  }
+}
+
+}  // namespace ds

@@ -1,0 +1,53 @@
+// A simulated copy engine: one thread that executes submitted work in FIFO order
+// with memcpy and stamps events with the monotonic clock as it reaches them.
+// One producer (the worker thread that owns the stream) submits.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace ds {
+
+struct SimEventStamp {
+  std::atomic<int64_t> ns{-1};
+};
+
+class SimEngine {
+ public:
+  SimEngine();
+  ~SimEngine();
+  SimEngine(const SimEngine&) = delete;
+  SimEngine& operator=(const SimEngine&) = delete;
+
+  void copy(const CopyDesc& desc);                     // one copy
+  void copy_list(const CopyDesc* descs, size_t n);     // one submission of n copies
+  void stamp(SimEventStamp* event);                    // an event marker
+  void wait_idle();                                    // every submission done
+
+ private:
+  struct Op {
+    SimEventStamp* event = nullptr;
+    CopyDesc one{};
+    std::vector<CopyDesc> list;
+  };
+  static constexpr uint32_t kRing = 4096;
+
+  Op& reserve();
+  void publish();
+  void run();
+
+  std::vector<Op> ring_;
+  uint32_t pushed_ = 0;                // producer-only
+  std::atomic<uint32_t> tail_{0};      // ops published (futex word for the engine)
+  std::atomic<uint32_t> done_{0};      // ops finished (futex word for waiters)
+  std::atomic<uint32_t> engine_sleeping_{0};
+  std::atomic<uint32_t> waiter_sleeping_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace ds

@@ -1,0 +1,44 @@
+#include "cases/case_spec.h"
+
+namespace ds {
+
+CopyDir direction(const CaseSpec& spec) {
+  const bool from_dev = is_device_kind(spec.src), to_dev = is_device_kind(spec.dst);
+  if (from_dev && to_dev) return CopyDir::kD2D;
+  if (from_dev) return CopyDir::kD2H;
+  if (to_dev) return CopyDir::kH2D;
+  return CopyDir::kH2H;
+}
+
+std::string unsupported_reason(const CaseSpec& spec, const Backend& backend) {
+  switch (spec.engine) {
+    case EngineKind::kKernel:
+      if (!backend.has(Capability::kKernelCopy)) return "SM copy kernels need the cuda backend";
+      break;
+    case EngineKind::kMemcpy:
+      if (!backend.has(Capability::kHostMemcpy)) return "CPU memcpy cases run on sim only";
+      break;
+    case EngineKind::kDirect:
+      if (!backend.has(Capability::kDirect)) return "no direct path on this backend";
+      break;
+    default:
+      break;
+  }
+  return "";
+}
+
+std::string method_name(const CaseSpec& spec, const Backend& backend) {
+  return engine_method(spec.engine, backend) + (spec.topology == Topology::kFork ? "-FORK" : "");
+}
+
+std::string from_label(const CaseSpec& spec, const Backend& backend) {
+  const bool one = spec.shared_src || spec.topology == Topology::kSingle;
+  return backend.label_prefix() + "::" + label_kind(spec.src) + "::" + (one ? "0" : "all");
+}
+
+std::string to_label(const CaseSpec& spec, const Backend& backend) {
+  const bool one = spec.topology == Topology::kSingle;
+  return backend.label_prefix() + "::" + label_kind(spec.dst) + "::" + (one ? "0" : "all");
+}
+
+}  // namespace ds

@@ -1,0 +1,38 @@
+// A case is composed from parts: source buffer, destination buffer, engine and
+// topology. copy's named cases and trans's matrix are both lists of CaseSpecs
+// run by the same runner (cases/case_runner).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "engines/initiator.h"
+#include "memory/buffer.h"
+
+namespace ds {
+
+enum class Topology {
+  kSingle,   // device 0, the calling thread
+  kThreads,  // one thread per device in one process
+  kFork,     // one child process per device
+};
+
+struct CaseSpec {
+  std::string name;
+  std::string brief;
+  BufKind src;
+  BufKind dst;
+  bool shared_src;  // one source buffer for every device (index 0 in labels)
+  EngineKind engine;
+  Topology topology;
+};
+
+CopyDir direction(const CaseSpec& spec);
+// Empty when `backend` can run the case, else why not.
+std::string unsupported_reason(const CaseSpec& spec, const Backend& backend);
+std::string method_name(const CaseSpec& spec, const Backend& backend);
+std::string from_label(const CaseSpec& spec, const Backend& backend);
+std::string to_label(const CaseSpec& spec, const Backend& backend);
+
+}  // namespace ds

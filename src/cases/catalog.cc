@@ -1,0 +1,86 @@
+#include "cases/catalog.h"
+
+#include "core/error.h"
+
+namespace ds {
+
+namespace {
+
+using B = BufKind;
+using E = EngineKind;
+using T = Topology;
+
+}  // namespace
+
+const std::vector<CaseSpec>& copy_cases() {
+  static const std::vector<CaseSpec> cases = {
+      {"host_to_device_ce", "memcpy from host to device with ce",
+       B::kPinned, B::kDevice, false, E::kCe, T::kSingle},
+      {"host_to_device_batch_ce", "memcpy from host to device with ce using one batched submission",
+       B::kPinned, B::kDevice, false, E::kCeBatch, T::kSingle},
+      {"host_to_device_ce_multi_stream", "memcpy from host to device with ce using multi stream",
+       B::kPinned, B::kDevice, false, E::kCeMultiStream, T::kSingle},
+      {"device_to_host_ce", "memcpy from device to host with ce",
+       B::kDevice, B::kPinned, false, E::kCe, T::kSingle},
+      {"device_to_device_ce", "memcpy from device to device with ce",
+       B::kDevice, B::kDevice, false, E::kCe, T::kSingle},
+      {"anonymous_to_device_ce", "memcpy from anonymous (unregistered) host memory to device with ce",
+       B::kAnonymous, B::kDevice, false, E::kCe, T::kSingle},
+      {"one_host_to_all_device_ce", "memcpy from one host to all device with ce using thread submit",
+       B::kPinned, B::kDevice, true, E::kCe, T::kThreads},
+      {"all_host_to_all_device_ce", "memcpy from all host to all device with ce using thread submit",
+       B::kPinned, B::kDevice, false, E::kCe, T::kThreads},
+      {"one_device_to_all_device_ce", "memcpy from device 0 to all device with ce using thread submit",
+       B::kDevice, B::kDevice, true, E::kCe, T::kThreads},
+      {"all_host_to_all_device_ce_multi_stream",
+       "memcpy from all host to all device with ce using multi stream and fork submit",
+       B::kPinned, B::kDevice, false, E::kCeMultiStream, T::kFork},
+      {"all_odirect_host_to_all_device_ce_multi_stream",
+       "memcpy from all odirect host to all device with ce using multi stream and fork submit",
+       B::kOdirect, B::kDevice, false, E::kCeMultiStream, T::kFork},
+      {"one_share_host_to_all_device_ce_multi_stream",
+       "memcpy from one shared host to all device with ce using multi stream and fork submit",
+       B::kShm, B::kDevice, true, E::kCeMultiStream, T::kFork},
+      {"all_host_to_all_device_ffts_direct_h2d",
+       "memcpy from all mapped host to all device with direct h2d sdma and fork submit",
+       B::kPinnedMapped, B::kDevice, false, E::kDirect, T::kFork},
+      {"all_odirect_host_to_all_device_ffts_direct_h2d",
+       "memcpy from all odirect host to all device with direct h2d sdma and fork submit",
+       B::kOdirect, B::kDevice, false, E::kDirect, T::kFork},
+      {"one_share_host_to_all_device_ffts_direct_h2d",
+       "memcpy from one shared host to all device with direct h2d sdma and fork submit",
+       B::kShm, B::kDevice, true, E::kDirect, T::kFork},
+      {"host_to_device_sm", "memcpy from host to device with a copy kernel on the sm",
+       B::kPinned, B::kDevice, false, E::kKernel, T::kSingle},
+      {"device_to_host_sm", "memcpy from device to host with a copy kernel on the sm",
+       B::kDevice, B::kPinned, false, E::kKernel, T::kSingle},
+      {"host_to_anonymous_memcpy", "memcpy from host to anonymous host memory with the cpu",
+       B::kPinned, B::kAnonymous, false, E::kMemcpy, T::kSingle},
+      {"shm_to_all_host_memcpy", "memcpy from one shared host to all host with the cpu and fork submit",
+       B::kShm, B::kPinned, true, E::kMemcpy, T::kFork},
+  };
+  return cases;
+}
+
+const CaseSpec* find_case(const std::string& name) {
+  for (const auto& c : copy_cases())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::string quick_mode_case(const std::string& model_type, const std::string& iodirect,
+                            const std::string& sdma) {
+  if (model_type != "gqa" && model_type != "mla")
+    throw UsageError("option --model-type got '" + model_type + "': accepts gqa|mla");
+  if (iodirect != "true" && iodirect != "false")
+    throw UsageError("option --iodirect got '" + iodirect + "': accepts true|false");
+  if (sdma != "true" && sdma != "false")
+    throw UsageError("option --sdma got '" + sdma + "': accepts true|false");
+  const std::string engine =
+      sdma == "true" ? "ffts_direct_h2d" : "ce_multi_stream";
+  if (model_type == "mla") return "one_share_host_to_all_device_" + engine;  // MLA ignores iodirect
+  return std::string(iodirect == "true" ? "all_odirect_host" : "all_host") + "_to_all_device_" +
+         engine;
+}
+
+}  // namespace ds

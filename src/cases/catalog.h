@@ -1,0 +1,19 @@
+// The named cases of `copy` (SPEC §3) and the quick-mode selectors (SPEC §2.2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cases/case_spec.h"
+
+namespace ds {
+
+const std::vector<CaseSpec>& copy_cases();
+// nullptr when there is no such case.
+const CaseSpec* find_case(const std::string& name);
+
+// The case quick mode selects; UsageError naming the problem for bad values.
+std::string quick_mode_case(const std::string& model_type, const std::string& iodirect,
+                            const std::string& sdma);
+
+}  // namespace ds

@@ -1,0 +1,24 @@
+// Errors carry the call that failed; nothing below main() exits.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace ds {
+
+// The command line was wrong: exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  explicit UsageError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// The run failed (runtime call, validation, resources): exit code 1.
+class RunError : public std::runtime_error {
+ public:
+  explicit RunError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// "call(args): reason" from errno.
+RunError sys_error(const std::string& call, int err);
+
+}  // namespace ds

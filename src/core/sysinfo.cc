@@ -1,0 +1,91 @@
+#include "core/sysinfo.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace ds {
+
+std::string meminfo_field(const std::string& key) {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size() + 1, key + ":") == 0) {
+      size_t p = key.size() + 1;
+      while (p < line.size() && line[p] == ' ') ++p;
+      return line.substr(p);
+    }
+  }
+  return "";
+}
+
+uint64_t mem_available_bytes() {
+  std::istringstream v(meminfo_field("MemAvailable"));
+  uint64_t kb = 0;
+  v >> kb;
+  return kb * 1024;
+}
+
+uint64_t shm_free_bytes() {
+  struct statvfs s {};
+  if (statvfs("/dev/shm", &s) != 0) return 0;
+  return static_cast<uint64_t>(s.f_bavail) * s.f_frsize;
+}
+
+uint64_t shm_total_bytes() {
+  struct statvfs s {};
+  if (statvfs("/dev/shm", &s) != 0) return 0;
+  return static_cast<uint64_t>(s.f_blocks) * s.f_frsize;
+}
+
+namespace {
+
+bool has_cap_ipc_lock() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, 7, "CapEff:") == 0) {
+      const uint64_t caps = std::stoull(line.substr(7), nullptr, 16);
+      return (caps >> 14) & 1;  // CAP_IPC_LOCK = 14
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+uint64_t memlock_limit_bytes() {
+  if (has_cap_ipc_lock()) return std::numeric_limits<uint64_t>::max();
+  struct rlimit rl {};
+  if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    return std::numeric_limits<uint64_t>::max();
+  return rl.rlim_cur;
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+int online_cpus() { return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)); }
+
+int numa_nodes() {
+  DIR* d = opendir("/sys/devices/system/node");
+  if (!d) return 1;
+  int n = 0;
+  while (dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, "node", 4) == 0 && e->d_name[4] >= '0' && e->d_name[4] <= '9') ++n;
+  }
+  closedir(d);
+  return n > 0 ? n : 1;
+}
+
+}  // namespace ds

@@ -1,0 +1,20 @@
+// Host facts that decide whether a run fits and what it measures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ds {
+
+uint64_t mem_available_bytes();   // /proc/meminfo MemAvailable
+uint64_t shm_free_bytes();        // statvfs("/dev/shm")
+uint64_t shm_total_bytes();
+// RLIMIT_MEMLOCK soft limit; UINT64_MAX when unlimited or when this process may
+// lock without limit (CAP_IPC_LOCK, e.g. root).
+uint64_t memlock_limit_bytes();
+std::string meminfo_field(const std::string& key);  // raw value text, "" if absent
+std::string read_first_line(const std::string& path);
+int online_cpus();
+int numa_nodes();
+
+}  // namespace ds

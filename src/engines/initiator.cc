@@ -1,0 +1,146 @@
+#include "engines/initiator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace ds {
+
+std::string engine_method(EngineKind kind, const Backend& backend) {
+  switch (kind) {
+    case EngineKind::kCe: return "CE";
+    case EngineKind::kCeBatch: return "CE-BATCH";
+    case EngineKind::kCeMultiStream: return "CE-MS";
+    case EngineKind::kDirect: return backend.direct_method();
+    case EngineKind::kKernel: return "SM";
+    case EngineKind::kMemcpy: return "MEMCPY";
+  }
+  return "?";
+}
+
+namespace {
+
+// Streams with a start and an end event each; engine time spans the earliest
+// start to the latest end over all streams, as the device saw them.
+class StreamInitiator : public Initiator {
+ public:
+  StreamInitiator(Device& device, CopyPlan plan, int streams)
+      : device_(device), plan_(std::move(plan)) {
+    for (int s = 0; s < streams; ++s) {
+      streams_.push_back(device_.create_stream());
+      starts_.push_back(device_.create_event());
+      ends_.push_back(device_.create_event());
+    }
+  }
+
+  void submit() override {
+    for (size_t s = 0; s < streams_.size(); ++s) device_.record(*starts_[s], *streams_[s]);
+    issue();
+    for (size_t s = 0; s < streams_.size(); ++s) device_.record(*ends_[s], *streams_[s]);
+  }
+
+  void wait() override {
+    for (auto& s : streams_) device_.synchronize(*s);
+  }
+
+  int64_t engine_ns() override {
+    int64_t first = std::numeric_limits<int64_t>::max();
+    int64_t last = std::numeric_limits<int64_t>::min();
+    for (size_t s = 0; s < streams_.size(); ++s) {
+      first = std::min(first, device_.elapsed_ns(*starts_[0], *starts_[s]));
+      last = std::max(last, device_.elapsed_ns(*starts_[0], *ends_[s]));
+    }
+    return last - first;
+  }
+
+ protected:
+  virtual void issue() = 0;
+  Stream& stream(size_t i) { return *streams_[i]; }
+  Device& device_;
+  CopyPlan plan_;
+
+ private:
+  std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<std::unique_ptr<Event>> starts_, ends_;
+};
+
+class CeInitiator : public StreamInitiator {
+ public:
+  CeInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
+  void issue() override {
+    for (const CopyDesc& b : plan_.blocks) device_.copy_async(b, plan_.dir, stream(0));
+  }
+};
+
+class BatchInitiator : public StreamInitiator {
+ public:
+  BatchInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
+  void issue() override {
+    device_.copy_batch(plan_.blocks.data(), plan_.blocks.size(), plan_.dir, stream(0));
+  }
+};
+
+class MultiStreamInitiator : public StreamInitiator {
+ public:
+  MultiStreamInitiator(Device& d, CopyPlan p) : StreamInitiator(d, p, p.streams) {}
+  void issue() override {
+    const size_t s = static_cast<size_t>(plan_.streams);
+    for (size_t i = 0; i < plan_.blocks.size(); ++i)
+      device_.copy_async(plan_.blocks[i], plan_.dir, stream(i % s));
+  }
+};
+
+class DirectInitiator : public StreamInitiator {
+ public:
+  DirectInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
+  void issue() override {
+    const size_t f = std::max<size_t>(1, plan_.frags);
+    for (size_t i = 0; i < plan_.blocks.size(); i += f)
+      device_.direct_task(&plan_.blocks[i], std::min(f, plan_.blocks.size() - i), stream(0));
+  }
+};
+
+class KernelInitiator : public StreamInitiator {
+ public:
+  KernelInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
+  void issue() override {
+    for (const CopyDesc& b : plan_.blocks) device_.kernel_copy(b, stream(0));
+  }
+};
+
+// The CPU is the engine: the copy is done when submit() returns.
+class MemcpyInitiator : public Initiator {
+ public:
+  explicit MemcpyInitiator(CopyPlan p) : plan_(std::move(p)) {}
+  void submit() override {
+    const int64_t t0 = now_ns();
+    for (const CopyDesc& b : plan_.blocks) std::memcpy(b.dst, b.src, b.bytes);
+    engine_ns_ = now_ns() - t0;
+  }
+  void wait() override {}
+  int64_t engine_ns() override { return engine_ns_; }
+
+ private:
+  CopyPlan plan_;
+  int64_t engine_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Initiator> make_initiator(EngineKind kind, Device& device, CopyPlan plan) {
+  switch (kind) {
+    case EngineKind::kCe: return std::make_unique<CeInitiator>(device, std::move(plan));
+    case EngineKind::kCeBatch: return std::make_unique<BatchInitiator>(device, std::move(plan));
+    case EngineKind::kCeMultiStream:
+      return std::make_unique<MultiStreamInitiator>(device, std::move(plan));
+    case EngineKind::kDirect: return std::make_unique<DirectInitiator>(device, std::move(plan));
+    case EngineKind::kKernel: return std::make_unique<KernelInitiator>(device, std::move(plan));
+    case EngineKind::kMemcpy: return std::make_unique<MemcpyInitiator>(std::move(plan));
+  }
+  throw RunError("internal: unknown engine");
+}
+
+}  // namespace ds

@@ -1,0 +1,76 @@
+#include "memory/buffer.h"
+
+#include "core/error.h"
+#include "memory/host_memory.h"
+
+namespace ds {
+
+const char* label_kind(BufKind kind) {
+  switch (kind) {
+    case BufKind::kPinned: return "host";
+    case BufKind::kPinnedMapped: return "host_mapped";
+    case BufKind::kOdirect: return "odirect_mmap";
+    case BufKind::kShm: return "shm";
+    case BufKind::kRegistered: return "registered";
+    case BufKind::kAnonymous: return "anonymous";
+    case BufKind::kPageable: return "pageable";
+    case BufKind::kDevice: return "device";
+  }
+  return "?";
+}
+
+bool is_device_kind(BufKind kind) { return kind == BufKind::kDevice; }
+
+bool is_mapped_kind(BufKind kind) {
+  return kind == BufKind::kPinnedMapped || kind == BufKind::kOdirect || kind == BufKind::kShm ||
+         kind == BufKind::kRegistered;
+}
+
+bool is_locked_kind(BufKind kind) {
+  return kind == BufKind::kPinned || kind == BufKind::kPinnedMapped || is_mapped_kind(kind);
+}
+
+Buffer register_region(BufKind kind, Device& device, void* ptr, size_t bytes) {
+  Buffer b;
+  b.kind = kind;
+  b.bytes = bytes;
+  b.registration = device.register_host(ptr, bytes, true);
+  b.host = ptr;
+  b.device = b.registration->device_ptr();
+  return b;
+}
+
+Buffer make_buffer(BufKind kind, Device& device, size_t bytes) {
+  Buffer b;
+  switch (kind) {
+    case BufKind::kPinned:
+    case BufKind::kPinnedMapped:
+      b.memory = device.alloc_pinned(bytes, kind == BufKind::kPinnedMapped);
+      break;
+    case BufKind::kOdirect:
+    case BufKind::kRegistered: {
+      auto m = map_anonymous(bytes, true);
+      b = register_region(kind, device, m->host_ptr(), bytes);
+      b.memory = std::move(m);
+      return b;
+    }
+    case BufKind::kAnonymous:
+      b.memory = map_anonymous(bytes, true);
+      break;
+    case BufKind::kPageable:
+      b.memory = alloc_pageable(bytes);
+      break;
+    case BufKind::kDevice:
+      b.memory = device.alloc_device(bytes);
+      break;
+    case BufKind::kShm:
+      throw RunError("internal: shared memory buffers come from the shared region");
+  }
+  b.kind = kind;
+  b.bytes = bytes;
+  b.host = b.memory->host_ptr();
+  b.device = b.memory->device_ptr();
+  return b;
+}
+
+}  // namespace ds

@@ -1,0 +1,50 @@
+// The buffer axis: every kind of memory a copy reads from or writes to, how it is
+// made on a given device, and what it is called in the output.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend/backend.h"
+
+namespace ds {
+
+enum class BufKind {
+  kPinned,        // runtime page-locked host memory             label: host
+  kPinnedMapped,  // the same, mapped for the direct path         label: host_mapped
+  kOdirect,       // 4 KiB aligned mmap, populated, registered    label: odirect_mmap
+  kShm,           // POSIX shared memory, registered per device   label: shm
+  kRegistered,    // mmap + registered with the device            label: registered
+  kAnonymous,     // mmap, not registered                         label: anonymous
+  kPageable,      // malloc                                       label: pageable
+  kDevice,        // device memory                                label: device
+};
+
+const char* label_kind(BufKind kind);
+bool is_device_kind(BufKind kind);
+// Host kinds a direct (SDMA) copy can read from: mapped into the device.
+bool is_mapped_kind(BufKind kind);
+// Host memory locked by this buffer (pinned or registered), for the memlock check.
+bool is_locked_kind(BufKind kind);
+
+// A buffer: its memory and, for registered kinds, the registration (released first).
+struct Buffer {
+  BufKind kind;
+  std::unique_ptr<Memory> memory;        // what owns the bytes (null for a borrowed region)
+  std::unique_ptr<Memory> registration;  // page-lock / device mapping, if any
+  void* host = nullptr;                  // CPU address, null for device memory
+  void* device = nullptr;                // address device copies use
+  size_t bytes = 0;
+
+  Buffer() = default;
+  Buffer(Buffer&&) = default;
+  Buffer& operator=(Buffer&&) = default;
+  ~Buffer() { registration.reset(); }  // unregister before the memory goes
+};
+
+// Allocates `bytes` of `kind` for `device`. kShm is made with register_region().
+Buffer make_buffer(BufKind kind, Device& device, size_t bytes);
+// Registers memory someone else owns (the shared region) with `device`.
+Buffer register_region(BufKind kind, Device& device, void* ptr, size_t bytes);
+
+}  // namespace ds

@@ -1,0 +1,56 @@
+// The one results model every command fills and every writer renders.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/stats.h"
+
+namespace ds {
+
+struct CaseResult {
+  std::string name;    // case key, e.g. all_host_to_all_device_ce_multi_stream
+  std::string brief;   // one-line description printed in the title
+  std::string from, to, method;
+  uint64_t block_bytes = 0;
+  uint64_t count = 0;  // blocks per iteration over all devices
+  int devices = 1;
+  int streams = 0;
+  int frags = 0;
+  int iterations = 0;
+  int warmup = 0;
+  std::string time_label = "Copy";  // the measured column: "Copy", or "IO" for aio
+  Stats submit, copy, wall;         // nanoseconds
+  std::optional<bool> validated;    // null when --validate was not asked
+  double setup_s = 0;               // allocation, registration, fork: not in the stats
+
+  double bandwidth_gib_s() const;       // from copy.avg (SPEC §4.3)
+  double bandwidth_gb_s() const;        // the same, decimal
+  double wall_bandwidth_gib_s() const;  // from wall.avg
+};
+
+// What the run was: the header of JSON output, and doctor-like context.
+struct RunInfo {
+  std::string tool_version;
+  std::string backend;         // sim, cuda, ascend
+  std::string backend_library; // path of the runtime library, empty for sim
+  std::string runtime_version;
+  std::vector<std::string> devices;
+  std::vector<std::string> command_line;
+};
+
+// Writers receive results as cases finish; text prints at once, others at finish().
+class ResultWriter {
+ public:
+  virtual ~ResultWriter() = default;
+  virtual void begin(const RunInfo& info) = 0;
+  virtual void add(const CaseResult& result) = 0;
+  virtual void validation(const std::string& case_name, bool pass) = 0;
+  // The run failed: record it so the document still says what happened.
+  virtual void fail(const std::string& case_name, const std::string& error) = 0;
+  virtual void finish() = 0;
+};
+
+}  // namespace ds

@@ -1,0 +1,70 @@
+#include "output/text_writer.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/units.h"
+
+namespace ds {
+
+namespace {
+
+constexpr size_t kFromW = 18, kToW = 18, kMethodW = 10, kSizeW = 10, kCountW = 8, kSubmitW = 40,
+                 kCopyW = 44;
+
+// Left-aligned in `width`; a cell as wide as its column or wider gets one space
+// so it never runs into the next column (the one change from the seed).
+void cell(std::string& line, const std::string& text, size_t width) {
+  line += text;
+  line.append(text.size() >= width ? 1 : width - text.size(), ' ');
+}
+
+std::string us(double ns) { return std::to_string(std::llround(ns / 1000.0)); }
+
+}  // namespace
+
+std::string format_stats_us(const Stats& s) {
+  return us(static_cast<double>(s.min)) + " / " + us(static_cast<double>(s.max)) + " / " +
+         us(s.avg) + " / " + us(static_cast<double>(s.p50)) + " / " +
+         us(static_cast<double>(s.p90));
+}
+
+std::string format_text_block(const CaseResult& r) {
+  std::string out = "[[ " + r.name + " ]] " + r.brief + "\n";
+  std::string head = "  ";
+  cell(head, "From", kFromW);
+  cell(head, "To", kToW);
+  cell(head, "Method", kMethodW);
+  cell(head, "Size(KB)", kSizeW);
+  cell(head, "Count", kCountW);
+  cell(head, "Submit(us)-(Min/Max/Avg/P50/P90)", kSubmitW);
+  cell(head, r.time_label + "(us)-(Min/Max/Avg/P50/P90)", kCopyW);
+  head += "BW(GB/s)\n";
+  std::string row = "  ";
+  cell(row, r.from, kFromW);
+  cell(row, r.to, kToW);
+  cell(row, r.method, kMethodW);
+  cell(row, format_kib(r.block_bytes), kSizeW);
+  cell(row, std::to_string(r.count), kCountW);
+  cell(row, format_stats_us(r.submit), kSubmitW);
+  cell(row, format_stats_us(r.copy), kCopyW);
+  char bw[32];
+  std::snprintf(bw, sizeof bw, "%.3f", r.bandwidth_gib_s());
+  row += bw;
+  row += "\n";
+  return out + head + row;
+}
+
+void TextWriter::add(const CaseResult& result) {
+  if (!first_) out_ << "\n";
+  first_ = false;
+  out_ << format_text_block(result);
+  out_.flush();
+}
+
+void TextWriter::validation(const std::string& case_name, bool pass) {
+  out_ << "[validation] " << case_name << (pass ? " PASS" : " FAIL") << "\n";
+  out_.flush();
+}
+
+}  // namespace ds

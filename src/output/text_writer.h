@@ -1,0 +1,31 @@
+// The seed's text layout (SPEC §5.1).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "output/result.h"
+
+namespace ds {
+
+// "min / max / avg / p50 / p90" in whole microseconds.
+std::string format_stats_us(const Stats& s);
+
+// Title, header and row of one case, each line ending in '\n'.
+std::string format_text_block(const CaseResult& r);
+
+class TextWriter : public ResultWriter {
+ public:
+  explicit TextWriter(std::ostream& out) : out_(out) {}
+  void begin(const RunInfo&) override {}
+  void add(const CaseResult& result) override;
+  void validation(const std::string& case_name, bool pass) override;
+  void fail(const std::string&, const std::string&) override {}  // errors go to stderr
+  void finish() override { out_.flush(); }
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+}  // namespace ds

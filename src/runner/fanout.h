@@ -1,0 +1,22 @@
+// Running one worker per device: inline, in threads, or in forked children
+// (SPEC §4.4). Backend-neutral: the worker body does all runtime work itself.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "runner/barrier.h"
+
+namespace ds {
+
+enum class Fanout { kInline, kThreads, kFork };
+
+// Runs body(worker) for worker in [0, count). The barrier must be shared with the
+// workers (for kFork: in a SharedMapping made before this call). When a worker
+// fails, the barrier is aborted, the others are stopped (children: SIGKILL after a
+// grace period), and a RunError naming the first failing worker is thrown.
+// Ctrl-C stops all workers and throws Interrupted.
+void run_workers(Fanout fanout, int count, const std::function<void(int)>& body,
+                 Barrier& barrier);
+
+}  // namespace ds
