@@ -3,11 +3,13 @@
 #include <memory>
 
 #include "app/command.h"
+#include "app/output_options.h"
 #include "app/run_cases.h"
+#include "app/sweep.h"
 #include "cases/catalog.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "output/text_writer.h"
+#include "output/svg_plot.h"
 
 namespace ds {
 
@@ -19,6 +21,9 @@ struct CopyArgs {
               streams = "4", warmup = "2";
   bool validate = false;
   std::string model_type, iodirect, sdma;
+  OutputOptions out;
+  std::string sweep, plot;
+  CLI::Option* size_option = nullptr;  // to tell an explicit -s from the default
 };
 
 std::string offered_cases(const Backend& b) {
@@ -28,28 +33,11 @@ std::string offered_cases(const Backend& b) {
   return list;
 }
 
-int run_copy(const CopyArgs& a, const GlobalOptions& g) {
-  CopyParams p;
-  p.block_bytes = parse_size("-s", a.size);
-  p.blocks = parse_count("-n", a.blocks, 1);
-  p.iterations = static_cast<int>(parse_count("-i", a.iterations, 1));
-  p.devices = static_cast<int>(parse_count("-d", a.devices, 1));
-  p.frags = static_cast<int>(parse_count("-f", a.frags, 0));
-  p.streams = static_cast<int>(parse_count("--streams", a.streams, 1));
-  p.warmup = static_cast<int>(parse_count("--warmup", a.warmup, 0));
-  p.validate = a.validate;
-
-  std::vector<std::string> names = a.cases;
-  const bool quick = !a.model_type.empty() || !a.iodirect.empty() || !a.sdma.empty();
-  if (quick) {
-    if (!names.empty()) throw UsageError("quick-mode selectors cannot be combined with -t");
-    if (a.model_type.empty() || a.iodirect.empty() || a.sdma.empty())
-      throw UsageError(std::string("quick mode needs all of --model-type, --iodirect and --sdma; missing ") +
-                       (a.model_type.empty() ? "--model-type" : a.iodirect.empty() ? "--iodirect" : "--sdma"));
-    names.push_back(quick_mode_case(a.model_type, a.iodirect, a.sdma));
-  }
-  if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
-
+// After the command line was read: select the backend, check the request
+// against it and run, into `writer` (`begun` once it got the run's header).
+void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
+             const std::vector<std::string>& names, const std::vector<SweepStep>& steps,
+             ResultWriter& writer, bool& begun) {
   SelectedBackend selected = select_backend(g.backend);
   std::vector<CaseSpec> cases;
   for (const auto& n : names) {
@@ -63,10 +51,82 @@ int run_copy(const CopyArgs& a, const GlobalOptions& g) {
     cases.push_back(*c);
   }
   check_against_backend(cases, p, selected);
-  TextWriter writer(std::cout);
+  if (!a.plot.empty()) check_plot_path(a.plot);
   writer.begin(run_info(selected, g.command_line));
-  run_cases(cases, p, selected, writer);
-  return 0;
+  begun = true;
+  if (steps.empty()) {
+    run_cases(cases, p, selected, writer);
+    return;
+  }
+  // One run per block size, all into the one document.
+  SweepWriter sweep(writer);
+  for (const SweepStep& step : steps) {
+    CopyParams q = p;
+    q.block_bytes = step.block_bytes;
+    q.blocks = step.blocks;
+    if (q.blocks != p.blocks)
+      std::cerr << "dev-sandbox: note: --sweep at " << size_label(q.block_bytes) << ": -n "
+                << p.blocks << " -> " << q.blocks << " to keep "
+                << format_bytes(steps.front().block_bytes * p.blocks)
+                << " per device per iteration" << std::endl;
+    check_against_backend(cases, q, selected);
+    run_cases(cases, q, selected, sweep);
+  }
+  writer.finish();
+  if (!a.plot.empty())
+    write_plot_file(a.plot, bandwidth_plot_svg(sweep.results(), selected.backend->name()));
+}
+
+int run_copy(const CopyArgs& a, const GlobalOptions& g) {
+  CopyParams p;
+  p.block_bytes = parse_size("-s", a.size);
+  p.blocks = parse_count("-n", a.blocks, 1);
+  p.iterations = static_cast<int>(parse_count("-i", a.iterations, 1));
+  p.devices = static_cast<int>(parse_count("-d", a.devices, 1));
+  p.frags = static_cast<int>(parse_count("-f", a.frags, 0));
+  p.streams = static_cast<int>(parse_count("--streams", a.streams, 1));
+  p.warmup = static_cast<int>(parse_count("--warmup", a.warmup, 0));
+  p.validate = a.validate;
+  std::vector<SweepStep> steps;
+  if (!a.sweep.empty()) {
+    if (a.size_option && a.size_option->count() > 0)
+      throw UsageError("option --sweep sets the block size; drop -s");
+    steps = sweep_steps(a.sweep, p.blocks);
+  } else if (!a.plot.empty()) {
+    throw UsageError("option --plot needs --sweep FROM:TO: it draws bandwidth against block size");
+  }
+
+  std::vector<std::string> names = a.cases;
+  const bool quick = !a.model_type.empty() || !a.iodirect.empty() || !a.sdma.empty();
+  if (quick) {
+    if (!names.empty()) throw UsageError("quick-mode selectors cannot be combined with -t");
+    if (a.model_type.empty() || a.iodirect.empty() || a.sdma.empty())
+      throw UsageError(std::string("quick mode needs all of --model-type, --iodirect and --sdma; missing ") +
+                       (a.model_type.empty() ? "--model-type" : a.iodirect.empty() ? "--iodirect" : "--sdma"));
+    names.push_back(quick_mode_case(a.model_type, a.iodirect, a.sdma));
+  }
+  if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
+
+  auto writer = make_writer(a.out, std::cout);
+  bool begun = false;
+  try {
+    measure(a, g, p, names, steps, *writer, begun);
+    return 0;
+  } catch (const UsageError&) {
+    throw;  // the command line was wrong: no document, and the writer removes its new file
+  } catch (const std::exception& e) {
+    // A failure before or between the cases still leaves a document saying what
+    // failed (the writer ignores this when run_cases already recorded it).
+    if (!begun) {
+      RunInfo info;
+      info.tool_version = DS_VERSION;
+      info.command_line = g.command_line;
+      writer->begin(info);
+    }
+    writer->fail("", e.what());
+    writer->finish();
+    throw;
+  }
 }
 
 }  // namespace
@@ -75,7 +135,7 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   auto args = std::make_shared<CopyArgs>();
   CLI::App* c = root.add_subcommand("copy", "measure one or more named copy cases (SPEC §3)");
   c->add_option("-t", args->cases, "case name; repeat to run several, in order");
-  c->add_option("-s", args->size, "one block's size: bytes, or with K/M/G suffix (default 512M)");
+  args->size_option = c->add_option("-s", args->size, "one block's size: bytes, or with K/M/G suffix (default 512M)");
   c->add_option("-n", args->blocks, "blocks per device; with -f, IO tasks per device (default 8)");
   c->add_option("-i", args->iterations, "measured iterations (default 128)");
   c->add_option("-d", args->devices, "devices (cards) (default 8)");
@@ -87,6 +147,11 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("--model-type", args->model_type, "quick mode: gqa|mla");
   c->add_option("--iodirect", args->iodirect, "quick mode: true|false");
   c->add_option("--sdma", args->sdma, "quick mode: true|false");
+  add_output_options(c, args->out);
+  c->add_option("--sweep", args->sweep,
+                "FROM:TO: run at every power-of-two block size in the range (e.g. 4K:64M); "
+                "-n shrinks as blocks grow to keep the bytes per iteration of the first size");
+  c->add_option("--plot", args->plot, "with --sweep: write an SVG chart of bandwidth by block size");
   return {c, [args, &global] { return run_copy(*args, global); }};
 }
 

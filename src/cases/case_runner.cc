@@ -13,6 +13,7 @@
 #include "core/units.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
+#include "output/progress.h"
 #include "runner/barrier.h"
 #include "runner/fanout.h"
 #include "runner/shared_mapping.h"
@@ -250,12 +251,16 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
       r.done = now_ns();
       r.engine = init->engine_ns();
       if (it >= p.warmup) shared.record(w, it - p.warmup) = r;
+      if (w == 0) progress_iteration(it + 1);  // after `done`: outside the timing
     }
     init.reset();
     if (p.validate) check_blocks(*dev, dst, spec.shared_src ? 0 : w, nblocks, block, spec.name, w);
   };
 
-  run_workers(fanout_of(spec.topology), d, body, barrier);
+  {
+    ProgressScope progress(spec.name, p.block_bytes, p.warmup, p.iterations);
+    run_workers(fanout_of(spec.topology), d, body, barrier);
+  }
 
   CaseResult r;
   r.name = spec.name;

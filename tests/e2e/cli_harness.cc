@@ -3,17 +3,43 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <cstring>
 #include <sstream>
 
 namespace dstest {
 
+namespace {
+
+[[noreturn]] void exec_tool(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  std::string bin = DS_BINARY;
+  argv.push_back(&bin[0]);
+  std::vector<std::string> copy = args;
+  for (auto& a : copy) argv.push_back(&a[0]);
+  argv.push_back(nullptr);
+  execv(bin.c_str(), argv.data());
+  _exit(127);
+}
+
+}  // namespace
+
 RunResult run_tool(const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env) {
+  RunOptions o;
+  o.env = env;
+  return run_tool_opts(args, o);
+}
+
+RunResult run_tool_opts(const std::vector<std::string>& args, const RunOptions& options) {
+  const auto& env = options.env;
   int out[2], err[2];
   if (pipe(out) != 0 || pipe(err) != 0) return {};
   const pid_t pid = fork();
@@ -23,14 +49,13 @@ RunResult run_tool(const std::vector<std::string>& args,
     close(out[0]);
     close(err[0]);
     for (const auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-    std::vector<char*> argv;
-    std::string bin = DS_BINARY;
-    argv.push_back(&bin[0]);
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(&a[0]);
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
+    if (options.memlock_limit >= 0) {
+      struct rlimit rl;
+      rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(options.memlock_limit);
+      if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0) _exit(126);
+    }
+    if (options.drop_ipc_lock && prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) != 0) _exit(126);
+    exec_tool(args);
   }
   close(out[1]);
   close(err[1]);
@@ -83,6 +108,58 @@ std::vector<std::string> split_ws(const std::string& line) {
   std::string w;
   while (in >> w) v.push_back(w);
   return v;
+}
+
+}  // namespace dstest
+
+namespace dstest {
+
+int start_tool(const std::vector<std::string>& args, const std::string& out_path,
+               const std::string& err_path) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    exec_tool(args);
+  }
+  return pid;
+}
+
+int wait_tool(int pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::vector<int> child_pids(int pid) {
+  std::vector<int> v;
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      const int p = std::atoi(e->d_name);
+      if (p <= 0) continue;
+      std::ifstream in("/proc/" + std::string(e->d_name) + "/stat");
+      std::string stat;
+      std::getline(in, stat);
+      const size_t close_paren = stat.rfind(')');
+      if (close_paren == std::string::npos) continue;
+      std::istringstream rest(stat.substr(close_paren + 2));
+      char state;
+      int ppid = 0;
+      rest >> state >> ppid;
+      if (ppid == pid && state != 'Z') v.push_back(p);
+    }
+    closedir(d);
+  }
+  return v;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace dstest

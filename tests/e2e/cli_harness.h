@@ -12,9 +12,26 @@ struct RunResult {
   std::string out, err;
 };
 
+struct RunOptions {
+  std::map<std::string, std::string> env;  // extra environment
+  long memlock_limit = -1;                 // RLIMIT_MEMLOCK for the tool, bytes (-1: as is)
+  bool drop_ipc_lock = false;              // drop CAP_IPC_LOCK, as an unprivileged user has
+};
+
 // Runs the dev-sandbox binary (DS_BINARY) with `args`, extra environment `env`.
 RunResult run_tool(const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env = {});
+RunResult run_tool_opts(const std::vector<std::string>& args, const RunOptions& options);
+
+// Starts the tool in the background, its output to files; returns its pid.
+int start_tool(const std::vector<std::string>& args, const std::string& out_path,
+               const std::string& err_path);
+// Waits for a started tool; its exit code (128+N when killed by signal N).
+int wait_tool(int pid);
+// Pids whose parent is `pid`.
+std::vector<int> child_pids(int pid);
+// Reads a whole file.
+std::string slurp(const std::string& path);
 
 // Entries of /dev/shm whose name contains "dev-sandbox".
 std::vector<std::string> our_shm_entries();

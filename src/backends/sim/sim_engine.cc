@@ -37,8 +37,10 @@ SimEngine::~SimEngine() {
 }
 
 SimEngine::Op& SimEngine::reserve() {
-  // Ring full: wait for the engine to retire the oldest op.
-  while (pushed_ - done_.load(std::memory_order_acquire) >= kRing) {
+  // Ring full (by our last look): wait for the engine to retire the oldest op.
+  while (pushed_ - done_seen_ >= kRing) {
+    done_seen_ = done_.load(std::memory_order_acquire);
+    if (pushed_ - done_seen_ < kRing) break;
     if (!spin_until([&] { return pushed_ - done_.load(std::memory_order_acquire) < kRing; }))
       sched_yield();
   }

@@ -41,10 +41,13 @@ class SimEngine {
   void run();
 
   std::vector<Op> ring_;
-  uint32_t pushed_ = 0;                // producer-only
-  std::atomic<uint32_t> tail_{0};      // ops published (futex word for the engine)
-  std::atomic<uint32_t> done_{0};      // ops finished (futex word for waiters)
+  // Producer-side, engine-side and shared words on their own cache lines so the
+  // two threads do not bounce one line per submission.
+  alignas(64) uint32_t pushed_ = 0;    // producer-only
+  uint32_t done_seen_ = 0;             // producer's last look at done_
+  alignas(64) std::atomic<uint32_t> tail_{0};  // ops published (futex word for the engine)
   std::atomic<uint32_t> engine_sleeping_{0};
+  alignas(64) std::atomic<uint32_t> done_{0};  // ops finished (futex word for waiters)
   std::atomic<uint32_t> waiter_sleeping_{0};
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -1,0 +1,269 @@
+// Our own declarations of the AscendCL and Ascend runtime (FFTS+) entry points,
+// enum values and structures the ascend backend uses. No CANN header is needed to
+// build; the libraries are opened at run time (acl_library.h).
+//
+// Where each fact comes from (public sources, read through the stored-code index):
+// - aclrtMemcpyKind, aclrtMemMallocPolicy, aclrtMemAttr, aclrtHostRegisterType,
+//   aclrtMemLocationType, aclrtMemLocation, aclrtMemcpyBatchAttr, ACL_EVENT_TIME_LINE
+//   and the signatures of aclrtSetDevice/ResetDevice/GetDeviceCount/CreateStream/
+//   DestroyStream/SynchronizeStream/CreateEvent/CreateEventWithFlag/RecordEvent/
+//   EventElapsedTime/DestroyEvent/Malloc/Free/MallocHost/FreeHost/Memcpy/MemcpyAsync/
+//   GetMemInfo: hicann/runtime include/external/acl/acl_rt.h (ACL API 1.15.0), the same
+//   values in Ascend/tensorflow inc/external/acl/acl_rt.h (older, without HostRegister).
+// - aclrtHostRegister(void*, uint64_t, aclrtHostRegisterType, void**) and
+//   aclrtHostUnregister(void*): hicann/runtime acl_rt.h; CANN docs "aclrtHostRegister"
+//   (the mapped address is for device-side access, not for aclrtMemcpy*; the pointer
+//   must be 4 KiB aligned; on kernels <= 5.10 it must be pinned memory).
+// - aclrtMemcpyBatchAsync(void**, size_t*, void**, size_t*, size_t,
+//   aclrtMemcpyBatchAttr*, size_t*, size_t, size_t*, aclrtStream): CANN docs
+//   "aclrtMemcpyBatchAsync" (hicann/runtime docs/api_docs) and torch_npu's
+//   AclInterface (dlsym of the same name). NOT CONFIRMED: whether attrsIndexes[i] is
+//   the first copy index that uses attrs[i] (we assume so, as in cuMemcpyBatchAsync).
+// - aclInit(const char*), aclFinalize(), aclGetRecentErrMsg(), aclCANNPackageName,
+//   aclCANNPackageVersion (128 + 4x64 + 128 bytes), aclsysGetCANNVersion: CANN acl.h
+//   (open-runtime copy with ACL_PKG_VERSION_MAX_SIZE 128, PARTS 64).
+// - aclrtGetVersion(int32_t*, int32_t*, int32_t*), const char* aclrtGetSocName():
+//   acl_base.h / CANN docs "aclrtGetSocName".
+// - aclError values ACL_SUCCESS 0, ACL_ERROR_REPEAT_INITIALIZE 100002: acl_base.h as
+//   quoted by several public projects (e.g. the CANN ggml backend notes).
+// - rtFftsPlusComCtx_t / rtFftsPlusSdmaCtx_t (128 bytes, pack(1)), RT_CTX_TYPE_SDMA 8,
+//   RT_CTX_SUCCESSOR_NUM 26: mirror-cann/runtime pkg_inc/runtime/rt_external_ffts_define.h
+//   (included by pkg_inc/runtime/runtime/rt_ffts_plus_define.h).
+// - rtFftsPlusSqe_t (64 bytes), RT_FFTS_PLUS_TYPE 4: mirror-cann/runtime
+//   pkg_inc/runtime/rt_external_stars_define.h (hicann/runtime has the same file).
+// - rtFftsPlusTaskInfo_t (pack(1); sqe, descBuf, descBufLen, dump info, descAddrType,
+//   argsHandleInfoNum, argsHandleInfoPtr), RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST 0,
+//   rtFftsPlusTaskLaunch(rtFftsPlusTaskInfo_t*, rtStream_t) and
+//   rtFftsPlusTaskLaunchWithFlag(rtFftsPlusTaskInfo_t*, rtStream_t, uint32_t):
+//   mirror-cann/runtime pkg_inc/runtime/rt_external_ffts.h (older CANN: the first three
+//   fields only; the extra fields we send are zero, so either reading is the same).
+// - How an SDMA copy context is filled (contextType SDMA, threadDim 1, sdmaSqeHeader
+//   0x1E70 "SDMA_FP32_ATOMIC_MOVE_SQE", 64-bit addresses split into L/H words, both
+//   data lengths = bytes; SQE subType 0x5A, timeout 0, ready contexts = lanes of at most
+//   8 with the rest chained through successorList/predCnt; the source is the MAPPED
+//   device address of registered host memory): ModelEngine-Group/unified-cache-management
+//   ucm/shared/trans/ascend/sdma_direct/ (ascend_sdma_direct_copier.cc and its FFTS SDMA
+//   dispatcher) and HCCL's DispatcherFFTS::ConstructFftsSdmaCtx. NOT CONFIRMED on
+//   hardware here: the meaning of each sdmaSqeHeader bit.
+// - Which SoCs have FFTS+: HCCL enables its FFTS+ dispatcher only for DEV_TYPE_910B and
+//   DEV_TYPE_910_93 (HcclCommunicator::InitDispatcher); SoC names from torch_npu
+//   NpuVariables (Ascend910B1..B4 = A2, Ascend910_93xx = A3; the bare "Ascend910B",
+//   "Ascend910A", "Ascend910ProB", "Ascend310P*" are older chips). See ffts_supported().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ds {
+namespace acl {
+
+using aclError = int;
+using rtError_t = int32_t;
+using aclrtStream = void*;
+using aclrtEvent = void*;
+
+constexpr aclError ACL_SUCCESS = 0;
+constexpr aclError ACL_ERROR_REPEAT_INITIALIZE = 100002;
+
+enum aclrtMemcpyKind : int {
+  ACL_MEMCPY_HOST_TO_HOST = 0,
+  ACL_MEMCPY_HOST_TO_DEVICE = 1,
+  ACL_MEMCPY_DEVICE_TO_HOST = 2,
+  ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+};
+
+enum aclrtMemMallocPolicy : int {
+  ACL_MEM_MALLOC_HUGE_FIRST = 0,
+};
+
+enum aclrtMemAttr : int {
+  ACL_DDR_MEM = 0,
+  ACL_HBM_MEM = 1,
+};
+
+enum aclrtHostRegisterType : int {
+  ACL_HOST_REGISTER_MAPPED = 0,
+};
+
+enum aclrtMemLocationType : int {
+  ACL_MEM_LOCATION_TYPE_HOST = 0,
+  ACL_MEM_LOCATION_TYPE_DEVICE = 1,
+};
+
+constexpr uint32_t ACL_EVENT_TIME_LINE = 0x00000008u;
+
+struct aclrtMemLocation {
+  uint32_t id;
+  aclrtMemLocationType type;
+};
+
+struct aclrtMemcpyBatchAttr {
+  aclrtMemLocation dstLoc;
+  aclrtMemLocation srcLoc;
+  uint8_t rsv[16];
+};
+static_assert(sizeof(aclrtMemLocation) == 8, "aclrtMemLocation is 8 bytes");
+static_assert(sizeof(aclrtMemcpyBatchAttr) == 32, "aclrtMemcpyBatchAttr is 32 bytes");
+
+enum aclCANNPackageName : int { ACL_PKG_NAME_CANN = 0, ACL_PKG_NAME_RUNTIME = 1 };
+
+struct aclCANNPackageVersion {
+  char version[128];
+  char majorVersion[64];
+  char minorVersion[64];
+  char releaseVersion[64];
+  char patchVersion[64];
+  char reserved[128];
+};
+static_assert(sizeof(aclCANNPackageVersion) == 512, "aclCANNPackageVersion is 512 bytes");
+
+// ---- FFTS+ (Ascend runtime, libruntime.so) ----
+
+constexpr uint16_t RT_CTX_TYPE_SDMA = 0x0008;
+constexpr int RT_CTX_SUCCESSOR_NUM = 26;
+constexpr uint16_t RT_FFTS_PLUS_TYPE = 4;
+constexpr uint32_t RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST = 0;
+constexpr uint32_t kSdmaFp32AtomicMoveSqe = 0x1E70;  // plain move, as UCM and HCCL use it
+constexpr uint8_t kFftsSubTypeCommunication = 0x5A;
+constexpr uint16_t kFftsMaxReadyLanes = 8;
+
+#pragma pack(push, 1)
+
+// One 128-byte FFTS+ context, as an SDMA copy. Bitfields of the public header are
+// folded into whole bytes/words we keep zero (we set none of those bits).
+struct rtFftsPlusSdmaCtx_t {
+  uint16_t contextType;                         // 0
+  uint8_t successorNum;                         // 2
+  uint8_t flags3;                               // 3  res1:6 dumpSwitch:1 aten:1
+  uint8_t res2;                                 // 4
+  uint8_t res3;                                 // 5
+  uint8_t predCntInit;                          // 6
+  uint8_t predCnt;                              // 7
+  uint32_t res4;                                // 8
+  uint16_t successorList[RT_CTX_SUCCESSOR_NUM];  // 12..63
+  uint8_t res5;                                 // 64
+  uint8_t flags65;                              // 65 res6:7 atm:1
+  uint16_t res7;                                // 66
+  uint16_t flags68;                             // 68 pmg:2 ns:1 partId:8 res8:1 qos:4
+  uint16_t res9;                                // 70
+  uint16_t threadId;                            // 72
+  uint16_t threadDim;                           // 74
+  uint32_t sdmaSqeHeader;                       // 76
+  uint16_t sourceStreamId;                      // 80
+  uint16_t sourceSubstreamId;                   // 82
+  uint16_t destinationStreamId;                 // 84
+  uint16_t destinationSubstreamId;              // 86
+  uint32_t sourceAddressBaseL;                  // 88
+  uint32_t sourceAddressBaseH;                  // 92
+  uint32_t sourceAddressOffset;                 // 96
+  uint32_t destinationAddressBaseL;             // 100
+  uint32_t destinationAddressBaseH;             // 104
+  uint32_t destinationAddressOffset;            // 108
+  uint32_t nonTailDataLength;                   // 112
+  uint32_t tailDataLength;                      // 116
+  uint32_t res10[2];                            // 120..127
+};
+
+// The 64-byte FFTS+ submission queue entry.
+struct rtFftsPlusSqe_t {
+  uint8_t sqeHeader[8];        // 0  rtStarsSqeHeader_t, filled by the runtime
+  uint16_t typeBits;           // 8  fftsType:3 cmo:1 scheduleDfxFlag:1 reserved1:7 wrrRatio:4
+  uint16_t dsaBits;            // 10 dsaSqId:11 reserved2:5
+  uint16_t sqeIndex;           // 12
+  uint8_t kernelCredit;        // 14
+  uint8_t subType;             // 15
+  uint32_t stackPhyBaseL;      // 16
+  uint32_t stackPhyBaseH;      // 20
+  uint16_t totalContextNum;    // 24
+  uint16_t readyContextNum;    // 26
+  uint16_t preloadContextNum;  // 28
+  uint16_t timeout;            // 30
+  uint16_t reserved6;          // 32
+  uint16_t ostBits;            // 34
+  uint32_t prefetchBits;       // 36
+  uint32_t contextAddressBaseL;  // 40 filled by the runtime
+  uint32_t contextAddressBaseH;  // 44
+  uint32_t reserved16[4];      // 48..63
+};
+
+struct rtFftsPlusDumpInfo_t {
+  const void* loadDumpInfo;
+  const void* unloadDumpInfo;
+  uint32_t loadDumpInfolen;
+  uint32_t unloadDumpInfolen;
+};
+
+struct rtFftsPlusTaskInfo_t {
+  const rtFftsPlusSqe_t* fftsPlusSqe;  // 0
+  const void* descBuf;                 // 8
+  size_t descBufLen;                   // 16
+  rtFftsPlusDumpInfo_t fftsPlusDumpInfo;  // 24
+  uint32_t descAddrType;               // 48
+  uint32_t argsHandleInfoNum;          // 52
+  void** argsHandleInfoPtr;            // 56
+};
+
+#pragma pack(pop)
+
+static_assert(sizeof(rtFftsPlusSdmaCtx_t) == 128, "an FFTS+ context is 128 bytes");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, successorNum) == 2, "successorNum at 2");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, predCntInit) == 6, "predCntInit at 6");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, predCnt) == 7, "predCnt at 7");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, successorList) == 12, "successorList at 12");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, threadDim) == 74, "threadDim at 74");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, sdmaSqeHeader) == 76, "sdmaSqeHeader at 76");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, sourceAddressBaseL) == 88, "source address at 88");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, sourceAddressBaseH) == 92, "source address high at 92");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, destinationAddressBaseL) == 100, "destination at 100");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, destinationAddressBaseH) == 104, "destination high at 104");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, nonTailDataLength) == 112, "length at 112");
+static_assert(offsetof(rtFftsPlusSdmaCtx_t, tailDataLength) == 116, "tail length at 116");
+static_assert(sizeof(rtFftsPlusSqe_t) == 64, "an FFTS+ SQE is 64 bytes");
+static_assert(offsetof(rtFftsPlusSqe_t, subType) == 15, "subType at 15");
+static_assert(offsetof(rtFftsPlusSqe_t, totalContextNum) == 24, "totalContextNum at 24");
+static_assert(offsetof(rtFftsPlusSqe_t, readyContextNum) == 26, "readyContextNum at 26");
+static_assert(offsetof(rtFftsPlusSqe_t, preloadContextNum) == 28, "preloadContextNum at 28");
+static_assert(offsetof(rtFftsPlusSqe_t, contextAddressBaseL) == 40, "context address at 40");
+static_assert(sizeof(void*) != 8 || sizeof(rtFftsPlusTaskInfo_t) == 64, "task info is 64 bytes");
+static_assert(sizeof(void*) != 8 || offsetof(rtFftsPlusTaskInfo_t, descAddrType) == 48,
+              "descAddrType at 48");
+
+// fftsType is the low 3 bits of the little-endian word at byte 8.
+constexpr uint16_t sqe_type_bits(uint16_t ffts_type) { return static_cast<uint16_t>(ffts_type & 0x7); }
+
+// Entry points, as function pointer types.
+using aclInit_t = aclError (*)(const char*);
+using aclFinalize_t = aclError (*)();
+using aclGetRecentErrMsg_t = const char* (*)();
+using aclrtGetVersion_t = aclError (*)(int32_t*, int32_t*, int32_t*);
+using aclsysGetCANNVersion_t = aclError (*)(aclCANNPackageName, aclCANNPackageVersion*);
+using aclrtGetSocName_t = const char* (*)();
+using aclrtGetDeviceCount_t = aclError (*)(uint32_t*);
+using aclrtSetDevice_t = aclError (*)(int32_t);
+using aclrtResetDevice_t = aclError (*)(int32_t);
+using aclrtGetMemInfo_t = aclError (*)(aclrtMemAttr, size_t*, size_t*);
+using aclrtMalloc_t = aclError (*)(void**, size_t, aclrtMemMallocPolicy);
+using aclrtFree_t = aclError (*)(void*);
+using aclrtMallocHost_t = aclError (*)(void**, size_t);
+using aclrtFreeHost_t = aclError (*)(void*);
+using aclrtHostRegister_t = aclError (*)(void*, uint64_t, aclrtHostRegisterType, void**);
+using aclrtHostUnregister_t = aclError (*)(void*);
+using aclrtCreateStream_t = aclError (*)(aclrtStream*);
+using aclrtDestroyStream_t = aclError (*)(aclrtStream);
+using aclrtSynchronizeStream_t = aclError (*)(aclrtStream);
+using aclrtCreateEvent_t = aclError (*)(aclrtEvent*);
+using aclrtCreateEventWithFlag_t = aclError (*)(aclrtEvent*, uint32_t);
+using aclrtRecordEvent_t = aclError (*)(aclrtEvent, aclrtStream);
+using aclrtEventElapsedTime_t = aclError (*)(float*, aclrtEvent, aclrtEvent);
+using aclrtDestroyEvent_t = aclError (*)(aclrtEvent);
+using aclrtMemcpy_t = aclError (*)(void*, size_t, const void*, size_t, aclrtMemcpyKind);
+using aclrtMemcpyAsync_t = aclError (*)(void*, size_t, const void*, size_t, aclrtMemcpyKind,
+                                        aclrtStream);
+using aclrtMemcpyBatchAsync_t = aclError (*)(void**, size_t*, void**, size_t*, size_t,
+                                             aclrtMemcpyBatchAttr*, size_t*, size_t, size_t*,
+                                             aclrtStream);
+using rtFftsPlusTaskLaunch_t = rtError_t (*)(rtFftsPlusTaskInfo_t*, void*);
+using rtFftsPlusTaskLaunchWithFlag_t = rtError_t (*)(rtFftsPlusTaskInfo_t*, void*, uint32_t);
+
+}  // namespace acl
+}  // namespace ds

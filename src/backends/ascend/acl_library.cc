@@ -1,0 +1,169 @@
+#include "backends/ascend/acl_library.h"
+
+#include <dlfcn.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "core/error.h"
+
+namespace ds {
+namespace acl {
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+// Where libascendcl.so is looked for, in order.
+std::vector<std::string> acl_candidates() {
+  const std::string explicit_path = env_or_empty("DEV_SANDBOX_ACL_LIB");
+  if (!explicit_path.empty()) return {explicit_path};
+  std::vector<std::string> c;
+  for (const char* var : {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"}) {
+    const std::string home = env_or_empty(var);
+    if (!home.empty()) c.push_back(home + "/lib64/libascendcl.so");
+  }
+  c.push_back("/usr/local/Ascend/ascend-toolkit/latest/lib64/libascendcl.so");
+  c.push_back("libascendcl.so");  // LD_LIBRARY_PATH, as CANN's set_env.sh sets it
+  return c;
+}
+
+template <typename F>
+void bind(void* handle, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(handle, name));
+}
+
+AclLibrary open_libraries() {
+  AclLibrary lib;
+  void* handle = nullptr;
+  std::string tried;
+  for (const auto& candidate : acl_candidates()) {
+    handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle) {
+      lib.path = candidate;
+      break;
+    }
+    const char* why = dlerror();
+    tried += "\n  " + candidate + ": " + (why ? why : "not found");
+  }
+  if (!handle) throw RunError("AscendCL (libascendcl.so) could not be opened; tried:" + tried);
+  // The path of the object actually mapped (a bare name resolves through the loader).
+  if (lib.path.find('/') == std::string::npos) {
+    void* sym = dlsym(handle, "aclInit");
+    Dl_info info;
+    if (sym && dladdr(sym, &info) && info.dli_fname) lib.path = info.dli_fname;
+  }
+
+  std::string missing;
+  auto need = [&](const char* name, auto& fn) {
+    bind(handle, name, fn);
+    if (!fn) missing += std::string(missing.empty() ? "" : ", ") + name;
+  };
+  need("aclInit", lib.aclInit);
+  need("aclFinalize", lib.aclFinalize);
+  need("aclGetRecentErrMsg", lib.aclGetRecentErrMsg);
+  need("aclrtGetDeviceCount", lib.aclrtGetDeviceCount);
+  need("aclrtSetDevice", lib.aclrtSetDevice);
+  need("aclrtResetDevice", lib.aclrtResetDevice);
+  need("aclrtGetMemInfo", lib.aclrtGetMemInfo);
+  need("aclrtMalloc", lib.aclrtMalloc);
+  need("aclrtFree", lib.aclrtFree);
+  need("aclrtMallocHost", lib.aclrtMallocHost);
+  need("aclrtFreeHost", lib.aclrtFreeHost);
+  need("aclrtHostRegister", lib.aclrtHostRegister);
+  need("aclrtHostUnregister", lib.aclrtHostUnregister);
+  need("aclrtCreateStream", lib.aclrtCreateStream);
+  need("aclrtDestroyStream", lib.aclrtDestroyStream);
+  need("aclrtSynchronizeStream", lib.aclrtSynchronizeStream);
+  need("aclrtCreateEvent", lib.aclrtCreateEvent);
+  need("aclrtRecordEvent", lib.aclrtRecordEvent);
+  need("aclrtEventElapsedTime", lib.aclrtEventElapsedTime);
+  need("aclrtDestroyEvent", lib.aclrtDestroyEvent);
+  need("aclrtMemcpy", lib.aclrtMemcpy);
+  need("aclrtMemcpyAsync", lib.aclrtMemcpyAsync);
+  if (!missing.empty())
+    throw RunError(lib.path + " lacks AscendCL entry points this tool needs: " + missing +
+                   " (aclrtHostRegister needs a recent CANN, 7.0 or later)");
+  bind(handle, "aclrtCreateEventWithFlag", lib.aclrtCreateEventWithFlag);
+  bind(handle, "aclrtGetVersion", lib.aclrtGetVersion);
+  bind(handle, "aclsysGetCANNVersion", lib.aclsysGetCANNVersion);
+  bind(handle, "aclrtGetSocName", lib.aclrtGetSocName);
+  bind(handle, "aclrtMemcpyBatchAsync", lib.aclrtMemcpyBatchAsync);
+
+  // The runtime library with the FFTS+ launch: named explicitly, or next to AscendCL.
+  std::string rt = env_or_empty("DEV_SANDBOX_ACL_RT_LIB");
+  if (rt.empty()) {
+    const std::string dir = dir_of(lib.path);
+    rt = dir.empty() ? "libruntime.so" : dir + "/libruntime.so";
+  }
+  void* rt_handle = dlopen(rt.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!rt_handle) {
+    const char* why = dlerror();
+    lib.rt_why = "the Ascend runtime library " + rt + " could not be opened (" +
+                 (why ? why : "not found") + ")";
+  } else {
+    lib.rt_path = rt;
+    bind(rt_handle, "rtFftsPlusTaskLaunchWithFlag", lib.rtFftsPlusTaskLaunchWithFlag);
+    bind(rt_handle, "rtFftsPlusTaskLaunch", lib.rtFftsPlusTaskLaunch);
+    if (!lib.has_ffts_launch())
+      lib.rt_why = rt + " does not export rtFftsPlusTaskLaunchWithFlag or rtFftsPlusTaskLaunch";
+  }
+  return lib;
+}
+
+}  // namespace
+
+void AclLibrary::fail(const char* call, aclError code, const std::string& where) const {
+  std::string msg = std::string(call) + (where.empty() ? "" : " (" + where + ")") + " failed with error " +
+                    std::to_string(code);
+  const char* recent = aclGetRecentErrMsg ? aclGetRecentErrMsg() : nullptr;
+  if (recent && *recent) {
+    std::string text(recent);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    msg += ": " + text;
+  }
+  throw RunError(msg);
+}
+
+const AclLibrary& load_acl_library() {
+  // Loaded once; a failure is remembered so every caller gets the same reason.
+  static std::once_flag once;
+  static AclLibrary lib;
+  static std::string error;
+  std::call_once(once, [] {
+    try {
+      lib = open_libraries();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  if (!error.empty()) throw RunError(error);
+  return lib;
+}
+
+std::string ffts_unsupported_reason(const char* soc_name) {
+  if (!soc_name || !*soc_name) return "aclrtGetSocName gave no SoC name, so FFTS+ support is unknown";
+  const std::string soc(soc_name);
+  // Atlas A2 (Ascend910B1..B4, B2C, B4_1) and Atlas A3 (Ascend910_93xx) have FFTS+;
+  // the bare "Ascend910B" of the first 910 generation does not.
+  const std::string a2 = "Ascend910B";
+  if (soc.compare(0, a2.size(), a2) == 0 && soc.size() > a2.size() &&
+      std::isdigit(static_cast<unsigned char>(soc[a2.size()])))
+    return "";
+  if (soc.compare(0, 12, "Ascend910_93") == 0) return "";
+  return "SoC " + soc + " has no FFTS+ (it is on Ascend910B1-B4 / Atlas A2 and Ascend910_93xx / Atlas A3)";
+}
+
+}  // namespace acl
+}  // namespace ds

@@ -1,0 +1,417 @@
+#include "backends/ascend/ascend_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/ascend/acl_api.h"
+#include "backends/ascend/acl_library.h"
+#include "core/error.h"
+#include "core/units.h"
+
+namespace ds {
+
+namespace {
+
+using namespace acl;
+
+// AscendCL is initialised once per process (aclInit may only be called once). A
+// forked child inherits this memory but not the runtime, so the pid is what counts.
+struct ProcessState {
+  std::mutex mu;
+  pid_t initialised_pid = 0;  // the process in which aclInit succeeded
+  int live_devices = 0;       // AscendDevice objects alive in this process
+};
+
+ProcessState& process_state() {
+  static ProcessState s;
+  return s;
+}
+
+// Fork workers end with _exit, so no destructor of the parent's backend object runs
+// there: a worker finalises AscendCL when it releases its last device.
+void finalize_if_initialised(const AclLibrary& lib) {
+  ProcessState& s = process_state();
+  if (s.initialised_pid != getpid()) return;
+  (void)lib.aclFinalize();
+  s.initialised_pid = 0;
+}
+
+aclrtMemcpyKind kind_of(CopyDir dir) {
+  switch (dir) {
+    case CopyDir::kH2D: return ACL_MEMCPY_HOST_TO_DEVICE;
+    case CopyDir::kD2H: return ACL_MEMCPY_DEVICE_TO_HOST;
+    case CopyDir::kD2D: return ACL_MEMCPY_DEVICE_TO_DEVICE;
+    case CopyDir::kH2H: return ACL_MEMCPY_HOST_TO_HOST;
+  }
+  return ACL_MEMCPY_HOST_TO_DEVICE;
+}
+
+uint32_t low32(const void* p) { return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p)); }
+uint32_t high32(const void* p) {
+  return static_cast<uint32_t>(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)) >> 32);
+}
+
+// What one FFTS+ launch hands the runtime; kept alive until its stream is synchronised.
+struct FftsTask {
+  rtFftsPlusSqe_t sqe;
+  std::vector<rtFftsPlusSdmaCtx_t> contexts;
+  rtFftsPlusTaskInfo_t info;
+};
+
+class AscendStream : public Stream {
+ public:
+  AscendStream(const AclLibrary& lib, aclrtStream handle) : lib_(lib), handle_(handle) {}
+  ~AscendStream() override {
+    (void)lib_.aclrtSynchronizeStream(handle_);  // destroying a busy stream is not allowed
+    (void)lib_.aclrtDestroyStream(handle_);
+  }
+  aclrtStream handle() const { return handle_; }
+
+  FftsTask& next_task() {
+    if (spare_.empty()) {
+      in_flight_.push_back(std::make_unique<FftsTask>());
+    } else {
+      in_flight_.push_back(std::move(spare_.back()));
+      spare_.pop_back();
+    }
+    return *in_flight_.back();
+  }
+  void completed() {
+    for (auto& t : in_flight_) spare_.push_back(std::move(t));
+    in_flight_.clear();
+  }
+
+ private:
+  const AclLibrary& lib_;
+  aclrtStream handle_;
+  std::vector<std::unique_ptr<FftsTask>> in_flight_, spare_;
+};
+
+class AscendEvent : public Event {
+ public:
+  AscendEvent(const AclLibrary& lib, aclrtEvent handle) : lib_(lib), handle_(handle) {}
+  ~AscendEvent() override { (void)lib_.aclrtDestroyEvent(handle_); }
+  aclrtEvent handle() const { return handle_; }
+
+ private:
+  const AclLibrary& lib_;
+  aclrtEvent handle_;
+};
+
+AscendStream& stream_of(Stream& s) { return static_cast<AscendStream&>(s); }
+aclrtEvent event_of(Event& e) { return static_cast<AscendEvent&>(e).handle(); }
+
+class AscendDevice : public Device {
+ public:
+  AscendDevice(const AclLibrary& lib, int index, pid_t owner_pid)
+      : lib_(lib), index_(index), owner_pid_(owner_pid), where_("device " + std::to_string(index)) {
+    lib_.check(lib_.aclrtSetDevice(index_), "aclrtSetDevice", where_);
+    set_count_ = 1;
+    std::lock_guard<std::mutex> lock(process_state().mu);
+    ++process_state().live_devices;
+  }
+
+  ~AscendDevice() override {
+    // Every aclrtSetDevice of this object (one per bound thread) gets its reset.
+    for (int i = 0; i < set_count_; ++i) (void)lib_.aclrtResetDevice(index_);
+    ProcessState& s = process_state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (--s.live_devices == 0 && getpid() != owner_pid_) finalize_if_initialised(lib_);
+  }
+
+  int index() const override { return index_; }
+
+  void bind_thread() override {
+    lib_.check(lib_.aclrtSetDevice(index_), "aclrtSetDevice", where_);
+    ++set_count_;
+  }
+
+  uint64_t free_memory() override {
+    size_t free = 0, total = 0;
+    lib_.check(lib_.aclrtGetMemInfo(ACL_HBM_MEM, &free, &total), "aclrtGetMemInfo", where_);
+    return free;
+  }
+
+  std::unique_ptr<Memory> alloc_device(size_t bytes) override {
+    void* p = nullptr;
+    lib_.check(lib_.aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc",
+               where_ + ", " + format_bytes(bytes));
+    const AclLibrary* lib = &lib_;
+    return std::make_unique<Memory>(nullptr, p, bytes, [lib, p] { (void)lib->aclrtFree(p); });
+  }
+
+  std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool mapped) override {
+    void* p = nullptr;
+    lib_.check(lib_.aclrtMallocHost(&p, bytes), "aclrtMallocHost", where_ + ", " + format_bytes(bytes));
+    const AclLibrary* lib = &lib_;
+    if (!mapped) return std::make_unique<Memory>(p, p, bytes, [lib, p] { (void)lib->aclrtFreeHost(p); });
+    void* dev = nullptr;
+    const aclError rc = lib_.aclrtHostRegister(p, bytes, ACL_HOST_REGISTER_MAPPED, &dev);
+    if (rc != ACL_SUCCESS) {
+      (void)lib_.aclrtFreeHost(p);
+      lib_.fail("aclrtHostRegister", rc, where_ + ", pinned host memory, " + format_bytes(bytes));
+    }
+    return std::make_unique<Memory>(p, dev, bytes, [lib, p] {
+      (void)lib->aclrtHostUnregister(p);
+      (void)lib->aclrtFreeHost(p);
+    });
+  }
+
+  std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
+    // Registration is always mapped; the CPU address stays the one copies use.
+    void* dev = nullptr;
+    lib_.check(lib_.aclrtHostRegister(ptr, bytes, ACL_HOST_REGISTER_MAPPED, &dev), "aclrtHostRegister",
+               where_ + ", " + format_bytes(bytes));
+    const AclLibrary* lib = &lib_;
+    return std::make_unique<Memory>(ptr, dev, bytes, [lib, ptr] { (void)lib->aclrtHostUnregister(ptr); });
+  }
+
+  std::unique_ptr<Stream> create_stream() override {
+    aclrtStream s = nullptr;
+    lib_.check(lib_.aclrtCreateStream(&s), "aclrtCreateStream", where_);
+    return std::make_unique<AscendStream>(lib_, s);
+  }
+
+  std::unique_ptr<Event> create_event() override {
+    aclrtEvent e = nullptr;
+    if (lib_.aclrtCreateEventWithFlag) {
+      lib_.check(lib_.aclrtCreateEventWithFlag(&e, ACL_EVENT_TIME_LINE), "aclrtCreateEventWithFlag", where_);
+    } else {
+      lib_.check(lib_.aclrtCreateEvent(&e), "aclrtCreateEvent", where_);
+    }
+    return std::make_unique<AscendEvent>(lib_, e);
+  }
+
+  void record(Event& e, Stream& s) override {
+    lib_.check(lib_.aclrtRecordEvent(event_of(e), stream_of(s).handle()), "aclrtRecordEvent", where_);
+  }
+
+  void synchronize(Stream& s) override {
+    AscendStream& st = stream_of(s);
+    lib_.check(lib_.aclrtSynchronizeStream(st.handle()), "aclrtSynchronizeStream", where_);
+    st.completed();
+  }
+
+  int64_t elapsed_ns(Event& from, Event& to) override {
+    float ms = 0;
+    lib_.check(lib_.aclrtEventElapsedTime(&ms, event_of(from), event_of(to)), "aclrtEventElapsedTime", where_);
+    return static_cast<int64_t>(std::llround(static_cast<double>(ms) * 1e6));
+  }
+
+  void copy_async(const CopyDesc& d, CopyDir dir, Stream& s) override {
+    lib_.check(lib_.aclrtMemcpyAsync(d.dst, d.bytes, d.src, d.bytes, kind_of(dir), stream_of(s).handle()),
+               "aclrtMemcpyAsync", where_);
+  }
+
+  void copy_batch(const CopyDesc* d, size_t n, CopyDir dir, Stream& s) override {
+    if (!lib_.aclrtMemcpyBatchAsync) {
+      // Documented fallback (doctor says which): the blocks one after another.
+      for (size_t i = 0; i < n; ++i) copy_async(d[i], dir, s);
+      return;
+    }
+    dsts_.resize(n);
+    srcs_.resize(n);
+    sizes_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      dsts_[i] = d[i].dst;
+      srcs_[i] = const_cast<void*>(d[i].src);
+      sizes_[i] = d[i].bytes;
+    }
+    const bool dst_dev = dir == CopyDir::kH2D || dir == CopyDir::kD2D;
+    const bool src_dev = dir == CopyDir::kD2H || dir == CopyDir::kD2D;
+    aclrtMemcpyBatchAttr attr{};
+    attr.dstLoc = {dst_dev ? static_cast<uint32_t>(index_) : 0u,
+                   dst_dev ? ACL_MEM_LOCATION_TYPE_DEVICE : ACL_MEM_LOCATION_TYPE_HOST};
+    attr.srcLoc = {src_dev ? static_cast<uint32_t>(index_) : 0u,
+                   src_dev ? ACL_MEM_LOCATION_TYPE_DEVICE : ACL_MEM_LOCATION_TYPE_HOST};
+    size_t attr_index = 0;  // attrs[0] applies from copy 0 on
+    size_t fail_index = SIZE_MAX;
+    // destMax of each copy is its size: the batch API takes the same array twice.
+    const aclError rc = lib_.aclrtMemcpyBatchAsync(dsts_.data(), sizes_.data(), srcs_.data(), sizes_.data(),
+                                                   n, &attr, &attr_index, 1, &fail_index,
+                                                   stream_of(s).handle());
+    if (rc != ACL_SUCCESS)
+      lib_.fail("aclrtMemcpyBatchAsync", rc,
+                where_ + ", " + std::to_string(n) + " copies" +
+                    (fail_index < n ? ", failIndex " + std::to_string(fail_index) : ""));
+  }
+
+  void direct_task(const CopyDesc* d, size_t n, Stream& s) override {
+    if (!lib_.has_ffts_launch()) throw RunError("FFTS+ is not available: " + lib_.rt_why);
+    if (n == 0) return;
+    if (n > 0xFFFF) throw RunError("one FFTS+ task holds at most 65535 contexts; lower -f");
+    AscendStream& st = stream_of(s);
+    FftsTask& t = st.next_task();
+    t.contexts.assign(n, rtFftsPlusSdmaCtx_t{});
+    // The first `lanes` contexts start ready; context i then follows i - lanes.
+    const size_t lanes = std::min<size_t>(n, kFftsMaxReadyLanes);
+    for (size_t i = 0; i < n; ++i) {
+      if (d[i].bytes > 0xFFFFFFFFull)
+        throw RunError("an SDMA context copies at most 4 GiB - 1 bytes; lower -s");
+      rtFftsPlusSdmaCtx_t& c = t.contexts[i];
+      c.contextType = RT_CTX_TYPE_SDMA;
+      c.threadDim = 1;
+      c.sdmaSqeHeader = kSdmaFp32AtomicMoveSqe;
+      c.sourceAddressBaseL = low32(d[i].src);
+      c.sourceAddressBaseH = high32(d[i].src);
+      c.destinationAddressBaseL = low32(d[i].dst);
+      c.destinationAddressBaseH = high32(d[i].dst);
+      c.nonTailDataLength = static_cast<uint32_t>(d[i].bytes);
+      c.tailDataLength = static_cast<uint32_t>(d[i].bytes);
+      if (i >= lanes) {
+        rtFftsPlusSdmaCtx_t& pred = t.contexts[i - lanes];
+        pred.successorList[pred.successorNum++] = static_cast<uint16_t>(i);
+        c.predCntInit = 1;
+        c.predCnt = 1;
+      }
+    }
+    t.sqe = rtFftsPlusSqe_t{};
+    t.sqe.typeBits = sqe_type_bits(RT_FFTS_PLUS_TYPE);
+    t.sqe.subType = kFftsSubTypeCommunication;
+    t.sqe.totalContextNum = static_cast<uint16_t>(n);
+    t.sqe.readyContextNum = static_cast<uint16_t>(lanes);
+    t.sqe.preloadContextNum = static_cast<uint16_t>(lanes);
+    t.sqe.timeout = 0;
+    t.info = rtFftsPlusTaskInfo_t{};
+    t.info.fftsPlusSqe = &t.sqe;
+    t.info.descBuf = t.contexts.data();
+    t.info.descBufLen = sizeof(rtFftsPlusSdmaCtx_t) * n;
+    t.info.descAddrType = RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST;
+    const bool with_flag = lib_.rtFftsPlusTaskLaunchWithFlag != nullptr;
+    const rtError_t rc = with_flag ? lib_.rtFftsPlusTaskLaunchWithFlag(&t.info, st.handle(), 0)
+                                   : lib_.rtFftsPlusTaskLaunch(&t.info, st.handle());
+    if (rc != 0)
+      lib_.fail(with_flag ? "rtFftsPlusTaskLaunchWithFlag" : "rtFftsPlusTaskLaunch", rc,
+                where_ + ", " + std::to_string(n) + " SDMA context" + (n == 1 ? "" : "s"));
+  }
+
+  void copy_sync(const CopyDesc& d, CopyDir dir) override {
+    lib_.check(lib_.aclrtMemcpy(d.dst, d.bytes, d.src, d.bytes, kind_of(dir)), "aclrtMemcpy", where_);
+  }
+
+ private:
+  const AclLibrary& lib_;
+  int index_;
+  pid_t owner_pid_;
+  std::string where_;
+  int set_count_ = 0;
+  std::vector<void*> dsts_, srcs_;
+  std::vector<size_t> sizes_;
+};
+
+class AscendBackend : public Backend {
+ public:
+  AscendBackend() : owner_pid_(getpid()) {}
+  ~AscendBackend() override {
+    // The process that owns this object finalises here, if it initialised at all.
+    if (lib_ && getpid() == owner_pid_) {
+      std::lock_guard<std::mutex> lock(process_state().mu);
+      finalize_if_initialised(*lib_);
+    }
+  }
+
+  std::string name() const override { return "ascend"; }
+  std::string label_prefix() const override { return "acl"; }
+  std::string direct_method() const override { return "FFTS-SDMA"; }
+  bool has(Capability cap) const override { return cap == Capability::kDirect; }
+
+  void init_process() override {
+    lib_ = &load_acl_library();
+    ProcessState& s = process_state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.initialised_pid == getpid()) return;
+    s.live_devices = 0;  // a forked child starts with none of its parent's devices
+    const aclError rc = lib_->aclInit(nullptr);
+    if (rc != ACL_SUCCESS && rc != ACL_ERROR_REPEAT_INITIALIZE) lib_->fail("aclInit", rc);
+    s.initialised_pid = getpid();
+  }
+
+  BackendProbe probe() override {
+    const AclLibrary& lib = *lib_;
+    BackendProbe p;
+    p.loaded = true;
+    p.library_path = lib.path;
+    p.runtime_version = version_text(lib);
+    uint32_t count = 0;
+    lib.check(lib.aclrtGetDeviceCount(&count), "aclrtGetDeviceCount");
+    p.device_count = static_cast<int>(count);
+    const char* soc = lib.aclrtGetSocName ? lib.aclrtGetSocName() : nullptr;
+    const std::string soc_text = soc && *soc ? soc : "unknown";
+    for (uint32_t i = 0; i < count; ++i) {
+      const int dev = static_cast<int>(i);
+      const std::string where = "device " + std::to_string(i);
+      lib.check(lib.aclrtSetDevice(dev), "aclrtSetDevice", where);
+      size_t free = 0, total = 0;
+      const aclError rc = lib.aclrtGetMemInfo(ACL_HBM_MEM, &free, &total);
+      (void)lib.aclrtResetDevice(dev);
+      if (rc != ACL_SUCCESS) lib.fail("aclrtGetMemInfo", rc, where);
+      p.devices.push_back("npu " + std::to_string(i) + ": " + soc_text + ", HBM " + format_bytes(free) +
+                          " free of " + format_bytes(total));
+    }
+    p.facts.push_back({"SoC", soc_text});
+    p.facts.push_back({"runtime library (FFTS+)", lib.rt_path.empty() ? lib.rt_why : lib.rt_path});
+    if (!lib.has_ffts_launch()) {
+      p.direct_unavailable = lib.rt_why;
+    } else {
+      p.direct_unavailable = ffts_unsupported_reason(soc);
+    }
+    p.facts.push_back(
+        {"FFTS+", p.direct_unavailable.empty()
+                      ? std::string("available (") +
+                            (lib.rtFftsPlusTaskLaunchWithFlag ? "rtFftsPlusTaskLaunchWithFlag"
+                                                              : "rtFftsPlusTaskLaunch") +
+                            ", SoC " + soc_text + ")"
+                      : "not available: " + p.direct_unavailable});
+    p.facts.push_back({"batch copy (CE-BATCH)",
+                       lib.aclrtMemcpyBatchAsync
+                           ? "aclrtMemcpyBatchAsync, one call per batch"
+                           : "fallback: aclrtMemcpyBatchAsync is not exported by this CANN, so one "
+                             "aclrtMemcpyAsync per block in one submission loop"});
+    if (getpid() != owner_pid_) {  // the probe runs in a child that ends right after
+      std::lock_guard<std::mutex> lock(process_state().mu);
+      finalize_if_initialised(lib);
+    }
+    return p;
+  }
+
+  std::unique_ptr<Device> open_device(int index) override {
+    if (!lib_) throw RunError("internal: ascend open_device before init_process");
+    return std::make_unique<AscendDevice>(*lib_, index, owner_pid_);
+  }
+
+ private:
+  static std::string version_text(const AclLibrary& lib) {
+    std::string cann, api;
+    if (lib.aclsysGetCANNVersion) {
+      aclCANNPackageVersion v;
+      std::memset(&v, 0, sizeof v);
+      if (lib.aclsysGetCANNVersion(ACL_PKG_NAME_CANN, &v) == ACL_SUCCESS) {
+        v.version[sizeof v.version - 1] = '\0';
+        cann = v.version;
+      }
+    }
+    if (lib.aclrtGetVersion) {
+      int32_t major = 0, minor = 0, patch = 0;
+      if (lib.aclrtGetVersion(&major, &minor, &patch) == ACL_SUCCESS)
+        api = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+    }
+    if (!cann.empty()) return "CANN " + cann + (api.empty() ? "" : " (AscendCL API " + api + ")");
+    if (!api.empty()) return "AscendCL API " + api;
+    return "unknown";
+  }
+
+  pid_t owner_pid_;
+  const AclLibrary* lib_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_ascend_backend() { return std::make_unique<AscendBackend>(); }
+
+}  // namespace ds

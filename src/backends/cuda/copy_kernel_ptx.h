@@ -1,0 +1,10 @@
+// The PTX of copy_kernel.cu, embedded at build time (see ptx.cmake).
+#pragma once
+
+namespace ds {
+
+extern const char kCopyKernelPtx[];     // NUL-terminated PTX text
+extern const char kCopyKernelPtxFrom[];  // "nvcc <version>" or "committed copy_kernel.ptx"
+constexpr const char* kCopyKernelName = "ds_copy_kernel";
+
+}  // namespace ds

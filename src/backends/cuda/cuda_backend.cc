@@ -1,0 +1,366 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/cuda/copy_kernel_ptx.h"
+#include "backends/cuda/cuda_driver.h"
+#include "core/error.h"
+#include "core/sysinfo.h"
+#include "core/units.h"
+
+namespace ds {
+
+namespace {
+
+using namespace cu;
+
+CUdeviceptr dptr(const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
+void* vptr(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
+
+std::string call_text(const char* fn, size_t bytes) {
+  return std::string(fn) + "(" + std::to_string(bytes) + " bytes)";
+}
+
+class CudaStream : public Stream {
+ public:
+  explicit CudaStream(const CudaDriver& d) : d_(d) {
+    cuda_check(d_.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  }
+  ~CudaStream() override { d_.cuStreamDestroy_v2(stream); }
+  CUstream stream = nullptr;
+
+ private:
+  const CudaDriver& d_;
+};
+
+class CudaEvent : public Event {
+ public:
+  explicit CudaEvent(const CudaDriver& d) : d_(d) {
+    // Default flags: timing enabled, so cuEventElapsedTime can read it.
+    cuda_check(d_.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+  }
+  ~CudaEvent() override { d_.cuEventDestroy_v2(event); }
+  CUevent event = nullptr;
+
+ private:
+  const CudaDriver& d_;
+};
+
+CUstream stream_of(Stream& s) { return static_cast<CudaStream&>(s).stream; }
+CUevent event_of(Event& e) { return static_cast<CudaEvent&>(e).event; }
+
+// A CUDA graph of independent memcpy nodes, instantiated once and launched for
+// every submission of the same descriptor list (the batch path of drivers
+// without cuMemcpyBatchAsync).
+struct CopyGraph {
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+};
+
+class CudaDevice : public Device {
+ public:
+  CudaDevice(const CudaDriver& d, int index) : d_(d), index_(index) {
+    const std::string at = " for device " + std::to_string(index);
+    cuda_check(d_.cuDeviceGet(&dev_, index), "cuDeviceGet(" + std::to_string(index) + ")");
+    cuda_check(d_.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain" + at);
+    const CUresult r = d_.cuCtxSetCurrent(ctx_);
+    if (r != CUDA_SUCCESS) {
+      d_.cuDevicePrimaryCtxRelease_v2(dev_);
+      throw RunError(cuda_error_text("cuCtxSetCurrent" + at, r));
+    }
+    if (d_.cuDeviceGetAttribute(&sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_) !=
+            CUDA_SUCCESS ||
+        sm_count_ < 1)
+      sm_count_ = 1;
+  }
+
+  ~CudaDevice() override {
+    // Everything made in the context goes before the context is released.
+    d_.cuCtxSetCurrent(ctx_);
+    for (auto& kv : graphs_) {
+      d_.cuGraphExecDestroy(kv.second.exec);
+      d_.cuGraphDestroy(kv.second.graph);
+    }
+    if (module_) d_.cuModuleUnload(module_);
+    d_.cuDevicePrimaryCtxRelease_v2(dev_);
+  }
+
+  int index() const override { return index_; }
+  void bind_thread() override { cuda_check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+
+  uint64_t free_memory() override {
+    size_t free = 0, total = 0;
+    cuda_check(d_.cuMemGetInfo_v2(&free, &total), "cuMemGetInfo_v2");
+    return free;
+  }
+
+  std::unique_ptr<Memory> alloc_device(size_t bytes) override {
+    CUdeviceptr p = 0;
+    cuda_check(d_.cuMemAlloc_v2(&p, bytes), call_text("cuMemAlloc_v2", bytes));
+    const CudaDriver* d = &d_;
+    return std::make_unique<Memory>(nullptr, vptr(p), bytes, [d, p] { d->cuMemFree_v2(p); });
+  }
+
+  std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool mapped) override {
+    void* p = nullptr;
+    const unsigned flags = kMemHostAllocPortable | (mapped ? kMemHostAllocDeviceMap : 0u);
+    cuda_check(d_.cuMemHostAlloc(&p, bytes, flags), call_text("cuMemHostAlloc", bytes));
+    const CudaDriver* d = &d_;
+    auto mem = std::make_unique<Memory>(p, p, bytes, [d, p] { d->cuMemFreeHost(p); });
+    if (!mapped) return mem;  // unified addressing: the host pointer is the device address
+    CUdeviceptr dev = 0;
+    cuda_check(d_.cuMemHostGetDevicePointer_v2(&dev, p, 0), "cuMemHostGetDevicePointer_v2");
+    auto owner = std::make_shared<std::unique_ptr<Memory>>(std::move(mem));
+    return std::make_unique<Memory>(p, vptr(dev), bytes, [owner] { owner->reset(); });
+  }
+
+  std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
+    // Always mapped: every registered kind is also a direct-path source.
+    cuda_check(d_.cuMemHostRegister_v2(ptr, bytes, kMemHostRegisterPortable | kMemHostRegisterDeviceMap),
+               call_text("cuMemHostRegister_v2", bytes));
+    const CudaDriver* d = &d_;
+    CUdeviceptr dev = 0;
+    const CUresult r = d_.cuMemHostGetDevicePointer_v2(&dev, ptr, 0);
+    if (r != CUDA_SUCCESS) {
+      d_.cuMemHostUnregister(ptr);
+      throw RunError(cuda_error_text("cuMemHostGetDevicePointer_v2", r));
+    }
+    return std::make_unique<Memory>(ptr, vptr(dev), bytes, [d, ptr] { d->cuMemHostUnregister(ptr); });
+  }
+
+  std::unique_ptr<Stream> create_stream() override { return std::make_unique<CudaStream>(d_); }
+  std::unique_ptr<Event> create_event() override { return std::make_unique<CudaEvent>(d_); }
+  void record(Event& e, Stream& s) override {
+    cuda_check(d_.cuEventRecord(event_of(e), stream_of(s)), "cuEventRecord");
+  }
+  void synchronize(Stream& s) override {
+    cuda_check(d_.cuStreamSynchronize(stream_of(s)), "cuStreamSynchronize");
+  }
+  int64_t elapsed_ns(Event& from, Event& to) override {
+    float ms = 0;
+    cuda_check(d_.cuEventElapsedTime(&ms, event_of(from), event_of(to)), "cuEventElapsedTime");
+    return static_cast<int64_t>(std::llround(static_cast<double>(ms) * 1e6));
+  }
+
+  void copy_async(const CopyDesc& c, CopyDir dir, Stream& s) override {
+    const CUstream st = stream_of(s);
+    switch (dir) {
+      case CopyDir::kH2D:
+        return cuda_check(d_.cuMemcpyHtoDAsync_v2(dptr(c.dst), c.src, c.bytes, st),
+                          call_text("cuMemcpyHtoDAsync_v2", c.bytes));
+      case CopyDir::kD2H:
+        return cuda_check(d_.cuMemcpyDtoHAsync_v2(c.dst, dptr(c.src), c.bytes, st),
+                          call_text("cuMemcpyDtoHAsync_v2", c.bytes));
+      case CopyDir::kD2D:
+        return cuda_check(d_.cuMemcpyDtoDAsync_v2(dptr(c.dst), dptr(c.src), c.bytes, st),
+                          call_text("cuMemcpyDtoDAsync_v2", c.bytes));
+      case CopyDir::kH2H:
+        return cuda_check(d_.cuMemcpyAsync(dptr(c.dst), dptr(c.src), c.bytes, st),
+                          call_text("cuMemcpyAsync", c.bytes));
+    }
+  }
+
+  void copy_batch(const CopyDesc* descs, size_t n, CopyDir, Stream& s) override {
+    batch(descs, n, stream_of(s));
+  }
+
+  // One IO task: its fragments in one batched submission (Method BATCH).
+  void direct_task(const CopyDesc* descs, size_t n, Stream& s) override {
+    batch(descs, n, stream_of(s));
+  }
+
+  void kernel_copy(const CopyDesc& c, Stream& s) override {
+    if (!function_) load_kernel();
+    CUdeviceptr dst = dptr(c.dst), src = dptr(c.src);
+    unsigned long long bytes = c.bytes;
+    void* params[] = {&dst, &src, &bytes};
+    constexpr unsigned kThreads = 256;
+    const bool vec = ((dst | src) & 15) == 0;
+    const unsigned long long units = vec ? std::max<unsigned long long>(1, bytes / 16) : bytes;
+    const unsigned long long want = (units + kThreads - 1) / kThreads;
+    const unsigned blocks = static_cast<unsigned>(
+        std::max<unsigned long long>(1, std::min<unsigned long long>(want, 8ULL * static_cast<unsigned>(sm_count_))));
+    cuda_check(d_.cuLaunchKernel(function_, blocks, 1, 1, kThreads, 1, 1, 0, stream_of(s), params, nullptr),
+               call_text("cuLaunchKernel(ds_copy_kernel)", c.bytes));
+  }
+
+  void copy_sync(const CopyDesc& c, CopyDir dir) override {
+    switch (dir) {
+      case CopyDir::kH2D:
+        return cuda_check(d_.cuMemcpyHtoD_v2(dptr(c.dst), c.src, c.bytes), call_text("cuMemcpyHtoD_v2", c.bytes));
+      case CopyDir::kD2H:
+        return cuda_check(d_.cuMemcpyDtoH_v2(c.dst, dptr(c.src), c.bytes), call_text("cuMemcpyDtoH_v2", c.bytes));
+      case CopyDir::kD2D:
+      case CopyDir::kH2H:
+        return cuda_check(d_.cuMemcpy(dptr(c.dst), dptr(c.src), c.bytes), call_text("cuMemcpy", c.bytes));
+    }
+  }
+
+ private:
+  void batch(const CopyDesc* descs, size_t n, CUstream st) {
+    if (n == 0) return;
+    if (d_.cuMemcpyBatchAsync) return batch_native(descs, n, st);
+    launch_graph(descs, n, st);
+  }
+
+  void batch_native(const CopyDesc* descs, size_t n, CUstream st) {
+    dsts_.resize(n);
+    srcs_.resize(n);
+    sizes_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      dsts_[i] = dptr(descs[i].dst);
+      srcs_[i] = dptr(descs[i].src);
+      sizes_[i] = descs[i].bytes;
+    }
+    // One attribute for every copy: sources are read in stream order.
+    CUmemcpyAttributes attr{};
+    attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    size_t attr_index = 0;
+    size_t fail = SIZE_MAX;
+    const CUresult r = d_.cuMemcpyBatchAsync(dsts_.data(), srcs_.data(), sizes_.data(), n, &attr,
+                                             &attr_index, 1, &fail, st);
+    if (r != CUDA_SUCCESS)
+      throw RunError(cuda_error_text("cuMemcpyBatchAsync(" + std::to_string(n) + " copies" +
+                                         (fail < n ? ", failed at " + std::to_string(fail) : "") + ")",
+                                     r));
+  }
+
+  void launch_graph(const CopyDesc* descs, size_t n, CUstream st) {
+    key_.assign(reinterpret_cast<const char*>(descs), n * sizeof(CopyDesc));
+    auto it = graphs_.find(key_);
+    if (it == graphs_.end()) it = graphs_.emplace(key_, build_graph(descs, n)).first;
+    cuda_check(d_.cuGraphLaunch(it->second.exec, st), "cuGraphLaunch(" + std::to_string(n) + " memcpy nodes)");
+  }
+
+  CopyGraph build_graph(const CopyDesc* descs, size_t n) {
+    CopyGraph g;
+    cuda_check(d_.cuGraphCreate(&g.graph, 0), "cuGraphCreate");
+    try {
+      for (size_t i = 0; i < n; ++i) {
+        CUDA_MEMCPY3D p{};
+        p.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+        p.srcDevice = dptr(descs[i].src);
+        p.srcPitch = descs[i].bytes;
+        p.srcHeight = 1;
+        p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+        p.dstDevice = dptr(descs[i].dst);
+        p.dstPitch = descs[i].bytes;
+        p.dstHeight = 1;
+        p.WidthInBytes = descs[i].bytes;
+        p.Height = 1;
+        p.Depth = 1;
+        CUgraphNode node = nullptr;
+        cuda_check(d_.cuGraphAddMemcpyNode(&node, g.graph, nullptr, 0, &p, ctx_),
+                   call_text("cuGraphAddMemcpyNode", descs[i].bytes));
+      }
+      cuda_check(d_.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0), "cuGraphInstantiateWithFlags");
+    } catch (...) {
+      d_.cuGraphDestroy(g.graph);
+      throw;
+    }
+    return g;
+  }
+
+  void load_kernel() {
+    if (!module_) {
+      cuda_check(d_.cuModuleLoadData(&module_, kCopyKernelPtx),
+                 std::string("cuModuleLoadData(copy kernel PTX from ") + kCopyKernelPtxFrom + ")");
+    }
+    cuda_check(d_.cuModuleGetFunction(&function_, module_, kCopyKernelName),
+               std::string("cuModuleGetFunction(") + kCopyKernelName + ")");
+  }
+
+  const CudaDriver& d_;
+  int index_;
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+  int sm_count_ = 1;
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  std::vector<CUdeviceptr> dsts_, srcs_;
+  std::vector<size_t> sizes_;
+  std::string key_;
+  std::unordered_map<std::string, CopyGraph> graphs_;
+};
+
+std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+// "0000:18:00.0" as sysfs spells it (the driver may print an 8-digit domain).
+std::string sysfs_bus_id(std::string id) {
+  for (auto& ch : id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const size_t colon = id.find(':');
+  if (colon != std::string::npos && colon > 4) {
+    const unsigned long domain = std::strtoul(id.substr(0, colon).c_str(), nullptr, 16);
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04lx", domain);
+    id = buf + id.substr(colon);
+  }
+  return id;
+}
+
+class CudaBackend : public Backend {
+ public:
+  std::string name() const override { return "cuda"; }
+  std::string label_prefix() const override { return "cuda"; }
+  std::string direct_method() const override { return "BATCH"; }
+  bool has(Capability cap) const override { return cap != Capability::kHostMemcpy; }
+
+  void init_process() override { cuda_driver(); }
+
+  BackendProbe probe() override {
+    const CudaDriver& d = cuda_driver();
+    BackendProbe p;
+    p.library_path = d.library_path;
+    int v = 0;
+    cuda_check(d.cuDriverGetVersion(&v), "cuDriverGetVersion");
+    p.runtime_version = "CUDA driver " + version_text(v) + " (" + std::to_string(v) + ")";
+    cuda_check(d.cuDeviceGetCount(&p.device_count), "cuDeviceGetCount");
+    for (int i = 0; i < p.device_count; ++i) p.devices.push_back(describe(d, i));
+    p.facts.emplace_back("batched copies",
+                         d.cuMemcpyBatchAsync ? "native cuMemcpyBatchAsync"
+                                              : "CUDA graph of memcpy nodes (the driver has no cuMemcpyBatchAsync)");
+    p.facts.emplace_back("entry points", "bound through " + d.resolved_by);
+    p.facts.emplace_back("SM copy kernel", std::string("PTX from ") + kCopyKernelPtxFrom);
+    p.loaded = true;
+    return p;
+  }
+
+  std::unique_ptr<Device> open_device(int index) override {
+    return std::make_unique<CudaDevice>(cuda_driver(), index);
+  }
+
+ private:
+  static std::string describe(const CudaDriver& d, int i) {
+    CUdevice dev = 0;
+    cuda_check(d.cuDeviceGet(&dev, i), "cuDeviceGet(" + std::to_string(i) + ")");
+    char name[256] = {};
+    cuda_check(d.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+    char bus[64] = {};
+    std::string line = "GPU " + std::to_string(i) + ": " + name;
+    if (d.cuDeviceGetPCIBusId(bus, sizeof bus, dev) == CUDA_SUCCESS) {
+      const std::string id = sysfs_bus_id(bus);
+      const std::string numa = read_first_line("/sys/bus/pci/devices/" + id + "/numa_node");
+      line += ", PCI " + id + ", NUMA node " + (numa.empty() ? "unknown" : numa);
+    }
+    // Free memory needs the device's context; the probe process is short-lived.
+    CudaDevice probe_dev(d, i);
+    size_t free = 0, total = 0;
+    cuda_check(d.cuMemGetInfo_v2(&free, &total), "cuMemGetInfo_v2");
+    line += ", " + format_bytes(free) + " free of " + format_bytes(total);
+    return line;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+}  // namespace ds

@@ -1,0 +1,33 @@
+// The CUDA driver as this process sees it: libcuda opened with dlopen, its entry
+// points bound through cuGetProcAddress (or dlsym of the exported names), and
+// cuInit done. One per process; a forked child binds again in its own.
+#pragma once
+
+#include <string>
+
+#include "backends/cuda/cuda_api.h"
+
+namespace ds {
+
+struct CudaDriver {
+#define DS_CUDA_FIELD(name, symbol, version) cu::PFN_##symbol symbol = nullptr;
+  DS_CUDA_ENTRY_POINTS(DS_CUDA_FIELD)
+  DS_CUDA_OPTIONAL_ENTRY_POINTS(DS_CUDA_FIELD)
+#undef DS_CUDA_FIELD
+
+  std::string library_path;  // the file dlopen actually opened
+  std::string resolved_by;   // cuGetProcAddress_v2, cuGetProcAddress or dlsym
+};
+
+// Loads and initialises the driver in this process once (again after fork).
+// RunError naming DEV_SANDBOX_CUDA_LIB when libcuda cannot be loaded.
+const CudaDriver& cuda_driver();
+
+// "call: CUDA_ERROR_X (text)" for a failed call.
+std::string cuda_error_text(const std::string& call, cu::CUresult r);
+
+// Throws RunError(call, r) unless r is CUDA_SUCCESS.
+void cuda_check(cu::CUresult r, const char* call);
+void cuda_check(cu::CUresult r, const std::string& call);
+
+}  // namespace ds

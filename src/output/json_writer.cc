@@ -1,0 +1,89 @@
+#include "output/json_writer.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ds {
+
+namespace {
+
+using nlohmann::json;
+
+// Microseconds with nanosecond resolution: the text table rounds, JSON does not.
+json stats_us(const Stats& s) {
+  return json{{"min", static_cast<double>(s.min) / 1000.0},
+              {"max", static_cast<double>(s.max) / 1000.0},
+              {"avg", s.avg / 1000.0},
+              {"p50", static_cast<double>(s.p50) / 1000.0},
+              {"p90", static_cast<double>(s.p90) / 1000.0}};
+}
+
+json result_json(const CaseResult& r) {
+  json j;
+  j["name"] = r.name;
+  j["brief"] = r.brief;
+  j["from"] = r.from;
+  j["to"] = r.to;
+  j["method"] = r.method;
+  j["block_bytes"] = r.block_bytes;
+  j["count"] = r.count;
+  j["devices"] = r.devices;
+  j["streams"] = r.streams;
+  j["frags"] = r.frags;
+  j["iterations"] = r.iterations;
+  j["warmup"] = r.warmup;
+  j["time_label"] = r.time_label;
+  j["submit_us"] = stats_us(r.submit);
+  j["copy_us"] = stats_us(r.copy);
+  j["wall_us"] = stats_us(r.wall);
+  j["bandwidth_gib_s"] = r.bandwidth_gib_s();
+  j["bandwidth_gb_s"] = r.bandwidth_gb_s();
+  j["wall_bandwidth_gib_s"] = r.wall_bandwidth_gib_s();
+  j["validated"] = r.validated ? json(*r.validated) : json(nullptr);
+  j["setup_s"] = r.setup_s;
+  return j;
+}
+
+}  // namespace
+
+void JsonWriter::validation(const std::string& case_name, bool pass) {
+  for (auto it = results_.rbegin(); it != results_.rend(); ++it)
+    if (it->name == case_name) {
+      it->validated = pass;
+      return;
+    }
+}
+
+void JsonWriter::fail(const std::string& case_name, const std::string& error) {
+  if (failed_) return;  // the first failure is the cause; later ones are its echoes
+  failed_ = true;
+  fail_case_ = case_name;
+  fail_error_ = error;
+}
+
+void JsonWriter::finish() {
+  json doc;
+  doc["tool"] = {{"name", "dev-sandbox"},
+                 {"version", info_ ? info_->tool_version : std::string(DS_VERSION)}};
+  if (info_ && !info_->backend.empty())
+    doc["backend"] = {{"name", info_->backend},
+                      {"library", info_->backend_library.empty() ? json(nullptr)
+                                                                 : json(info_->backend_library)},
+                      {"runtime_version", info_->runtime_version},
+                      {"devices", info_->devices}};
+  else
+    doc["backend"] = nullptr;  // the run failed before a backend was chosen
+  doc["command_line"] = info_ ? json(info_->command_line) : json::array();
+  doc["results"] = json::array();
+  for (const auto& r : results_) doc["results"].push_back(result_json(r));
+  doc["status"] = failed_ ? "failed" : "ok";
+  if (failed_)
+    doc["error"] = {{"case", fail_case_.empty() ? json(nullptr) : json(fail_case_)},
+                    {"message", fail_error_}};
+  else
+    doc["error"] = nullptr;
+  // Invalid UTF-8 (e.g. a path in an error) is replaced, never a throw mid-report.
+  out_ << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  out_.flush();
+}
+
+}  // namespace ds

@@ -1,0 +1,67 @@
+#include "output/progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "core/clock.h"
+#include "output/size_label.h"
+
+namespace ds {
+
+namespace {
+
+constexpr int64_t kIntervalNs = 100 * 1000000LL;
+
+// Plain data, set before fork: each process has its own copy afterwards, which
+// is fine as only worker 0 writes.
+struct State {
+  bool active = false;
+  char label[200] = {};
+  int warmup = 0, total = 0;
+  int64_t start_ns = 0, last_ns = 0;
+} g;
+
+void put(const char* text, size_t len) {
+  // One write() per update: nothing buffered that a fork could duplicate.
+  const ssize_t ignored = ::write(2, text, len);
+  (void)ignored;
+}
+
+}  // namespace
+
+ProgressScope::ProgressScope(const std::string& case_name, uint64_t block_bytes, int warmup,
+                             int iterations) {
+  g.active = ::isatty(2) == 1;
+  if (!g.active) return;
+  std::snprintf(g.label, sizeof g.label, "%s (%s blocks)", case_name.c_str(),
+                size_label(block_bytes).c_str());
+  g.warmup = warmup;
+  g.total = warmup + iterations;
+  g.start_ns = now_ns();
+  g.last_ns = 0;
+}
+
+ProgressScope::~ProgressScope() {
+  if (!g.active) return;
+  g.active = false;
+  put("\r\033[K", 4);  // worker 0 may have been a child: clear unconditionally
+}
+
+void progress_iteration(int done) {
+  if (!g.active) return;
+  const int64_t now = now_ns();
+  if (g.last_ns != 0 && now - g.last_ns < kIntervalNs) return;
+  g.last_ns = now;
+  const double elapsed = static_cast<double>(now - g.start_ns) * 1e-9;
+  char line[320];
+  const int n =
+      done <= g.warmup
+          ? std::snprintf(line, sizeof line, "\r\033[K%s: warm-up %d/%d, %.1f s", g.label, done,
+                          g.warmup, elapsed)
+          : std::snprintf(line, sizeof line, "\r\033[K%s: iteration %d/%d, %.1f s", g.label,
+                          done - g.warmup, g.total - g.warmup, elapsed);
+  if (n > 0) put(line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
+}
+
+}  // namespace ds

@@ -1,0 +1,18 @@
+// The --plot chart of a size sweep: bandwidth (GiB/s, linear) against block size
+// (log2), one line per case. Plain SVG 1.1 written here, no plotting library.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "output/result.h"
+#include "output/size_label.h"
+
+namespace ds {
+
+// The whole document. Results of one case name form one line, in the order the
+// names first appear; `backend` and the largest device count go in the title.
+std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend);
+
+}  // namespace ds

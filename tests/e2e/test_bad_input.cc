@@ -1,0 +1,120 @@
+// SPEC §6: every bad input is one clear line and exit 2; run failures exit 1.
+#include <gtest/gtest.h>
+
+#include "cli_harness.h"
+
+using namespace dstest;
+
+namespace {
+
+struct Bad {
+  std::vector<std::string> args;
+  const char* mentions;  // the stderr line names this
+};
+
+std::vector<std::string> base(std::vector<std::string> extra) {
+  std::vector<std::string> v = {"copy", "--backend", "sim", "-t", "host_to_device_ce", "-i", "1"};
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
+void expect_usage_error(const Bad& b) {
+  RunResult r = run_tool(b.args);
+  std::string cmd;
+  for (const auto& a : b.args) cmd += a + " ";
+  EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
+  EXPECT_NE(r.err.find(b.mentions), std::string::npos) << cmd << "\n" << r.err;
+  EXPECT_EQ(r.out, "") << cmd;
+  // One line (usage listings may follow the first line only for case lists).
+  EXPECT_EQ(r.err.rfind("dev-sandbox: error: ", 0), 0u) << cmd << "\n" << r.err;
+}
+
+}  // namespace
+
+TEST(BadInput, OptionsAndValues) {
+  const Bad cases[] = {
+      {base({"--bogus"}), "--bogus"},
+      {base({"-s"}), "-s"},
+      {base({"-n", "abc"}), "-n"},
+      {base({"-n", "-1"}), "-n"},
+      {base({"-n", "0"}), "-n"},
+      {{"copy", "--backend", "sim", "-t", "host_to_device_ce", "-i", "0"}, "-i"},
+      {base({"-d", "0"}), "-d"},
+      {base({"-s", "0"}), "-s"},
+      {base({"-s", "16Q"}), "16Q"},
+      {base({"-s", "1.5M"}), "-s"},
+      {base({"--streams", "0"}), "--streams"},
+      {base({"--warmup", "x"}), "--warmup"},
+      {base({"-f", "-2"}), "-f"},
+      {base({"-s", "8589934591G", "-n", "8"}), "overflows"},
+      {{"copy", "--backend", "bogus", "-t", "host_to_device_ce"}, "--backend"},
+  };
+  for (const Bad& b : cases) expect_usage_error(b);
+}
+
+TEST(BadInput, CasesAndDevices) {
+  const Bad cases[] = {
+      {{"copy", "--backend", "sim", "-t", "no_such_case"}, "no_such_case"},
+      {{"copy", "--backend", "sim", "-t", "host_to_device_sm"}, "host_to_device_sm"},
+      {{"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-d", "9"}, "9"},
+  };
+  for (const Bad& b : cases) expect_usage_error(b);
+  // The unknown case lists what the backend offers; -d names both numbers.
+  RunResult r = run_tool({"copy", "--backend", "sim", "-t", "no_such_case"});
+  EXPECT_NE(r.err.find("host_to_device_ce"), std::string::npos);
+  EXPECT_EQ(r.err.find("host_to_device_sm"), std::string::npos);  // not offered on sim
+  r = run_tool({"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-d", "9"},
+               {{"DEV_SANDBOX_SIM_DEVICES", "8"}});
+  EXPECT_NE(r.err.find("-d got 9"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sees 8 devices"), std::string::npos) << r.err;
+}
+
+TEST(BadInput, QuickMode) {
+  const Bad cases[] = {
+      {{"--model-type", "gqa", "--iodirect", "false"}, "--sdma"},
+      {{"--model-type", "mha", "--iodirect", "false", "--sdma", "false"}, "--model-type"},
+      {{"--model-type", "gqa", "--iodirect", "maybe", "--sdma", "false"}, "--iodirect"},
+      {{"--model-type", "gqa", "--iodirect", "false", "--sdma", "1"}, "--sdma"},
+      {{"--model-type", "gqa", "--iodirect", "false", "--sdma", "false", "-t", "host_to_device_ce"}, "-t"},
+  };
+  for (const Bad& b : cases) expect_usage_error(b);
+}
+
+TEST(BadInput, BareCopyPrintsUsage) {
+  RunResult r = run_tool({"copy"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-t"), std::string::npos);
+  r = run_tool({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--model-type"), std::string::npos);
+}
+
+TEST(BadInput, HelpIsSuccess) {
+  RunResult r = run_tool({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("copy"), std::string::npos);
+  EXPECT_NE(r.out.find("--model-type"), std::string::npos);
+}
+
+TEST(RunFailure, TooMuchMemoryIsRefusedUpFront) {
+  RunResult r = run_tool({"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce_multi_stream",
+                          "-s", "1G", "-n", "64", "-d", "8", "-i", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("not enough memory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("MemAvailable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("lower -s, -n or -d"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(RunFailure, MemoryLockingRefusedNamesTheLimit) {
+  RunOptions o;
+  o.memlock_limit = 64 * 1024;
+  o.drop_ipc_lock = true;
+  RunResult r = run_tool_opts({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "1M", "-n", "16",
+                          "-i", "1"},
+                         o);
+  if (r.exit_code == 126) GTEST_SKIP() << "cannot drop CAP_IPC_LOCK here";
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("RLIMIT_MEMLOCK"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ulimit -l"), std::string::npos) << r.err;
+}

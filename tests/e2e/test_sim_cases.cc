@@ -1,0 +1,197 @@
+// Every sim case end to end with --validate, as a user runs it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli_harness.h"
+
+using namespace dstest;
+
+namespace {
+
+struct SimCase {
+  const char* name;
+  bool multi;  // uses -d
+  const char* from;
+  const char* to;
+  const char* method;
+};
+
+const SimCase kCases[] = {
+    {"host_to_device_ce", false, "sim::host::0", "sim::device::0", "CE"},
+    {"host_to_device_batch_ce", false, "sim::host::0", "sim::device::0", "CE-BATCH"},
+    {"host_to_device_ce_multi_stream", false, "sim::host::0", "sim::device::0", "CE-MS"},
+    {"device_to_host_ce", false, "sim::device::0", "sim::host::0", "CE"},
+    {"device_to_device_ce", false, "sim::device::0", "sim::device::0", "CE"},
+    {"anonymous_to_device_ce", false, "sim::anonymous::0", "sim::device::0", "CE"},
+    {"one_host_to_all_device_ce", true, "sim::host::0", "sim::device::all", "CE"},
+    {"all_host_to_all_device_ce", true, "sim::host::all", "sim::device::all", "CE"},
+    {"one_device_to_all_device_ce", true, "sim::device::0", "sim::device::all", "CE"},
+    {"all_host_to_all_device_ce_multi_stream", true, "sim::host::all", "sim::device::all", "CE-MS-FORK"},
+    {"all_odirect_host_to_all_device_ce_multi_stream", true, "sim::odirect_mmap::all", "sim::device::all", "CE-MS-FORK"},
+    {"one_share_host_to_all_device_ce_multi_stream", true, "sim::shm::0", "sim::device::all", "CE-MS-FORK"},
+    {"all_host_to_all_device_ffts_direct_h2d", true, "sim::host_mapped::all", "sim::device::all", "SDMA-FORK"},
+    {"all_odirect_host_to_all_device_ffts_direct_h2d", true, "sim::odirect_mmap::all", "sim::device::all", "SDMA-FORK"},
+    {"one_share_host_to_all_device_ffts_direct_h2d", true, "sim::shm::0", "sim::device::all", "SDMA-FORK"},
+    {"host_to_anonymous_memcpy", false, "sim::host::0", "sim::anonymous::0", "MEMCPY"},
+    {"shm_to_all_host_memcpy", true, "sim::shm::0", "sim::host::all", "MEMCPY-FORK"},
+};
+
+// The row under the header of the block titled `name`.
+std::vector<std::string> row_of(const std::string& out, const std::string& name) {
+  const size_t t = out.find("[[ " + name + " ]]");
+  if (t == std::string::npos) return {};
+  const size_t header = out.find('\n', t) + 1;
+  const size_t row = out.find('\n', header) + 1;
+  return split_ws(out.substr(row, out.find('\n', row) - row));
+}
+
+class SimCaseTest : public ::testing::TestWithParam<SimCase> {};
+
+}  // namespace
+
+void PrintTo(const SimCase& c, std::ostream* os) { *os << c.name; }
+
+namespace {
+
+}  // namespace
+
+TEST_P(SimCaseTest, RunsAndValidates) {
+  const SimCase& c = GetParam();
+  const auto before = our_shm_entries();
+  RunResult r = run_tool({"copy", "--backend", "sim", "-t", c.name, "-s", "4K", "-n", "8", "-i", "3",
+                          "-d", "3", "--validate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] " + std::string(c.name) + " PASS"), std::string::npos) << r.out;
+  auto row = row_of(r.out, c.name);
+  // From To Method Size Count submit(5 numbers, 4 slashes) copy(9 tokens) BW
+  ASSERT_EQ(row.size(), 5u + 9u + 9u + 1u) << r.out;
+  EXPECT_EQ(row[0], c.from);
+  EXPECT_EQ(row[1], c.to);
+  EXPECT_EQ(row[2], c.method);
+  EXPECT_EQ(row[3], "4");
+  EXPECT_EQ(row[4], c.multi ? "24" : "8");
+  EXPECT_GT(std::stod(row.back()), 0.0);
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(our_shm_entries(), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSimCases, SimCaseTest, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<SimCase>& i) { return std::string(i.param.name); });
+
+TEST(SimDirect, FragmentsMultiplyTheCount) {
+  for (const char* name : {"all_host_to_all_device_ffts_direct_h2d",
+                           "all_odirect_host_to_all_device_ffts_direct_h2d",
+                           "one_share_host_to_all_device_ffts_direct_h2d"}) {
+    RunResult r = run_tool({"copy", "--backend", "sim", "-t", name, "-s", "4K", "-n", "8", "-i", "3",
+                            "-d", "3", "-f", "4", "--validate"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto row = row_of(r.out, name);
+    ASSERT_GT(row.size(), 4u);
+    EXPECT_EQ(row[4], "96") << name;  // d x n x f = 3 x 8 x 4
+    EXPECT_NE(r.out.find("PASS"), std::string::npos);
+  }
+}
+
+TEST(SimCopy, SeveralCasesInOrderWithBlankLineBetween) {
+  RunResult r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-t",
+                          "device_to_host_ce", "-s", "4K", "-n", "4", "-i", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t a = r.out.find("[[ host_to_device_ce ]]");
+  const size_t b = r.out.find("\n\n[[ device_to_host_ce ]]");
+  EXPECT_NE(a, std::string::npos);
+  EXPECT_NE(b, std::string::npos);
+  EXPECT_LT(a, b);
+}
+
+TEST(QuickModeE2E, EveryCombinationPrintsItsCase) {
+  struct Row {
+    const char *model, *iodirect, *sdma, *title;
+  } rows[] = {
+      {"gqa", "false", "false", "all_host_to_all_device_ce_multi_stream"},
+      {"gqa", "true", "false", "all_odirect_host_to_all_device_ce_multi_stream"},
+      {"gqa", "false", "true", "all_host_to_all_device_ffts_direct_h2d"},
+      {"gqa", "true", "true", "all_odirect_host_to_all_device_ffts_direct_h2d"},
+      {"mla", "false", "false", "one_share_host_to_all_device_ce_multi_stream"},
+      {"mla", "true", "false", "one_share_host_to_all_device_ce_multi_stream"},
+      {"mla", "false", "true", "one_share_host_to_all_device_ffts_direct_h2d"},
+      {"mla", "true", "true", "one_share_host_to_all_device_ffts_direct_h2d"},
+  };
+  for (const Row& q : rows) {
+    RunResult r = run_tool({"--backend", "sim", "--model-type", q.model, "--iodirect", q.iodirect,
+                            "--sdma", q.sdma, "-s", "16K", "-n", "16", "-i", "3", "-d", "2",
+                            "--validate"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("[[ " + std::string(q.title) + " ]] ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find("[validation] " + std::string(q.title) + " PASS"), std::string::npos);
+  }
+}
+
+TEST(QuickModeE2E, SameAsTheCopyCommand) {
+  RunResult quick = run_tool({"--model-type", "gqa", "--iodirect", "false", "--sdma", "false",
+                              "--backend", "sim", "-s", "16K", "-n", "32", "-i", "2", "-d", "2"});
+  RunResult copy = run_tool({"copy", "-t", "all_host_to_all_device_ce_multi_stream", "-s", "16K",
+                             "-n", "32", "-i", "2", "-d", "2", "--backend", "sim"});
+  ASSERT_EQ(quick.exit_code, 0) << quick.err;
+  ASSERT_EQ(copy.exit_code, 0) << copy.err;
+  auto q = row_of(quick.out, "all_host_to_all_device_ce_multi_stream");
+  auto c = row_of(copy.out, "all_host_to_all_device_ce_multi_stream");
+  ASSERT_GT(q.size(), 5u);
+  ASSERT_GT(c.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(q[i], c[i]);  // labels, method, size, count
+  EXPECT_EQ(q[4], "64");
+}
+
+TEST(SimBackend, EnvironmentVariableChoosesTheBackend) {
+  RunResult r = run_tool({"copy", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "1"},
+                         {{"DEV_SANDBOX_BACKEND", "sim"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sim::host::0"), std::string::npos);
+}
+
+namespace {
+
+// Starts a long fork run and waits until its d children are up and copying.
+int start_long_fork_run(const std::string& tag, int devices) {
+  const std::string out = ::testing::TempDir() + tag + ".out", err = ::testing::TempDir() + tag + ".err";
+  const int pid = start_tool({"copy", "--backend", "sim", "-t", "one_share_host_to_all_device_ce_multi_stream",
+                              "-s", "64K", "-n", "16", "-i", "1000000", "-d", std::to_string(devices)},
+                             out, err);
+  for (int i = 0; i < 200 && child_pids(pid).size() < static_cast<size_t>(devices); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  return pid;
+}
+
+}  // namespace
+
+TEST(ForkCleanup, KilledChildIsReportedAndNothingIsLeft) {
+  const auto before = our_shm_entries();
+  const int pid = start_long_fork_run("killed", 3);
+  auto kids = child_pids(pid);
+  ASSERT_EQ(kids.size(), 3u);
+  kill(kids[1], SIGKILL);
+  const int code = wait_tool(pid);
+  EXPECT_EQ(code, 1);
+  const std::string err = slurp(::testing::TempDir() + "killed.err");
+  EXPECT_NE(err.find("killed by signal 9"), std::string::npos) << err;
+  EXPECT_NE(err.find("device "), std::string::npos) << err;
+  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  EXPECT_EQ(our_shm_entries(), before);
+}
+
+TEST(ForkCleanup, CtrlCStopsEverythingAndNothingIsLeft) {
+  const auto before = our_shm_entries();
+  const int pid = start_long_fork_run("sigint", 2);
+  auto kids = child_pids(pid);
+  ASSERT_EQ(kids.size(), 2u);
+  kill(pid, SIGINT);
+  const int code = wait_tool(pid);
+  EXPECT_EQ(code, 130);
+  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  EXPECT_EQ(our_shm_entries(), before);
+  EXPECT_NE(slurp(::testing::TempDir() + "sigint.err").find("interrupted"), std::string::npos);
+}

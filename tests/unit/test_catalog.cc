@@ -1,0 +1,78 @@
+#include <gtest/gtest.h>
+
+#include "backends/sim/sim_backend.h"
+#include "cases/catalog.h"
+#include "core/error.h"
+
+using namespace ds;
+
+TEST(QuickMode, AllEightRows) {
+  EXPECT_EQ(quick_mode_case("gqa", "false", "false"), "all_host_to_all_device_ce_multi_stream");
+  EXPECT_EQ(quick_mode_case("gqa", "true", "false"), "all_odirect_host_to_all_device_ce_multi_stream");
+  EXPECT_EQ(quick_mode_case("gqa", "false", "true"), "all_host_to_all_device_ffts_direct_h2d");
+  EXPECT_EQ(quick_mode_case("gqa", "true", "true"), "all_odirect_host_to_all_device_ffts_direct_h2d");
+  EXPECT_EQ(quick_mode_case("mla", "false", "false"), "one_share_host_to_all_device_ce_multi_stream");
+  EXPECT_EQ(quick_mode_case("mla", "true", "false"), "one_share_host_to_all_device_ce_multi_stream");
+  EXPECT_EQ(quick_mode_case("mla", "false", "true"), "one_share_host_to_all_device_ffts_direct_h2d");
+  EXPECT_EQ(quick_mode_case("mla", "true", "true"), "one_share_host_to_all_device_ffts_direct_h2d");
+}
+
+TEST(QuickMode, RejectsOtherValues) {
+  EXPECT_THROW(quick_mode_case("mha", "false", "false"), UsageError);
+  EXPECT_THROW(quick_mode_case("gqa", "yes", "false"), UsageError);
+  EXPECT_THROW(quick_mode_case("gqa", "false", "1"), UsageError);
+  EXPECT_THROW(quick_mode_case("GQA", "false", "false"), UsageError);
+}
+
+TEST(Catalog, EveryQuickModeCaseExists) {
+  for (const char* m : {"gqa", "mla"})
+    for (const char* i : {"true", "false"})
+      for (const char* s : {"true", "false"}) EXPECT_NE(find_case(quick_mode_case(m, i, s)), nullptr);
+}
+
+TEST(Catalog, SpecCasesAndSimSupport) {
+  auto sim = make_sim_backend();
+  const char* const sim_cases[] = {
+      "host_to_device_ce", "host_to_device_batch_ce", "host_to_device_ce_multi_stream",
+      "device_to_host_ce", "device_to_device_ce", "anonymous_to_device_ce",
+      "one_host_to_all_device_ce", "all_host_to_all_device_ce", "one_device_to_all_device_ce",
+      "all_host_to_all_device_ce_multi_stream", "all_odirect_host_to_all_device_ce_multi_stream",
+      "one_share_host_to_all_device_ce_multi_stream", "all_host_to_all_device_ffts_direct_h2d",
+      "all_odirect_host_to_all_device_ffts_direct_h2d", "one_share_host_to_all_device_ffts_direct_h2d",
+      "host_to_anonymous_memcpy", "shm_to_all_host_memcpy"};
+  for (const char* n : sim_cases) {
+    const CaseSpec* c = find_case(n);
+    ASSERT_NE(c, nullptr) << n;
+    EXPECT_EQ(unsupported_reason(*c, *sim), "") << n;
+  }
+  for (const char* n : {"host_to_device_sm", "device_to_host_sm"}) {
+    const CaseSpec* c = find_case(n);
+    ASSERT_NE(c, nullptr) << n;
+    EXPECT_NE(unsupported_reason(*c, *sim), "") << n;
+  }
+  EXPECT_EQ(copy_cases().size(), 19u);
+}
+
+TEST(Catalog, LabelsAndMethods) {
+  auto sim = make_sim_backend();
+  const CaseSpec* gqa = find_case("all_host_to_all_device_ce_multi_stream");
+  EXPECT_EQ(from_label(*gqa, *sim), "sim::host::all");
+  EXPECT_EQ(to_label(*gqa, *sim), "sim::device::all");
+  EXPECT_EQ(method_name(*gqa, *sim), "CE-MS-FORK");
+  const CaseSpec* mla = find_case("one_share_host_to_all_device_ffts_direct_h2d");
+  EXPECT_EQ(from_label(*mla, *sim), "sim::shm::0");
+  EXPECT_EQ(method_name(*mla, *sim), "SDMA-FORK");
+  const CaseSpec* od = find_case("all_odirect_host_to_all_device_ffts_direct_h2d");
+  EXPECT_EQ(from_label(*od, *sim), "sim::odirect_mmap::all");
+  const CaseSpec* mapped = find_case("all_host_to_all_device_ffts_direct_h2d");
+  EXPECT_EQ(from_label(*mapped, *sim), "sim::host_mapped::all");
+  const CaseSpec* single = find_case("host_to_device_ce");
+  EXPECT_EQ(from_label(*single, *sim), "sim::host::0");
+  EXPECT_EQ(to_label(*single, *sim), "sim::device::0");
+  EXPECT_EQ(method_name(*single, *sim), "CE");
+  EXPECT_EQ(method_name(*find_case("host_to_device_batch_ce"), *sim), "CE-BATCH");
+  EXPECT_EQ(method_name(*find_case("shm_to_all_host_memcpy"), *sim), "MEMCPY-FORK");
+  EXPECT_EQ(direction(*find_case("device_to_host_ce")), CopyDir::kD2H);
+  EXPECT_EQ(direction(*find_case("device_to_device_ce")), CopyDir::kD2D);
+  EXPECT_EQ(direction(*single), CopyDir::kH2D);
+}

@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+
+#include "output/text_writer.h"
+
+using namespace ds;
+
+namespace {
+
+Stats us_stats(int64_t mn, int64_t mx, double avg, int64_t p50, int64_t p90) {
+  Stats s;
+  s.min = mn * 1000;
+  s.max = mx * 1000;
+  s.avg = avg * 1000;
+  s.p50 = p50 * 1000;
+  s.p90 = p90 * 1000;
+  return s;
+}
+
+CaseResult seed_gqa() {
+  CaseResult r;
+  r.name = "all_host_to_all_device_ce_multi_stream";
+  r.brief = "memcpy from all host to all device with ce using multi stream and fork submit";
+  r.from = "acl::host::all";
+  r.to = "acl::device::all";
+  r.method = "CE-MS-FORK";
+  r.block_bytes = 16 * 1024;
+  r.count = 4096;
+  r.submit = us_stats(878, 2576, 1117, 1112, 1269);
+  r.copy = us_stats(3155, 4101, 3736, 3759, 3905);
+  return r;
+}
+
+}  // namespace
+
+TEST(TextTable, ReproducesTheSeedGqaRows) {
+  const std::string expected =
+      "[[ all_host_to_all_device_ce_multi_stream ]] memcpy from all host to all device with ce "
+      "using multi stream and fork submit\n"
+      "  From              To                Method    Size(KB)  Count   "
+      "Submit(us)-(Min/Max/Avg/P50/P90)        Copy(us)-(Min/Max/Avg/P50/P90)              "
+      "BW(GB/s)\n"
+      // The seed prints CE-MS-FORK16; a full cell gets one space (SPEC §5.1).
+      "  acl::host::all    acl::device::all  CE-MS-FORK 16        4096    "
+      "878 / 2576 / 1117 / 1112 / 1269         3155 / 4101 / 3736 / 3759 / 3905            "
+      "16.729\n";
+  EXPECT_EQ(format_text_block(seed_gqa()), expected);
+}
+
+TEST(TextTable, ReproducesTheSeedMlaRow) {
+  CaseResult r = seed_gqa();
+  r.name = "one_share_host_to_all_device_ce_multi_stream";
+  r.brief = "memcpy from one shared host to all device with ce using multi stream and fork submit";
+  r.from = "acl::shm::0";
+  r.submit = us_stats(1056, 1270, 1162, 1161, 1209);
+  r.copy = us_stats(3914, 5024, 4471, 4424, 4852);
+  const std::string block = format_text_block(r);
+  EXPECT_NE(block.find("  acl::shm::0       acl::device::all  CE-MS-FORK 16        4096    "
+                       "1056 / 1270 / 1162 / 1161 / 1209        "
+                       "3914 / 5024 / 4471 / 4424 / 4852            13.979\n"),
+            std::string::npos)
+      << block;
+}
+
+TEST(TextTable, WideCellsNeverTouch) {
+  CaseResult r = seed_gqa();
+  r.from = "sim::odirect_mmap::all";  // wider than its 18-column cell
+  r.method = "FFTS-SDMA-FORK";
+  const std::string block = format_text_block(r);
+  EXPECT_NE(block.find("  sim::odirect_mmap::all acl::device::all  "), std::string::npos) << block;
+  EXPECT_NE(block.find("FFTS-SDMA-FORK 16"), std::string::npos);
+}
+
+TEST(TextTable, StatsRoundToWholeMicroseconds) {
+  Stats s;
+  s.min = 1499;  // 1.499 us -> 1
+  s.max = 1500;  // 1.5 us -> 2
+  s.avg = 2600.0;
+  s.p50 = 999;
+  s.p90 = 0;
+  EXPECT_EQ(format_stats_us(s), "1 / 2 / 3 / 1 / 0");
+}
