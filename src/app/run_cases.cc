@@ -38,20 +38,26 @@ RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>
   return info;
 }
 
-void run_cases(const std::vector<CaseSpec>& cases, const CopyParams& params,
-               SelectedBackend& selected, ResultWriter& writer) {
-  for (const auto& c : cases) {
+void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, ResultWriter& writer) {
+  for (const auto& run : runs) {
     try {
-      CaseResult r = run_case(c, params, *selected.backend);
+      CaseResult r = run_case(run.spec, run.params, *selected.backend);
       writer.add(r);
-      if (r.validated) writer.validation(c.name, *r.validated);
+      if (r.validated) writer.validation(run.spec.name, *r.validated);
     } catch (const std::exception& e) {
-      writer.fail(c.name, e.what());
+      writer.fail(run.spec.name, e.what());
       writer.finish();
       throw;
     }
   }
   writer.finish();
+}
+
+void run_cases(const std::vector<CaseSpec>& cases, const CopyParams& params,
+               SelectedBackend& selected, ResultWriter& writer) {
+  std::vector<CaseRun> runs;
+  for (const auto& c : cases) runs.push_back({c, params});
+  run_cases(runs, selected, writer);
 }
 
 }  // namespace ds

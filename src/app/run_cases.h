@@ -19,8 +19,16 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
 
 RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>& command_line);
 
-// Runs every case; results go to `writer` as each finishes. Throws on failure
-// after telling the writer.
+// One case with the parameters it runs with.
+struct CaseRun {
+  CaseSpec spec;
+  CopyParams params;
+};
+
+// Runs every case in order; results go to `writer` as each finishes, and the
+// writer is finished at the end. Throws on failure after telling the writer.
+void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, ResultWriter& writer);
+// The same cases all with `params`.
 void run_cases(const std::vector<CaseSpec>& cases, const CopyParams& params,
                SelectedBackend& selected, ResultWriter& writer);
 

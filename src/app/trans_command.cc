@@ -1,0 +1,78 @@
+// `trans` (SPEC §2.4): the host/device transfer matrix, every combination the
+// filters leave, each run like a copy case on all -d devices at once.
+#include <iostream>
+#include <memory>
+
+#include "app/command.h"
+#include "app/output_options.h"
+#include "app/run_cases.h"
+#include "cases/matrix.h"
+#include "core/error.h"
+#include "core/units.h"
+
+namespace ds {
+
+namespace {
+
+struct TransArgs {
+  TransFilters filters;
+  std::string size = "32768", blocks = "1024", devices = "8", iterations = "1024", warmup = "2";
+  bool validate = false;
+  OutputOptions out;
+};
+
+int run_trans(const TransArgs& a, const GlobalOptions& g) {
+  CopyParams p;
+  p.block_bytes = parse_size("-s", a.size);
+  p.blocks = parse_count("-n", a.blocks, 1);
+  p.devices = static_cast<int>(parse_count("-d", a.devices, 1));
+  p.iterations = static_cast<int>(parse_count("-i", a.iterations, 1));
+  p.warmup = static_cast<int>(parse_count("--warmup", a.warmup, 0));
+  p.validate = a.validate;
+  check_format(a.out.format);
+
+  SelectedBackend selected = select_backend(g.backend);
+  const std::vector<TransCombo> combos = trans_matrix(a.filters, *selected.backend);
+  if (combos.empty()) {
+    std::string list;
+    for (const auto& n : trans_offered(*selected.backend)) list += "\n  " + n;
+    throw UsageError("the filters match no combination the " + selected.backend->name() +
+                     " backend offers; it offers:" + list);
+  }
+  std::vector<CaseSpec> specs;
+  for (const auto& c : combos) specs.push_back(c.spec);
+  check_against_backend(specs, p, selected);
+
+  std::vector<CaseRun> runs;
+  for (const auto& c : combos) {
+    runs.push_back({c.spec, p});
+    runs.back().params.streams = c.streams;
+  }
+  auto writer = make_writer(a.out, std::cout);
+  writer->begin(run_info(selected, g.command_line));
+  run_cases(runs, selected, *writer);
+  return 0;
+}
+
+}  // namespace
+
+Command add_trans_command(CLI::App& root, GlobalOptions& global) {
+  auto a = std::make_shared<TransArgs>();
+  CLI::App* c = root.add_subcommand(
+      "trans", "sweep direction x host buffer x device buffer x method, one block per combination");
+  c->add_option("-t", a->filters.directions, "direction: H2D|D2H (default both)")->expected(1);
+  c->add_option("-H", a->filters.host_types, "host buffer: normal|anonymous|registered|pinned; repeatable (default all)");
+  c->add_option("-D", a->filters.device_types, "device buffer: normal; repeatable (default all)");
+  c->add_option("-M", a->filters.methods,
+                "method: ce|batch_ce|ms_<S>|sm (cuda)|memcpy (sim); repeatable (default all, ms_4)");
+  c->add_option("-s", a->size, "transfer size: bytes or K/M/G (default 32768)");
+  c->add_option("-n", a->blocks, "transfers per device per iteration (default 1024)");
+  c->add_option("-d", a->devices, "devices, all running at once (default 8)");
+  c->add_option("-i", a->iterations, "iterations (default 1024)");
+  c->add_option("--warmup", a->warmup, "iterations run first and not counted (default 2)");
+  c->add_flag("--validate", a->validate, "check every destination byte after each combination");
+  add_output_options(c, a->out);
+  return {c, [a, &global] { return run_trans(*a, global); }};
+}
+
+}  // namespace ds
