@@ -172,7 +172,6 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   const size_t per = static_cast<size_t>(nblocks * p.block_bytes);
   const int total_iters = p.warmup + p.iterations;
   const CopyDir dir = direction(spec);
-  const bool in_process = spec.topology != Topology::kFork;
   const MemoryNeeds needs = memory_needs(spec, p, backend);
 
   const int64_t t0 = now_ns();
@@ -180,29 +179,21 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   Barrier barrier(shared.barrier_state);
   barrier.init(static_cast<uint32_t>(d));
 
-  // Shared sources: a POSIX shm region made here for fork cases, its name removed
+  // Shared sources: for fork cases a POSIX shm region made here, its name removed
   // at once so nothing outlives the run even if this process is killed (children
-  // inherit the mapping and register it); one pinned or device-0 buffer for
-  // thread cases.
+  // inherit the mapping and each registers it); for thread cases one pinned or
+  // device-0 buffer made next to the workers.
   std::unique_ptr<ShmRegion> shm;
   std::unique_ptr<Device> coordinator;
   Buffer shared_src;
-  if (in_process) backend.init_process();
-  if (spec.shared_src) {
-    if (spec.src == BufKind::kShm) {
-      shm = ShmRegion::create(per);
-      shm->unlink();
-      for (uint64_t b = 0; b < nblocks; ++b)
-        pattern_fill(static_cast<char*>(shm->ptr()) + b * block, block, pattern_key(0, b));
-    } else {
-      coordinator = backend.open_device(0);
-      shared_src = make_buffer(spec.src, *coordinator, per);
-      fill_blocks(*coordinator, shared_src, 0, nblocks, block);
-    }
+  if (spec.shared_src && spec.src == BufKind::kShm) {
+    shm = ShmRegion::create(per);
+    shm->unlink();
+    for (uint64_t b = 0; b < nblocks; ++b)
+      pattern_fill(static_cast<char*>(shm->ptr()) + b * block, block, pattern_key(0, b));
   }
 
   auto body = [&](int w) {
-    if (!in_process) backend.init_process();
     auto dev = backend.open_device(w);
     if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
       const uint64_t free = dev->free_memory();
@@ -242,7 +233,6 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
 
     for (int it = 0; it < total_iters; ++it) {
       barrier.wait(kBarrierTimeoutNs);
-      if (in_process) check_interrupted();
       IterRecord r{};
       r.start = now_ns();
       init->submit();
@@ -259,7 +249,30 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
 
   {
     ProgressScope progress(spec.name, p.block_bytes, p.warmup, p.iterations);
-    run_workers(fanout_of(spec.topology), d, body, barrier);
+    if (spec.topology == Topology::kFork) {
+    run_workers(Fanout::kFork, d,
+                [&](int w) {
+                  backend.init_process();  // in the child, after fork
+                  body(w);
+                },
+                barrier);
+  } else {
+    // In-process topologies still run in a child of this process: the runtime is
+    // never initialised here, so a later fork case starts from a clean process.
+    run_isolated(
+        [&] {
+          backend.init_process();
+          if (spec.shared_src) {
+            coordinator = backend.open_device(0);
+            shared_src = make_buffer(spec.src, *coordinator, per);
+            fill_blocks(*coordinator, shared_src, 0, nblocks, block);
+          }
+          run_workers(fanout_of(spec.topology), d, body, barrier);
+          shared_src = Buffer();
+          coordinator.reset();
+        },
+        barrier);
+  }
   }
 
   CaseResult r;

@@ -88,7 +88,7 @@ std::string describe_status(int status) {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier) {
+void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier, bool label) {
   SharedMapping reports_map(sizeof(ChildReport) * static_cast<size_t>(count));
   auto* reports = static_cast<ChildReport*>(reports_map.data());
   std::fflush(nullptr);
@@ -143,7 +143,7 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier)
     std::string reason = reports[w].message[0] ? reports[w].message : describe_status(status);
     const bool secondary = reason.rfind("stopped:", 0) == 0;
     if (first_error.empty() || (!secondary && first_error.find(": stopped:") != std::string::npos))
-      first_error = "device " + std::to_string(w) + ": " + reason;
+      first_error = label ? "device " + std::to_string(w) + ": " + reason : reason;
     stop_all(5000000000LL);
   }
   if (was_interrupted) throw Interrupted();
@@ -162,9 +162,13 @@ void run_workers(Fanout fanout, int count, const std::function<void(int)>& body,
       run_threads(count, body, barrier);
       return;
     case Fanout::kFork:
-      run_fork(count, body, barrier);
+      run_fork(count, body, barrier, true);
       return;
   }
+}
+
+void run_isolated(const std::function<void()>& body, Barrier& barrier) {
+  run_fork(1, [&](int) { body(); }, barrier, false);
 }
 
 }  // namespace ds

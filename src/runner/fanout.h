@@ -19,4 +19,9 @@ enum class Fanout { kInline, kThreads, kFork };
 void run_workers(Fanout fanout, int count, const std::function<void(int)>& body,
                  Barrier& barrier);
 
+// Runs body() in one child process and waits for it, with the same failure and
+// Ctrl-C handling; its error message comes back unchanged. Used so that this
+// process never initialises an accelerator runtime it may later fork from.
+void run_isolated(const std::function<void()>& body, Barrier& barrier);
+
 }  // namespace ds

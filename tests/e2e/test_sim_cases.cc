@@ -195,3 +195,18 @@ TEST(ForkCleanup, CtrlCStopsEverythingAndNothingIsLeft) {
   EXPECT_EQ(our_shm_entries(), before);
   EXPECT_NE(slurp(::testing::TempDir() + "sigint.err").find("interrupted"), std::string::npos);
 }
+
+TEST(ForkCleanup, CtrlCDuringAThreadCase) {
+  const std::string out = ::testing::TempDir() + "threads.out", err = ::testing::TempDir() + "threads.err";
+  const int pid = start_tool({"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-s", "64K",
+                              "-n", "16", "-i", "1000000", "-d", "3"},
+                             out, err);
+  for (int i = 0; i < 200 && child_pids(pid).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto kids = child_pids(pid);
+  ASSERT_EQ(kids.size(), 1u);  // the runtime lives in one child, threads inside it
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_tool(pid), 130);
+  EXPECT_NE(kill(kids[0], 0), 0);
+}
