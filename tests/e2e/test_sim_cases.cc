@@ -210,3 +210,20 @@ TEST(ForkCleanup, CtrlCDuringAThreadCase) {
   EXPECT_EQ(wait_tool(pid), 130);
   EXPECT_NE(kill(kids[0], 0), 0);
 }
+
+TEST(Cli, BackendBeforeOrAfterTheSubCommand) {
+  for (auto args : {std::vector<std::string>{"--backend", "sim", "copy", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "1"},
+                    std::vector<std::string>{"copy", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "1", "--backend", "sim"}}) {
+    RunResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("sim::host::0"), std::string::npos);
+  }
+}
+
+TEST(Cli, DoctorReportsBackendsAndHost) {
+  RunResult r = run_tool({"doctor"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"dev-sandbox ", "backend sim: loaded", "libaio", "io_uring", "CPUs", "NUMA",
+                        "MemAvailable", "/dev/shm", "RLIMIT_MEMLOCK", "transparent hugepages"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
