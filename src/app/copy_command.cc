@@ -64,11 +64,15 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
     CopyParams q = p;
     q.block_bytes = step.block_bytes;
     q.blocks = step.blocks;
+    const uint64_t budget = steps.front().block_bytes * p.blocks;
     if (q.blocks != p.blocks)
       std::cerr << "dev-sandbox: note: --sweep at " << size_label(q.block_bytes) << ": -n "
-                << p.blocks << " -> " << q.blocks << " to keep "
-                << format_bytes(steps.front().block_bytes * p.blocks)
-                << " per device per iteration" << std::endl;
+                << p.blocks << " -> " << q.blocks
+                << (q.blocks * q.block_bytes <= budget
+                        ? " to keep " + format_bytes(budget) + " per device per iteration"
+                        : " (the minimum; the first size's " + format_bytes(budget) +
+                              " per device per iteration is less than one block)")
+                << std::endl;
     check_against_backend(cases, q, selected);
     run_cases(cases, q, selected, sweep);
   }

@@ -6,7 +6,14 @@ namespace ds {
 
 namespace {
 
-using nlohmann::json;
+// Keys in the order a reader expects (tool, backend, ..., results); plain
+// sorted keys with nlohmann_json older than 3.9, which has no ordered_json.
+#if NLOHMANN_JSON_VERSION_MAJOR > 3 || \
+    (NLOHMANN_JSON_VERSION_MAJOR == 3 && NLOHMANN_JSON_VERSION_MINOR >= 9)
+using json = nlohmann::ordered_json;
+#else
+using json = nlohmann::json;
+#endif
 
 // Microseconds with nanosecond resolution: the text table rounds, JSON does not.
 json stats_us(const Stats& s) {
@@ -73,14 +80,14 @@ void JsonWriter::finish() {
   else
     doc["backend"] = nullptr;  // the run failed before a backend was chosen
   doc["command_line"] = info_ ? json(info_->command_line) : json::array();
-  doc["results"] = json::array();
-  for (const auto& r : results_) doc["results"].push_back(result_json(r));
   doc["status"] = failed_ ? "failed" : "ok";
   if (failed_)
     doc["error"] = {{"case", fail_case_.empty() ? json(nullptr) : json(fail_case_)},
                     {"message", fail_error_}};
   else
     doc["error"] = nullptr;
+  doc["results"] = json::array();
+  for (const auto& r : results_) doc["results"].push_back(result_json(r));
   // Invalid UTF-8 (e.g. a path in an error) is replaced, never a throw mid-report.
   out_ << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   out_.flush();

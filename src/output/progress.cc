@@ -1,8 +1,11 @@
 #include "output/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "core/clock.h"
 #include "output/size_label.h"
@@ -19,6 +22,7 @@ struct State {
   bool active = false;
   char label[200] = {};
   int warmup = 0, total = 0;
+  size_t columns = 80;  // a longer line would wrap, and \r would no longer rewrite it
   int64_t start_ns = 0, last_ns = 0;
 } g;
 
@@ -36,6 +40,8 @@ ProgressScope::ProgressScope(const std::string& case_name, uint64_t block_bytes,
   if (!g.active) return;
   std::snprintf(g.label, sizeof g.label, "%s (%s blocks)", case_name.c_str(),
                 size_label(block_bytes).c_str());
+  winsize ws{};
+  g.columns = ::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
   g.warmup = warmup;
   g.total = warmup + iterations;
   g.start_ns = now_ns();
@@ -54,14 +60,21 @@ void progress_iteration(int done) {
   if (g.last_ns != 0 && now - g.last_ns < kIntervalNs) return;
   g.last_ns = now;
   const double elapsed = static_cast<double>(now - g.start_ns) * 1e-9;
-  char line[320];
-  const int n =
-      done <= g.warmup
-          ? std::snprintf(line, sizeof line, "\r\033[K%s: warm-up %d/%d, %.1f s", g.label, done,
-                          g.warmup, elapsed)
-          : std::snprintf(line, sizeof line, "\r\033[K%s: iteration %d/%d, %.1f s", g.label,
-                          done - g.warmup, g.total - g.warmup, elapsed);
-  if (n > 0) put(line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n) : sizeof line - 1);
+  char counter[96];
+  if (done <= g.warmup)
+    std::snprintf(counter, sizeof counter, ": warm-up %d/%d, %.1f s", done, g.warmup, elapsed);
+  else
+    std::snprintf(counter, sizeof counter, ": iteration %d/%d, %.1f s", done - g.warmup,
+                  g.total - g.warmup, elapsed);
+  // Within the terminal's width, shortening the label rather than the counter.
+  const size_t counter_len = std::strlen(counter);
+  const size_t room = g.columns > counter_len + 1 ? g.columns - counter_len - 1 : 0;
+  const size_t label_len = std::min(std::strlen(g.label), room);
+  char line[4 + sizeof g.label + sizeof counter];
+  std::memcpy(line, "\r\033[K", 4);
+  std::memcpy(line + 4, g.label, label_len);
+  std::memcpy(line + 4 + label_len, counter, counter_len);
+  put(line, 4 + label_len + counter_len);
 }
 
 }  // namespace ds

@@ -16,9 +16,10 @@ struct Series {
   std::vector<std::pair<double, double>> points;  // log2(block bytes), GiB/s
 };
 
-// Colour-blind-safe palette (Okabe-Ito), then repeated with other markers.
+// Okabe-Ito (colour-blind safe; its yellow darkened to read on white), then
+// repeated with other marker shapes.
 const char* const kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
-                                "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+                                "#E69F00", "#56B4E9", "#000000", "#8C6D1F"};
 
 std::string esc(const std::string& s) {
   std::string o;

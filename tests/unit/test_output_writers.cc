@@ -1,0 +1,289 @@
+// JSON, CSV and SVG writers on results made here: the formats agree with each
+// other and with the text table, and stay valid when a run fails.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/sweep.h"
+#include "core/error.h"
+#include "output/csv_writer.h"
+#include "output/json_writer.h"
+#include "output/svg_plot.h"
+#include "output/text_writer.h"
+#include "output_checks.h"
+
+using namespace ds;
+using nlohmann::json;
+
+namespace {
+
+Stats ns_stats(int64_t mn, int64_t mx, double avg, int64_t p50, int64_t p90) {
+  Stats s;
+  s.min = mn;
+  s.max = mx;
+  s.avg = avg;
+  s.p50 = p50;
+  s.p90 = p90;
+  s.samples = 10;
+  return s;
+}
+
+// The seed's GQA row, with nanosecond detail the text table rounds away.
+CaseResult sample(const std::string& name = "all_host_to_all_device_ce_multi_stream",
+                  uint64_t block = 16 * 1024) {
+  CaseResult r;
+  r.name = name;
+  r.brief = "memcpy from all host to all device, with \"quotes\", commas";
+  r.from = "acl::host::all";
+  r.to = "acl::device::all";
+  r.method = "CE-MS-FORK";
+  r.block_bytes = block;
+  r.count = 4096;
+  r.devices = 8;
+  r.streams = 4;
+  r.frags = 0;
+  r.iterations = 128;
+  r.warmup = 2;
+  r.submit = ns_stats(878100, 2576400, 1117250.5, 1112000, 1269000);
+  r.copy = ns_stats(3155000, 4101000, 3736000, 3759000, 3905000);
+  r.wall = ns_stats(3300000, 4300000, 3900000, 3950000, 4100000);
+  r.setup_s = 0.25;
+  return r;
+}
+
+RunInfo info() {
+  RunInfo i;
+  i.tool_version = "9.9.9";
+  i.backend = "sim";
+  i.runtime_version = "cpu memcpy simulation";
+  i.devices = {"sim card 0", "sim card 1"};
+  i.command_line = {"dev-sandbox", "copy", "-t", "x,y"};
+  return i;
+}
+
+json run_json(const std::vector<CaseResult>& results, const std::string* fail_case = nullptr) {
+  std::ostringstream out;
+  JsonWriter w(out);
+  w.begin(info());
+  for (const auto& r : results) w.add(r);
+  if (fail_case) w.fail(*fail_case, "validation failed: case x device 1 block 2");
+  w.finish();
+  return json::parse(out.str());
+}
+
+std::vector<std::vector<std::string>> run_csv(const std::vector<CaseResult>& results,
+                                              const std::string* fail_case = nullptr) {
+  std::ostringstream out;
+  CsvWriter w(out);
+  w.begin(info());
+  for (const auto& r : results) w.add(r);
+  if (fail_case) w.fail(*fail_case, "cuMemcpyHtoDAsync(dst, src, 16384): \"invalid\", value");
+  w.finish();
+  std::string error;
+  auto rows = dstest::parse_csv(out.str(), &error);
+  EXPECT_EQ(error, "") << out.str();
+  return rows;
+}
+
+}  // namespace
+
+TEST(OutputJson, DocumentCarriesRunInfoAndEveryField) {
+  const json doc = run_json({sample()});
+  EXPECT_EQ(doc["tool"]["version"], "9.9.9");
+  EXPECT_EQ(doc["backend"]["name"], "sim");
+  EXPECT_TRUE(doc["backend"]["library"].is_null());
+  EXPECT_EQ(doc["backend"]["devices"].size(), 2u);
+  EXPECT_EQ(doc["command_line"][3], "x,y");
+  EXPECT_EQ(doc["status"], "ok");
+  EXPECT_TRUE(doc["error"].is_null());
+  ASSERT_EQ(doc["results"].size(), 1u);
+  const json& r = doc["results"][0];
+  for (const char* key : {"name", "brief", "from", "to", "method", "block_bytes", "count",
+                          "devices", "streams", "frags", "iterations", "warmup", "time_label",
+                          "submit_us", "copy_us", "wall_us", "bandwidth_gib_s", "bandwidth_gb_s",
+                          "wall_bandwidth_gib_s", "validated", "setup_s"})
+    EXPECT_TRUE(r.contains(key)) << key;
+  EXPECT_EQ(r["block_bytes"], 16384);
+  EXPECT_EQ(r["count"], 4096);
+  EXPECT_EQ(r["time_label"], "Copy");
+  EXPECT_TRUE(r["validated"].is_null());
+  EXPECT_DOUBLE_EQ(r["setup_s"].get<double>(), 0.25);
+  // Microseconds as numbers, not rounded like the table.
+  EXPECT_DOUBLE_EQ(r["submit_us"]["min"].get<double>(), 878.1);
+  EXPECT_DOUBLE_EQ(r["submit_us"]["avg"].get<double>(), 1117.2505);
+  EXPECT_DOUBLE_EQ(r["copy_us"]["avg"].get<double>(), 3736.0);
+  EXPECT_DOUBLE_EQ(r["wall_us"]["p90"].get<double>(), 4100.0);
+}
+
+TEST(OutputJson, BandwidthMatchesTheTableAndTheFormula) {
+  const CaseResult s = sample();
+  const json r = run_json({s})["results"][0];
+  const double gib = r["bandwidth_gib_s"].get<double>();
+  // SPEC §4.3: block_bytes x count / copy avg; the seed's 16.729 GiB/s.
+  const double expect = 16384.0 * 4096 / (r["copy_us"]["avg"].get<double>() * 1e-6) / (1 << 30);
+  EXPECT_NEAR(gib, expect, expect * 1e-12);
+  char cell[32];
+  std::snprintf(cell, sizeof cell, "%.3f", gib);
+  EXPECT_EQ(std::string(cell), "16.729");
+  EXPECT_NE(format_text_block(s).find(" 16.729\n"), std::string::npos);
+  EXPECT_NEAR(r["bandwidth_gb_s"].get<double>(), gib * (1 << 30) / 1e9, 1e-9);
+  EXPECT_NEAR(r["wall_bandwidth_gib_s"].get<double>(), 16384.0 * 4096 / 3.9e-3 / (1 << 30), 1e-9);
+  // The table's whole microseconds are the JSON values rounded.
+  EXPECT_NE(format_text_block(s).find("878 / 2576 / 1117 / 1112 / 1269"), std::string::npos);
+  EXPECT_EQ(std::llround(r["submit_us"]["max"].get<double>()), 2576);
+}
+
+TEST(OutputJson, ValidationAndFailureAreRecorded) {
+  CaseResult ok = sample("host_to_device_ce");
+  ok.validated = true;
+  const std::string failing = "all_host_to_all_device_ce";
+  const json doc = run_json({ok}, &failing);
+  EXPECT_EQ(doc["status"], "failed");
+  EXPECT_EQ(doc["error"]["case"], failing);
+  EXPECT_NE(doc["error"]["message"].get<std::string>().find("validation failed"), std::string::npos);
+  ASSERT_EQ(doc["results"].size(), 1u);  // what finished before the failure is kept
+  EXPECT_EQ(doc["results"][0]["validated"], true);
+}
+
+TEST(OutputJson, FailureBeforeAnyBackendIsStillADocument) {
+  std::ostringstream out;
+  JsonWriter w(out);
+  w.fail("", "no backend: cuda runtime not found");
+  w.finish();
+  const json doc = json::parse(out.str());
+  EXPECT_TRUE(doc["backend"].is_null());
+  EXPECT_TRUE(doc["error"]["case"].is_null());
+  EXPECT_TRUE(doc["results"].empty());
+}
+
+TEST(OutputCsv, QuotesFieldsThatNeedIt) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_field(""), "");
+}
+
+TEST(OutputCsv, EveryLineHasEveryColumnAndAgreesWithJson) {
+  CaseResult a = sample("host_to_device_ce", 4096), b = sample("device_to_host_ce", 1 << 20);
+  b.validated = false;
+  const std::string failing = "one_host_to_all_device_ce";
+  const auto rows = run_csv({a, b}, &failing);
+  const json doc = run_json({a, b});
+  const auto& cols = csv_columns();
+  ASSERT_EQ(rows.size(), 4u);  // header, two cases, the failure
+  for (const auto& row : rows) EXPECT_EQ(row.size(), cols.size());
+  EXPECT_EQ(rows[0], cols);
+  auto col = [&](const std::string& name) {
+    for (size_t i = 0; i < cols.size(); ++i)
+      if (cols[i] == name) return i;
+    ADD_FAILURE() << "no column " << name;
+    return size_t{0};
+  };
+  for (size_t k = 0; k < 2; ++k) {
+    const auto& row = rows[k + 1];
+    const json& r = doc["results"][k];
+    EXPECT_EQ(row[col("name")], r["name"]);
+    EXPECT_EQ(row[col("brief")], r["brief"]);  // quotes and commas survive
+    EXPECT_EQ(std::stoull(row[col("block_bytes")]), r["block_bytes"].get<uint64_t>());
+    EXPECT_EQ(std::stoull(row[col("count")]), r["count"].get<uint64_t>());
+    for (const char* t : {"submit_us", "copy_us", "wall_us"})
+      for (const char* s : {"min", "max", "avg", "p50", "p90"})
+        EXPECT_NEAR(std::stod(row[col(std::string(t) + "_" + s)]), r[t][s].get<double>(), 5e-4)
+            << t << "_" << s;
+    for (const char* f : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s", "setup_s"})
+      EXPECT_NEAR(std::stod(row[col(f)]), r[f].get<double>(), 1e-6) << f;
+    EXPECT_EQ(row[col("error")], "");
+  }
+  EXPECT_EQ(rows[1][col("validated")], "");
+  EXPECT_EQ(rows[2][col("validated")], "false");
+  EXPECT_EQ(rows[3][col("name")], failing);
+  EXPECT_EQ(rows[3][col("error")], "cuMemcpyHtoDAsync(dst, src, 16384): \"invalid\", value");
+}
+
+TEST(OutputCsv, NoResultsStillGivesTheHeader) {
+  const auto rows = run_csv({});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0], csv_columns());
+}
+
+TEST(OutputSweep, StepsArePowersOfTwoWithScaledCounts) {
+  const auto steps = sweep_steps("4K:64K", 8);
+  ASSERT_EQ(steps.size(), 5u);
+  const uint64_t sizes[] = {4096, 8192, 16384, 32768, 65536};
+  const uint64_t blocks[] = {8, 4, 2, 1, 1};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i].block_bytes, sizes[i]);
+    EXPECT_EQ(steps[i].blocks, blocks[i]);
+    EXPECT_LE(steps[i].blocks * steps[i].block_bytes, std::max<uint64_t>(4096 * 8, sizes[i]));
+  }
+  EXPECT_EQ(sweep_steps("1m:1M", 3).size(), 1u);
+  EXPECT_EQ(sweep_steps("512:2K", 1).back().blocks, 1u);
+}
+
+TEST(OutputSweep, RejectsBadRanges) {
+  for (const char* bad : {"4K", "4K:", ":4K", "3K:64K", "4K:48K", "64K:4K", "4K:64Q", "4K:8K:16K"})
+    EXPECT_THROW(sweep_steps(bad, 8), UsageError) << bad;
+  try {
+    sweep_steps("64K:4K", 8);
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--sweep"), std::string::npos);
+  }
+}
+
+TEST(OutputSvg, WellFormedWithOneLinePerCaseAndLabelledAxes) {
+  std::vector<CaseResult> results;
+  for (uint64_t s = 4096; s <= (1u << 20); s *= 4)
+    for (const char* name : {"host_to_device_ce", "all_host_to_all_device_ce_multi_stream"}) {
+      CaseResult r = sample(name, s);
+      r.brief = "a <brief> & more";
+      r.devices = std::string(name).rfind("all_", 0) == 0 ? 2 : 1;
+      results.push_back(r);
+    }
+  const std::string svg = bandwidth_plot_svg(results, "sim");
+  std::vector<dstest::XmlElement> elems;
+  ASSERT_EQ(dstest::parse_xml(svg, &elems), "") << svg;
+  ASSERT_FALSE(elems.empty());
+  EXPECT_EQ(elems[0].name, "svg");
+  int polylines = 0;
+  std::string texts;
+  for (const auto& e : elems) {
+    if (e.name == "polyline") {
+      ++polylines;
+      // One vertex per swept size.
+      const std::string& pts = e.attrs.at("points");
+      EXPECT_EQ(std::count(pts.begin(), pts.end(), ','), 5) << pts;
+    }
+    if (e.name == "text") texts += e.text + "\n";
+  }
+  EXPECT_EQ(polylines, 2);
+  EXPECT_NE(texts.find("Bandwidth (GiB/s)"), std::string::npos);
+  EXPECT_NE(texts.find("Block size"), std::string::npos);
+  EXPECT_NE(texts.find("sim backend, 2 devices"), std::string::npos);
+  for (const char* tick : {"4K\n", "16K\n", "64K\n", "256K\n", "1M\n"})
+    EXPECT_NE(texts.find(tick), std::string::npos) << tick;
+  EXPECT_NE(texts.find("host_to_device_ce (1 device)"), std::string::npos);
+}
+
+TEST(OutputSvg, XmlCheckerRejectsBrokenDocuments) {
+  std::vector<dstest::XmlElement> e;
+  EXPECT_NE(dstest::parse_xml("<svg><g></svg>", &e), "");
+  e.clear();
+  EXPECT_NE(dstest::parse_xml("<svg a=1/>", &e), "");
+  e.clear();
+  EXPECT_NE(dstest::parse_xml("<svg><text>a & b</text></svg>", &e), "");
+  e.clear();
+  EXPECT_NE(dstest::parse_xml("<a/><b/>", &e), "");
+  e.clear();
+  EXPECT_EQ(dstest::parse_xml("<?xml version=\"1.0\"?>\n<a x='1'><b>&lt;</b></a>\n", &e), "");
+}
+
+TEST(OutputSizeLabel, ShortPowerOfTwoNames) {
+  EXPECT_EQ(size_label(512), "512");
+  EXPECT_EQ(size_label(4096), "4K");
+  EXPECT_EQ(size_label(1 << 20), "1M");
+  EXPECT_EQ(size_label(2ULL << 30), "2G");
+  EXPECT_EQ(size_label(1536), "1536");
+}
