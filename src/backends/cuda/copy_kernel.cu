@@ -2,6 +2,9 @@
 // loop of 16-byte loads and stores when both ends are 16-byte aligned, bytes
 // otherwise. Compiled to PTX (ptx.cmake) and loaded with cuModuleLoadData.
 // Launch: kernelParams = {&dst, &src, &bytes}, all 64-bit.
+// After editing, regenerate the committed PTX (used where nvcc is missing):
+//   cmake -DNVCC=nvcc -DCU=copy_kernel.cu -DCOMMITTED=copy_kernel.ptx \
+//         -DOUT=/tmp/copy_kernel_ptx.cc -DPTX_OUT=copy_kernel.ptx -P embed_ptx.cmake
 extern "C" __global__ void ds_copy_kernel(unsigned char* __restrict__ dst,
                                           const unsigned char* __restrict__ src,
                                           unsigned long long bytes) {

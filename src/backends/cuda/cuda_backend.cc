@@ -1,10 +1,13 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +28,11 @@ void* vptr(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t
 
 std::string call_text(const char* fn, size_t bytes) {
   return std::string(fn) + "(" + std::to_string(bytes) + " bytes)";
+}
+
+// Checks a call whose message names its size; the text is built only on failure.
+void check_sized(CUresult r, const char* fn, size_t bytes) {
+  if (r != CUDA_SUCCESS) throw RunError(cuda_error_text(call_text(fn, bytes), r));
 }
 
 class CudaStream : public Stream {
@@ -74,8 +82,7 @@ class CudaDevice : public Device {
       d_.cuDevicePrimaryCtxRelease_v2(dev_);
       throw RunError(cuda_error_text("cuCtxSetCurrent" + at, r));
     }
-    if (d_.cuDeviceGetAttribute(&sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_) !=
-            CUDA_SUCCESS ||
+    if (d_.cuDeviceGetAttribute(&sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_) != CUDA_SUCCESS ||
         sm_count_ < 1)
       sm_count_ = 1;
   }
@@ -102,7 +109,7 @@ class CudaDevice : public Device {
 
   std::unique_ptr<Memory> alloc_device(size_t bytes) override {
     CUdeviceptr p = 0;
-    cuda_check(d_.cuMemAlloc_v2(&p, bytes), call_text("cuMemAlloc_v2", bytes));
+    check_sized(d_.cuMemAlloc_v2(&p, bytes), "cuMemAlloc_v2", bytes);
     const CudaDriver* d = &d_;
     return std::make_unique<Memory>(nullptr, vptr(p), bytes, [d, p] { d->cuMemFree_v2(p); });
   }
@@ -110,7 +117,7 @@ class CudaDevice : public Device {
   std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool mapped) override {
     void* p = nullptr;
     const unsigned flags = kMemHostAllocPortable | (mapped ? kMemHostAllocDeviceMap : 0u);
-    cuda_check(d_.cuMemHostAlloc(&p, bytes, flags), call_text("cuMemHostAlloc", bytes));
+    check_sized(d_.cuMemHostAlloc(&p, bytes, flags), "cuMemHostAlloc", bytes);
     const CudaDriver* d = &d_;
     auto mem = std::make_unique<Memory>(p, p, bytes, [d, p] { d->cuMemFreeHost(p); });
     if (!mapped) return mem;  // unified addressing: the host pointer is the device address
@@ -122,8 +129,8 @@ class CudaDevice : public Device {
 
   std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
     // Always mapped: every registered kind is also a direct-path source.
-    cuda_check(d_.cuMemHostRegister_v2(ptr, bytes, kMemHostRegisterPortable | kMemHostRegisterDeviceMap),
-               call_text("cuMemHostRegister_v2", bytes));
+    check_sized(d_.cuMemHostRegister_v2(ptr, bytes, kMemHostRegisterPortable | kMemHostRegisterDeviceMap),
+                "cuMemHostRegister_v2", bytes);
     const CudaDriver* d = &d_;
     CUdeviceptr dev = 0;
     const CUresult r = d_.cuMemHostGetDevicePointer_v2(&dev, ptr, 0);
@@ -152,17 +159,16 @@ class CudaDevice : public Device {
     const CUstream st = stream_of(s);
     switch (dir) {
       case CopyDir::kH2D:
-        return cuda_check(d_.cuMemcpyHtoDAsync_v2(dptr(c.dst), c.src, c.bytes, st),
-                          call_text("cuMemcpyHtoDAsync_v2", c.bytes));
+        return check_sized(d_.cuMemcpyHtoDAsync_v2(dptr(c.dst), c.src, c.bytes, st), "cuMemcpyHtoDAsync_v2",
+                           c.bytes);
       case CopyDir::kD2H:
-        return cuda_check(d_.cuMemcpyDtoHAsync_v2(c.dst, dptr(c.src), c.bytes, st),
-                          call_text("cuMemcpyDtoHAsync_v2", c.bytes));
+        return check_sized(d_.cuMemcpyDtoHAsync_v2(c.dst, dptr(c.src), c.bytes, st), "cuMemcpyDtoHAsync_v2",
+                           c.bytes);
       case CopyDir::kD2D:
-        return cuda_check(d_.cuMemcpyDtoDAsync_v2(dptr(c.dst), dptr(c.src), c.bytes, st),
-                          call_text("cuMemcpyDtoDAsync_v2", c.bytes));
+        return check_sized(d_.cuMemcpyDtoDAsync_v2(dptr(c.dst), dptr(c.src), c.bytes, st),
+                           "cuMemcpyDtoDAsync_v2", c.bytes);
       case CopyDir::kH2H:
-        return cuda_check(d_.cuMemcpyAsync(dptr(c.dst), dptr(c.src), c.bytes, st),
-                          call_text("cuMemcpyAsync", c.bytes));
+        return check_sized(d_.cuMemcpyAsync(dptr(c.dst), dptr(c.src), c.bytes, st), "cuMemcpyAsync", c.bytes);
     }
   }
 
@@ -171,9 +177,7 @@ class CudaDevice : public Device {
   }
 
   // One IO task: its fragments in one batched submission (Method BATCH).
-  void direct_task(const CopyDesc* descs, size_t n, Stream& s) override {
-    batch(descs, n, stream_of(s));
-  }
+  void direct_task(const CopyDesc* descs, size_t n, Stream& s) override { batch(descs, n, stream_of(s)); }
 
   void kernel_copy(const CopyDesc& c, Stream& s) override {
     if (!function_) load_kernel();
@@ -184,21 +188,21 @@ class CudaDevice : public Device {
     const bool vec = ((dst | src) & 15) == 0;
     const unsigned long long units = vec ? std::max<unsigned long long>(1, bytes / 16) : bytes;
     const unsigned long long want = (units + kThreads - 1) / kThreads;
-    const unsigned blocks = static_cast<unsigned>(
-        std::max<unsigned long long>(1, std::min<unsigned long long>(want, 8ULL * static_cast<unsigned>(sm_count_))));
-    cuda_check(d_.cuLaunchKernel(function_, blocks, 1, 1, kThreads, 1, 1, 0, stream_of(s), params, nullptr),
-               call_text("cuLaunchKernel(ds_copy_kernel)", c.bytes));
+    const unsigned blocks = static_cast<unsigned>(std::max<unsigned long long>(
+        1, std::min<unsigned long long>(want, 8ULL * static_cast<unsigned>(sm_count_))));
+    check_sized(d_.cuLaunchKernel(function_, blocks, 1, 1, kThreads, 1, 1, 0, stream_of(s), params, nullptr),
+                "cuLaunchKernel(ds_copy_kernel)", c.bytes);
   }
 
   void copy_sync(const CopyDesc& c, CopyDir dir) override {
     switch (dir) {
       case CopyDir::kH2D:
-        return cuda_check(d_.cuMemcpyHtoD_v2(dptr(c.dst), c.src, c.bytes), call_text("cuMemcpyHtoD_v2", c.bytes));
+        return check_sized(d_.cuMemcpyHtoD_v2(dptr(c.dst), c.src, c.bytes), "cuMemcpyHtoD_v2", c.bytes);
       case CopyDir::kD2H:
-        return cuda_check(d_.cuMemcpyDtoH_v2(c.dst, dptr(c.src), c.bytes), call_text("cuMemcpyDtoH_v2", c.bytes));
+        return check_sized(d_.cuMemcpyDtoH_v2(c.dst, dptr(c.src), c.bytes), "cuMemcpyDtoH_v2", c.bytes);
       case CopyDir::kD2D:
       case CopyDir::kH2H:
-        return cuda_check(d_.cuMemcpy(dptr(c.dst), dptr(c.src), c.bytes), call_text("cuMemcpy", c.bytes));
+        return check_sized(d_.cuMemcpy(dptr(c.dst), dptr(c.src), c.bytes), "cuMemcpy", c.bytes);
     }
   }
 
@@ -223,8 +227,8 @@ class CudaDevice : public Device {
     attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
     size_t attr_index = 0;
     size_t fail = SIZE_MAX;
-    const CUresult r = d_.cuMemcpyBatchAsync(dsts_.data(), srcs_.data(), sizes_.data(), n, &attr,
-                                             &attr_index, 1, &fail, st);
+    const CUresult r =
+        d_.cuMemcpyBatchAsync(dsts_.data(), srcs_.data(), sizes_.data(), n, &attr, &attr_index, 1, &fail, st);
     if (r != CUDA_SUCCESS)
       throw RunError(cuda_error_text("cuMemcpyBatchAsync(" + std::to_string(n) + " copies" +
                                          (fail < n ? ", failed at " + std::to_string(fail) : "") + ")",
@@ -235,7 +239,9 @@ class CudaDevice : public Device {
     key_.assign(reinterpret_cast<const char*>(descs), n * sizeof(CopyDesc));
     auto it = graphs_.find(key_);
     if (it == graphs_.end()) it = graphs_.emplace(key_, build_graph(descs, n)).first;
-    cuda_check(d_.cuGraphLaunch(it->second.exec, st), "cuGraphLaunch(" + std::to_string(n) + " memcpy nodes)");
+    const CUresult r = d_.cuGraphLaunch(it->second.exec, st);
+    if (r != CUDA_SUCCESS)
+      throw RunError(cuda_error_text("cuGraphLaunch(" + std::to_string(n) + " memcpy nodes)", r));
   }
 
   CopyGraph build_graph(const CopyDesc* descs, size_t n) {
@@ -256,8 +262,8 @@ class CudaDevice : public Device {
         p.Height = 1;
         p.Depth = 1;
         CUgraphNode node = nullptr;
-        cuda_check(d_.cuGraphAddMemcpyNode(&node, g.graph, nullptr, 0, &p, ctx_),
-                   call_text("cuGraphAddMemcpyNode", descs[i].bytes));
+        check_sized(d_.cuGraphAddMemcpyNode(&node, g.graph, nullptr, 0, &p, ctx_), "cuGraphAddMemcpyNode",
+                    descs[i].bytes);
       }
       cuda_check(d_.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0), "cuGraphInstantiateWithFlags");
     } catch (...) {
@@ -289,9 +295,7 @@ class CudaDevice : public Device {
   std::unordered_map<std::string, CopyGraph> graphs_;
 };
 
-std::string version_text(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 // "0000:18:00.0" as sysfs spells it (the driver may print an 8-digit domain).
 std::string sysfs_bus_id(std::string id) {
@@ -323,10 +327,26 @@ class CudaBackend : public Backend {
     cuda_check(d.cuDriverGetVersion(&v), "cuDriverGetVersion");
     p.runtime_version = "CUDA driver " + version_text(v) + " (" + std::to_string(v) + ")";
     cuda_check(d.cuDeviceGetCount(&p.device_count), "cuDeviceGetCount");
-    for (int i = 0; i < p.device_count; ++i) p.devices.push_back(describe(d, i));
+    // Free memory needs each device's context; creating them one after another
+    // would cost a second or more on an 8-GPU server, so in parallel.
+    p.devices.resize(static_cast<size_t>(p.device_count));
+    std::vector<std::string> errors(p.devices.size());
+    std::vector<std::thread> threads;
+    for (int i = 0; i < p.device_count; ++i)
+      threads.emplace_back([&, i] {
+        try {
+          p.devices[static_cast<size_t>(i)] = describe(d, i);
+        } catch (const std::exception& e) {
+          errors[static_cast<size_t>(i)] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (const auto& e : errors)
+      if (!e.empty()) throw RunError(e);
     p.facts.emplace_back("batched copies",
-                         d.cuMemcpyBatchAsync ? "native cuMemcpyBatchAsync"
-                                              : "CUDA graph of memcpy nodes (the driver has no cuMemcpyBatchAsync)");
+                         d.cuMemcpyBatchAsync
+                             ? "native cuMemcpyBatchAsync"
+                             : "CUDA graph of memcpy nodes (the driver has no cuMemcpyBatchAsync)");
     p.facts.emplace_back("entry points", "bound through " + d.resolved_by);
     p.facts.emplace_back("SM copy kernel", std::string("PTX from ") + kCopyKernelPtxFrom);
     p.loaded = true;
@@ -348,10 +368,9 @@ class CudaBackend : public Backend {
     if (d.cuDeviceGetPCIBusId(bus, sizeof bus, dev) == CUDA_SUCCESS) {
       const std::string id = sysfs_bus_id(bus);
       const std::string numa = read_first_line("/sys/bus/pci/devices/" + id + "/numa_node");
-      line += ", PCI " + id + ", NUMA node " + (numa.empty() ? "unknown" : numa);
+      line += ", PCI " + id + ", NUMA node " + (numa.empty() ? "unknown" : numa == "-1" ? "none" : numa);
     }
-    // Free memory needs the device's context; the probe process is short-lived.
-    CudaDevice probe_dev(d, i);
+    CudaDevice probe_dev(d, i);  // makes its context current on this thread
     size_t free = 0, total = 0;
     cuda_check(d.cuMemGetInfo_v2(&free, &total), "cuMemGetInfo_v2");
     line += ", " + format_bytes(free) + " free of " + format_bytes(total);

@@ -4,6 +4,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <mutex>
 
@@ -20,14 +21,16 @@ CudaDriver g_driver;
 pid_t g_ready_pid = 0;  // the process whose cuInit succeeded
 void* g_handle = nullptr;
 
-std::string version_text(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 std::string opened_path(void* handle, const std::string& fallback) {
   link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name)
-    return map->l_name;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name) {
+    char* real = realpath(map->l_name, nullptr);
+    const std::string path = real ? real : map->l_name;
+    std::free(real);
+    return path;
+  }
   return fallback;
 }
 
@@ -41,10 +44,8 @@ void* open_library() {
     const char* why = dlerror();
     if (named)
       throw RunError("cuda: DEV_SANDBOX_CUDA_LIB=" + name + " could not be loaded (" +
-                     (why ? why : "dlopen failed") +
-                     "); point it at the NVIDIA driver's libcuda.so.1");
-    throw RunError(std::string("cuda: libcuda.so.1 could not be loaded (") +
-                   (why ? why : "dlopen failed") +
+                     (why ? why : "dlopen failed") + "); point it at the NVIDIA driver's libcuda.so.1");
+    throw RunError(std::string("cuda: libcuda.so.1 could not be loaded (") + (why ? why : "dlopen failed") +
                    "); set DEV_SANDBOX_CUDA_LIB=/path/to/libcuda.so.1 to point at the NVIDIA driver library");
   }
   return h;
@@ -86,9 +87,9 @@ void bind(void* h) {
     }
     return fn;
   };
-#define DS_CUDA_REQUIRED(name, symbol, version)                                              \
-  d.symbol = reinterpret_cast<PFN_##symbol>(resolve(#name, #symbol, version));               \
-  if (!d.symbol)                                                                             \
+#define DS_CUDA_REQUIRED(name, symbol, version)                                                  \
+  d.symbol = reinterpret_cast<PFN_##symbol>(resolve(#name, #symbol, version));                   \
+  if (!d.symbol)                                                                                 \
     throw RunError("cuda: " + d.library_path + " has no " #symbol " (needs a driver for CUDA " + \
                    version_text(version) + " or newer)");
   DS_CUDA_ENTRY_POINTS(DS_CUDA_REQUIRED)

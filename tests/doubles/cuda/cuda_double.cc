@@ -1,0 +1,925 @@
+// A CPU stand-in for libcuda.so.1, loaded by the cuda backend through
+// DEV_SANDBOX_CUDA_LIB in the tests. It exports the driver entry points the
+// backend binds (also through cuGetProcAddress/_v2), checks how they are
+// called the way the driver would (initialised in this process, a current
+// context, pointers of the right kind, handles alive, ABI versions asked for),
+// and really moves the bytes: device memory is host memory, every stream is a
+// worker thread running its work in order, events are stamped with the
+// monotonic clock when the stream reaches them, a kernel launch of our copy
+// kernel copies what its parameters name.
+//
+// Environment:
+//   DS_CUDA_DOUBLE_DEVICES=N          devices (default 4)
+//   DS_CUDA_DOUBLE_LOG=path           append "pid call args" per call
+//   DS_CUDA_DOUBLE_FAIL=call:N        the Nth call of `call` (per process) fails
+//   DS_CUDA_DOUBLE_NO_PROC_ADDRESS=1  cuGetProcAddress* say CUDA_ERROR_NOT_SUPPORTED
+// Built with DS_DOUBLE_NO_BATCH: a driver older than CUDA 12.8 (no cuMemcpyBatchAsync).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/cuda/cuda_api.h"
+#include "core/clock.h"
+
+using namespace ds::cu;
+
+namespace {
+
+constexpr size_t kTotalMem = 16ULL << 30;
+
+enum class Kind { kDevice, kPinned, kRegistered };
+
+struct Region {
+  size_t bytes;
+  Kind kind;
+  bool mapped;
+  int device;  // kDevice: owning device
+};
+
+struct Ctx {
+  int device;
+  int refs = 0;
+};
+
+struct Op {
+  std::function<void()> run;
+};
+
+struct StreamImpl {
+  std::mutex m;
+  std::condition_variable cv, idle;
+  std::deque<std::function<void()>> ops;
+  bool busy = false;
+  bool stop = false;
+  std::thread worker;
+
+  StreamImpl() {
+    worker = std::thread([this] {
+      std::unique_lock<std::mutex> lock(m);
+      for (;;) {
+        cv.wait(lock, [&] { return stop || !ops.empty(); });
+        if (ops.empty()) return;
+        auto op = std::move(ops.front());
+        ops.pop_front();
+        busy = true;
+        lock.unlock();
+        op();
+        lock.lock();
+        busy = false;
+        if (ops.empty()) idle.notify_all();
+      }
+    });
+  }
+  void push(std::function<void()> op) {
+    std::lock_guard<std::mutex> lock(m);
+    ops.push_back(std::move(op));
+    cv.notify_one();
+  }
+  void drain() {
+    std::unique_lock<std::mutex> lock(m);
+    idle.wait(lock, [&] { return ops.empty() && !busy; });
+  }
+  ~StreamImpl() {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stop = true;
+    }
+    cv.notify_one();
+    worker.join();
+  }
+};
+
+struct EventImpl {
+  std::atomic<int64_t> ns{-1};
+  bool recorded = false;
+};
+
+struct Copy {
+  void* dst;
+  const void* src;
+  size_t bytes;
+};
+
+struct GraphImpl {
+  std::vector<Copy> nodes;
+  int device;
+};
+struct ExecImpl {
+  std::vector<Copy> nodes;
+};
+
+struct ModuleImpl {
+  std::set<std::string> entries;
+};
+struct FuncImpl {
+  std::string name;
+};
+
+std::recursive_mutex g_mutex;
+pid_t g_init_pid = 0;
+std::map<uintptr_t, Region> g_regions;  // base -> region
+std::map<int, Ctx> g_ctx;               // device -> primary context
+std::set<StreamImpl*> g_streams;
+std::set<EventImpl*> g_events;
+std::set<GraphImpl*> g_graphs;
+std::set<ExecImpl*> g_execs;
+std::set<ModuleImpl*> g_modules;
+std::map<std::string, int> g_calls;
+thread_local Ctx* t_current = nullptr;
+
+int device_count() {
+  const char* e = std::getenv("DS_CUDA_DOUBLE_DEVICES");
+  if (e && *e) return std::max(0, std::atoi(e));
+  return 4;
+}
+
+void log_line(const char* call, const char* fmt, ...) {
+  const char* path = std::getenv("DS_CUDA_DOUBLE_LOG");
+  if (!path || !*path) return;
+  char args[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  char line[640];
+  const int n = std::snprintf(line, sizeof line, "%d %s %s\n", static_cast<int>(getpid()), call, args);
+  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  if (write(fd, line, static_cast<size_t>(std::min<int>(n, sizeof line - 1))) < 0) {
+  }
+  close(fd);
+}
+
+// The Nth call of the entry point named in DS_CUDA_DOUBLE_FAIL fails.
+bool injected(const char* call) {
+  const char* e = std::getenv("DS_CUDA_DOUBLE_FAIL");
+  if (!e || !*e) return false;
+  const std::string spec = e;
+  const size_t colon = spec.rfind(':');
+  const std::string name = spec.substr(0, colon);
+  const int nth = colon == std::string::npos ? 1 : std::atoi(spec.c_str() + colon + 1);
+  if (name != call) return false;
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);
+  return ++g_calls[name] == nth;
+}
+
+#define ENTER(call, ...)                                 \
+  std::lock_guard<std::recursive_mutex> guard_(g_mutex); \
+  log_line(#call, __VA_ARGS__);                          \
+  if (injected(#call)) {                                 \
+    log_line(#call, "-> injected CUDA_ERROR_UNKNOWN");   \
+    return CUDA_ERROR_UNKNOWN;                           \
+  }
+
+#define NEED_INIT \
+  if (g_init_pid != getpid()) return CUDA_ERROR_NOT_INITIALIZED;
+#define NEED_CTX \
+  NEED_INIT      \
+  if (!t_current || t_current->refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+
+const Region* find_region(const void* p, size_t bytes, uintptr_t* base_out = nullptr) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  auto it = g_regions.upper_bound(a);
+  if (it == g_regions.begin()) return nullptr;
+  --it;
+  if (a < it->first || a + bytes > it->first + it->second.bytes) return nullptr;
+  if (base_out) *base_out = it->first;
+  return &it->second;
+}
+
+bool is_device(CUdeviceptr p, size_t bytes) {
+  const Region* r = find_region(reinterpret_cast<void*>(p), bytes);
+  return r && r->kind == Kind::kDevice;
+}
+bool is_host(const void* p, size_t bytes) {
+  const Region* r = find_region(p, bytes);
+  return p && (!r || r->kind != Kind::kDevice);
+}
+// Reachable by the GPU: device memory, pinned (unified addressing) or registered memory.
+bool gpu_reachable(const void* p, size_t bytes) { return find_region(p, bytes) != nullptr; }
+
+StreamImpl* stream_of(CUstream s) {
+  auto* impl = reinterpret_cast<StreamImpl*>(s);
+  return g_streams.count(impl) ? impl : nullptr;
+}
+
+void* vp(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
+
+CUresult enqueue_copies(CUstream s, std::vector<Copy> copies) {
+  StreamImpl* st = stream_of(s);
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  st->push([copies] {
+    for (const Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
+  });
+  return CUDA_SUCCESS;
+}
+
+#ifndef DS_DOUBLE_NO_BATCH
+CUresult batch_common(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                      CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
+                      CUstream hStream) {
+  NEED_CTX
+  if (!dsts || !srcs || !sizes || count == 0 || !attrs || !attrsIdxs || numAttrs == 0 || numAttrs > count ||
+      attrsIdxs[0] != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!hStream) return CUDA_ERROR_INVALID_VALUE;  // not on the legacy default stream
+  for (size_t a = 0; a < numAttrs; ++a)
+    if (attrs[a].srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+        attrs[a].srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
+      return CUDA_ERROR_INVALID_VALUE;
+  std::vector<Copy> copies;
+  for (size_t i = 0; i < count; ++i) {
+    if (!gpu_reachable(vp(dsts[i]), sizes[i]) || !gpu_reachable(vp(srcs[i]), sizes[i])) {
+      if (failIdx) *failIdx = i;
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    copies.push_back({vp(dsts[i]), vp(srcs[i]), sizes[i]});
+  }
+  return enqueue_copies(hStream, std::move(copies));
+}
+#endif
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuInit(unsigned int Flags) {
+  ENTER(cuInit, "flags=%u", Flags)
+  if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  // The driver's state does not survive fork: a child of an initialised process fails.
+  if (g_init_pid != 0 && g_init_pid != getpid()) return CUDA_ERROR_NOT_INITIALIZED;
+  g_init_pid = getpid();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int* v) {
+  ENTER(cuDriverGetVersion, "-")
+  if (!v) return CUDA_ERROR_INVALID_VALUE;
+#ifdef DS_DOUBLE_NO_BATCH
+  *v = 12040;
+#else
+  *v = 12080;
+#endif
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorName(CUresult e, const char** s) {
+  if (!s) return CUDA_ERROR_INVALID_VALUE;
+  switch (e) {
+    case CUDA_SUCCESS:
+      *s = "CUDA_SUCCESS";
+      break;
+    case CUDA_ERROR_INVALID_VALUE:
+      *s = "CUDA_ERROR_INVALID_VALUE";
+      break;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      *s = "CUDA_ERROR_OUT_OF_MEMORY";
+      break;
+    case CUDA_ERROR_NOT_INITIALIZED:
+      *s = "CUDA_ERROR_NOT_INITIALIZED";
+      break;
+    case CUDA_ERROR_INVALID_DEVICE:
+      *s = "CUDA_ERROR_INVALID_DEVICE";
+      break;
+    case CUDA_ERROR_INVALID_IMAGE:
+      *s = "CUDA_ERROR_INVALID_IMAGE";
+      break;
+    case CUDA_ERROR_INVALID_CONTEXT:
+      *s = "CUDA_ERROR_INVALID_CONTEXT";
+      break;
+    case CUDA_ERROR_INVALID_HANDLE:
+      *s = "CUDA_ERROR_INVALID_HANDLE";
+      break;
+    case CUDA_ERROR_NOT_FOUND:
+      *s = "CUDA_ERROR_NOT_FOUND";
+      break;
+    case CUDA_ERROR_NOT_READY:
+      *s = "CUDA_ERROR_NOT_READY";
+      break;
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+      *s = "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED";
+      break;
+    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
+      *s = "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED";
+      break;
+    case CUDA_ERROR_NOT_SUPPORTED:
+      *s = "CUDA_ERROR_NOT_SUPPORTED";
+      break;
+    case CUDA_ERROR_UNKNOWN:
+      *s = "CUDA_ERROR_UNKNOWN";
+      break;
+    default:
+      *s = nullptr;
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorString(CUresult e, const char** s) {
+  if (!s) return CUDA_ERROR_INVALID_VALUE;
+  switch (e) {
+    case CUDA_ERROR_UNKNOWN:
+      *s = "unknown error (injected by the test double)";
+      break;
+    case CUDA_ERROR_INVALID_VALUE:
+      *s = "invalid argument";
+      break;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      *s = "out of memory";
+      break;
+    case CUDA_ERROR_NOT_INITIALIZED:
+      *s = "initialization error";
+      break;
+    case CUDA_ERROR_INVALID_CONTEXT:
+      *s = "invalid device context";
+      break;
+    default:
+      *s = "test double error";
+      break;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int* count) {
+  ENTER(cuDeviceGetCount, "-")
+  NEED_INIT
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  *count = device_count();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice* d, int ordinal) {
+  ENTER(cuDeviceGet, "ordinal=%d", ordinal)
+  NEED_INIT
+  if (!d) return CUDA_ERROR_INVALID_VALUE;
+  if (ordinal < 0 || ordinal >= device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  ENTER(cuDeviceGetName, "dev=%d", dev)
+  NEED_INIT
+  if (!name || len <= 0 || dev < 0 || dev >= device_count()) return CUDA_ERROR_INVALID_VALUE;
+  std::snprintf(name, static_cast<size_t>(len), "Test Double GPU %d", dev);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetPCIBusId(char* id, int len, CUdevice dev) {
+  ENTER(cuDeviceGetPCIBusId, "dev=%d", dev)
+  NEED_INIT
+  if (!id || len < 13 || dev < 0 || dev >= device_count()) return CUDA_ERROR_INVALID_VALUE;
+  std::snprintf(id, static_cast<size_t>(len), "00000000:%02X:00.0", 0x18 + dev);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  ENTER(cuDeviceTotalMem_v2, "dev=%d", dev)
+  NEED_INIT
+  if (!bytes || dev < 0 || dev >= device_count()) return CUDA_ERROR_INVALID_VALUE;
+  *bytes = kTotalMem;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  ENTER(cuDeviceGetAttribute, "attr=%d dev=%d", static_cast<int>(attrib), dev)
+  NEED_INIT
+  if (!pi || dev < 0 || dev >= device_count()) return CUDA_ERROR_INVALID_VALUE;
+  *pi = attrib == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 4 : 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  ENTER(cuDevicePrimaryCtxRetain, "dev=%d", dev)
+  NEED_INIT
+  if (!pctx || dev < 0 || dev >= device_count()) return CUDA_ERROR_INVALID_VALUE;
+  Ctx& c = g_ctx[dev];
+  c.device = dev;
+  ++c.refs;
+  *pctx = reinterpret_cast<CUcontext>(&c);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  ENTER(cuDevicePrimaryCtxRelease_v2, "dev=%d", dev)
+  NEED_INIT
+  auto it = g_ctx.find(dev);
+  if (it == g_ctx.end() || it->second.refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+  --it->second.refs;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  ENTER(cuCtxSetCurrent, "ctx=%p", static_cast<void*>(ctx))
+  NEED_INIT
+  Ctx* c = reinterpret_cast<Ctx*>(ctx);
+  if (c) {
+    bool known = false;
+    for (auto& kv : g_ctx) known = known || &kv.second == c;
+    if (!known || c->refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  t_current = c;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+  ENTER(cuMemGetInfo_v2, "dev=%d", t_current ? t_current->device : -1)
+  NEED_CTX
+  if (!free || !total) return CUDA_ERROR_INVALID_VALUE;
+  size_t used = 0;
+  for (const auto& kv : g_regions)
+    if (kv.second.kind == Kind::kDevice && kv.second.device == t_current->device) used += kv.second.bytes;
+  *total = kTotalMem;
+  *free = kTotalMem - std::min(used, kTotalMem);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) {
+  ENTER(cuMemAlloc_v2, "bytes=%zu dev=%d", bytes, t_current ? t_current->device : -1)
+  NEED_CTX
+  if (!dptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  void* p = nullptr;
+  if (posix_memalign(&p, 256, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  g_regions[reinterpret_cast<uintptr_t>(p)] = Region{bytes, Kind::kDevice, true, t_current->device};
+  *dptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+  log_line("cuMemAlloc_v2", "-> ptr=%p", p);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  ENTER(cuMemFree_v2, "ptr=%p", vp(dptr))
+  NEED_INIT
+  auto it = g_regions.find(static_cast<uintptr_t>(dptr));
+  if (it == g_regions.end() || it->second.kind != Kind::kDevice) return CUDA_ERROR_INVALID_VALUE;
+  g_regions.erase(it);
+  std::free(vp(dptr));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostAlloc(void** pp, size_t bytes, unsigned int flags) {
+  ENTER(cuMemHostAlloc, "bytes=%zu flags=%u", bytes, flags)
+  NEED_CTX
+  if (!pp || bytes == 0 || (flags & ~0x7u)) return CUDA_ERROR_INVALID_VALUE;
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  g_regions[reinterpret_cast<uintptr_t>(p)] =
+      Region{bytes, Kind::kPinned, (flags & kMemHostAllocDeviceMap) != 0, -1};
+  *pp = p;
+  log_line("cuMemHostAlloc", "-> ptr=%p", p);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeHost(void* p) {
+  ENTER(cuMemFreeHost, "ptr=%p", p)
+  NEED_INIT
+  auto it = g_regions.find(reinterpret_cast<uintptr_t>(p));
+  if (it == g_regions.end() || it->second.kind != Kind::kPinned) return CUDA_ERROR_INVALID_VALUE;
+  g_regions.erase(it);
+  std::free(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int flags) {
+  ENTER(cuMemHostGetDevicePointer_v2, "ptr=%p flags=%u", p, flags)
+  NEED_CTX
+  if (!pdptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  const Region* r = find_region(p, 1);
+  if (!r || r->kind == Kind::kDevice || !r->mapped) return CUDA_ERROR_INVALID_VALUE;
+  *pdptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));  // unified addressing
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostRegister_v2(void* p, size_t bytes, unsigned int flags) {
+  ENTER(cuMemHostRegister_v2, "ptr=%p bytes=%zu flags=%u", p, bytes, flags)
+  NEED_CTX
+  if (!p || bytes == 0 || (flags & ~0xFu)) return CUDA_ERROR_INVALID_VALUE;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  for (const auto& kv : g_regions)
+    if (a < kv.first + kv.second.bytes && kv.first < a + bytes) {
+      return kv.second.kind == Kind::kRegistered ? CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+                                                 : CUDA_ERROR_INVALID_VALUE;
+    }
+  // Touch every page as the driver's pinning would: the memory must exist.
+  volatile const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 4096) (void)c[off];
+  (void)c[bytes - 1];
+  g_regions[a] = Region{bytes, Kind::kRegistered, (flags & kMemHostRegisterDeviceMap) != 0, -1};
+  log_line("cuMemHostRegister_v2", "-> ptr=%p", p);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void* p) {
+  ENTER(cuMemHostUnregister, "ptr=%p", p)
+  NEED_INIT
+  auto it = g_regions.find(reinterpret_cast<uintptr_t>(p));
+  if (it == g_regions.end() || it->second.kind != Kind::kRegistered)
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  g_regions.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
+  ENTER(cuStreamCreate, "flags=%u", flags)
+  NEED_CTX
+  if (!s || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+  auto* impl = new StreamImpl();
+  g_streams.insert(impl);
+  *s = reinterpret_cast<CUstream>(impl);
+  log_line("cuStreamCreate", "-> stream=%p", static_cast<void*>(impl));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamDestroy_v2(CUstream s) {
+  StreamImpl* impl = nullptr;
+  {
+    ENTER(cuStreamDestroy_v2, "stream=%p", static_cast<void*>(s))
+    NEED_INIT
+    impl = stream_of(s);
+    if (!impl) return CUDA_ERROR_INVALID_HANDLE;
+    g_streams.erase(impl);
+  }
+  impl->drain();  // outside the lock: the worker may need it
+  delete impl;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream s) {
+  StreamImpl* impl = nullptr;
+  {
+    ENTER(cuStreamSynchronize, "stream=%p", static_cast<void*>(s))
+    NEED_INIT
+    impl = stream_of(s);
+    if (!impl) return CUDA_ERROR_INVALID_HANDLE;
+  }
+  impl->drain();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(CUevent* e, unsigned int flags) {
+  ENTER(cuEventCreate, "flags=%u", flags)
+  NEED_CTX
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  if (flags != CU_EVENT_DEFAULT) return CUDA_ERROR_INVALID_VALUE;  // timing events only here
+  auto* impl = new EventImpl();
+  g_events.insert(impl);
+  *e = reinterpret_cast<CUevent>(impl);
+  log_line("cuEventCreate", "-> event=%p", static_cast<void*>(impl));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(CUevent e) {
+  ENTER(cuEventDestroy_v2, "event=%p", static_cast<void*>(e))
+  NEED_INIT
+  auto* impl = reinterpret_cast<EventImpl*>(e);
+  if (!g_events.erase(impl)) return CUDA_ERROR_INVALID_HANDLE;
+  // A pending record may still stamp it: leak rather than race in a test double.
+  if (impl->ns.load() >= 0 || !impl->recorded) delete impl;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  ENTER(cuEventRecord, "event=%p stream=%p", static_cast<void*>(e), static_cast<void*>(s))
+  NEED_CTX
+  auto* impl = reinterpret_cast<EventImpl*>(e);
+  if (!g_events.count(impl)) return CUDA_ERROR_INVALID_HANDLE;
+  StreamImpl* st = stream_of(s);
+  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  impl->recorded = true;
+  impl->ns.store(-1);
+  st->push([impl] { impl->ns.store(ds::now_ns()); });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
+  ENTER(cuEventElapsedTime, "start=%p end=%p", static_cast<void*>(a), static_cast<void*>(b))
+  NEED_INIT
+  auto* x = reinterpret_cast<EventImpl*>(a);
+  auto* y = reinterpret_cast<EventImpl*>(b);
+  if (!ms || !g_events.count(x) || !g_events.count(y)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!x->recorded || !y->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  const int64_t t0 = x->ns.load(), t1 = y->ns.load();
+  if (t0 < 0 || t1 < 0) return CUDA_ERROR_NOT_READY;
+  *ms = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  ENTER(cuMemcpyAsync, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes, static_cast<void*>(s))
+  NEED_CTX
+  if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+  return enqueue_copies(s, {{vp(dst), vp(src), bytes}});
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream s) {
+  ENTER(cuMemcpyHtoDAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), src, bytes, static_cast<void*>(s))
+  NEED_CTX
+  if (!is_device(dst, bytes) || !is_host(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  return enqueue_copies(s, {{vp(dst), src, bytes}});
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  ENTER(cuMemcpyDtoHAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", dst, vp(src), bytes, static_cast<void*>(s))
+  NEED_CTX
+  if (!is_host(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  return enqueue_copies(s, {{dst, vp(src), bytes}});
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  ENTER(cuMemcpyDtoDAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes,
+        static_cast<void*>(s))
+  NEED_CTX
+  if (!is_device(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  return enqueue_copies(s, {{vp(dst), vp(src), bytes}});
+}
+
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  ENTER(cuMemcpy, "dst=%p src=%p bytes=%zu", vp(dst), vp(src), bytes)
+  NEED_CTX
+  if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(vp(dst), vp(src), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) {
+  ENTER(cuMemcpyHtoD_v2, "dst=%p src=%p bytes=%zu", vp(dst), src, bytes)
+  NEED_CTX
+  if (!is_device(dst, bytes) || !is_host(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(vp(dst), src, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes) {
+  ENTER(cuMemcpyDtoH_v2, "dst=%p src=%p bytes=%zu", dst, vp(src), bytes)
+  NEED_CTX
+  if (!is_host(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(dst, vp(src), bytes);
+  return CUDA_SUCCESS;
+}
+
+#ifndef DS_DOUBLE_NO_BATCH
+// CUDA 12.8's ABI (with failIdx).
+CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                            CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
+                            CUstream s) {
+  ENTER(cuMemcpyBatchAsync, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
+  return batch_common(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s);
+}
+
+// CUDA 13.0's ABI (no failIdx).
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+                               CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream s) {
+  ENTER(cuMemcpyBatchAsync_v2, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
+  return batch_common(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, s);
+}
+#endif
+
+CUresult cuGraphCreate(CUgraph* g, unsigned int flags) {
+  ENTER(cuGraphCreate, "flags=%u", flags)
+  NEED_CTX
+  if (!g || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  auto* impl = new GraphImpl();
+  impl->device = t_current->device;
+  g_graphs.insert(impl);
+  *g = reinterpret_cast<CUgraph>(impl);
+  log_line("cuGraphCreate", "-> graph=%p", static_cast<void*>(impl));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph g, const CUgraphNode* deps, size_t ndeps,
+                              const CUDA_MEMCPY3D* p, CUcontext ctx) {
+  ENTER(cuGraphAddMemcpyNode, "graph=%p bytes=%zu", static_cast<void*>(g), p ? p->WidthInBytes : 0)
+  NEED_CTX
+  auto* impl = reinterpret_cast<GraphImpl*>(g);
+  if (!node || !g_graphs.count(impl) || !p || (ndeps && !deps)) return CUDA_ERROR_INVALID_VALUE;
+  if (reinterpret_cast<Ctx*>(ctx) != t_current) return CUDA_ERROR_INVALID_CONTEXT;
+  if (p->Height != 1 || p->Depth != 1 || p->WidthInBytes == 0 || p->reserved0 || p->reserved1 ||
+      p->srcXInBytes || p->srcY || p->srcZ || p->srcLOD || p->dstXInBytes || p->dstY || p->dstZ ||
+      p->dstLOD || p->srcArray || p->dstArray)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto address = [](CUmemorytype t, const void* host, CUdeviceptr dev) -> const void* {
+    switch (t) {
+      case CU_MEMORYTYPE_HOST:
+        return host;
+      case CU_MEMORYTYPE_DEVICE:
+      case CU_MEMORYTYPE_UNIFIED:
+        return vp(dev);
+      default:
+        return nullptr;
+    }
+  };
+  const void* src = address(p->srcMemoryType, p->srcHost, p->srcDevice);
+  void* dst = const_cast<void*>(address(p->dstMemoryType, p->dstHost, p->dstDevice));
+  // Graph memcpy nodes cannot touch pageable host memory.
+  if (!gpu_reachable(src, p->WidthInBytes) || !gpu_reachable(dst, p->WidthInBytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  impl->nodes.push_back({dst, src, p->WidthInBytes});
+  *node = reinterpret_cast<CUgraphNode>(impl->nodes.size());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph g, unsigned long long flags) {
+  ENTER(cuGraphInstantiateWithFlags, "graph=%p flags=%llu", static_cast<void*>(g), flags)
+  NEED_CTX
+  auto* impl = reinterpret_cast<GraphImpl*>(g);
+  if (!exec || !g_graphs.count(impl) || impl->nodes.empty()) return CUDA_ERROR_INVALID_VALUE;
+  auto* e = new ExecImpl{impl->nodes};
+  g_execs.insert(e);
+  *exec = reinterpret_cast<CUgraphExec>(e);
+  log_line("cuGraphInstantiateWithFlags", "-> exec=%p nodes=%zu", static_cast<void*>(e), e->nodes.size());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
+  ENTER(cuGraphLaunch, "exec=%p stream=%p", static_cast<void*>(exec), static_cast<void*>(s))
+  NEED_CTX
+  auto* e = reinterpret_cast<ExecImpl*>(exec);
+  if (!g_execs.count(e)) return CUDA_ERROR_INVALID_HANDLE;
+  return enqueue_copies(s, e->nodes);
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  ENTER(cuGraphExecDestroy, "exec=%p", static_cast<void*>(exec))
+  NEED_INIT
+  auto* e = reinterpret_cast<ExecImpl*>(exec);
+  if (!g_execs.erase(e)) return CUDA_ERROR_INVALID_HANDLE;
+  delete e;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph g) {
+  ENTER(cuGraphDestroy, "graph=%p", static_cast<void*>(g))
+  NEED_INIT
+  auto* impl = reinterpret_cast<GraphImpl*>(g);
+  if (!g_graphs.erase(impl)) return CUDA_ERROR_INVALID_HANDLE;
+  delete impl;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(CUmodule* mod, const void* image) {
+  ENTER(cuModuleLoadData, "image=%p", image)
+  NEED_CTX
+  if (!mod || !image) return CUDA_ERROR_INVALID_VALUE;
+  // A PTX image: text with a .version, a .target and its .entry functions.
+  const std::string text = static_cast<const char*>(image);
+  if (text.find("\n.version ") == std::string::npos || text.find("\n.target ") == std::string::npos)
+    return CUDA_ERROR_INVALID_PTX;
+  auto* m = new ModuleImpl();
+  for (size_t at = text.find(".entry "); at != std::string::npos; at = text.find(".entry ", at + 1)) {
+    const size_t b = at + 7, e = text.find_first_of("( \t\n", b);
+    m->entries.insert(text.substr(b, e - b));
+  }
+  g_modules.insert(m);
+  *mod = reinterpret_cast<CUmodule>(m);
+  log_line("cuModuleLoadData", "-> module=%p entries=%zu", static_cast<void*>(m), m->entries.size());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule mod) {
+  ENTER(cuModuleUnload, "module=%p", static_cast<void*>(mod))
+  NEED_INIT
+  auto* m = reinterpret_cast<ModuleImpl*>(mod);
+  if (!g_modules.erase(m)) return CUDA_ERROR_INVALID_HANDLE;
+  delete m;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule mod, const char* name) {
+  ENTER(cuModuleGetFunction, "module=%p name=%s", static_cast<void*>(mod), name ? name : "(null)")
+  NEED_CTX
+  auto* m = reinterpret_cast<ModuleImpl*>(mod);
+  if (!f || !name || !g_modules.count(m)) return CUDA_ERROR_INVALID_VALUE;
+  if (!m->entries.count(name)) return CUDA_ERROR_NOT_FOUND;
+  static FuncImpl copy_kernel{"ds_copy_kernel"};
+  if (std::string(name) != copy_kernel.name) return CUDA_ERROR_NOT_SUPPORTED;  // we only run this one
+  *f = reinterpret_cast<CUfunction>(&copy_kernel);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                        unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void** params,
+                        void** extra) {
+  ENTER(cuLaunchKernel, "grid=%ux%ux%u block=%ux%ux%u stream=%p", gx, gy, gz, bx, by, bz,
+        static_cast<void*>(s))
+  NEED_CTX
+  if (!f || !params || extra || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+      bx * by * bz > 1024 || shmem != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  // ds_copy_kernel(dst, src, bytes): a grid-stride loop covers every byte.
+  const CUdeviceptr dst = *static_cast<CUdeviceptr*>(params[0]);
+  const CUdeviceptr src = *static_cast<CUdeviceptr*>(params[1]);
+  const unsigned long long bytes = *static_cast<unsigned long long*>(params[2]);
+  // A kernel cannot dereference pageable host memory.
+  if (!gpu_reachable(vp(dst), bytes) || !gpu_reachable(vp(src), bytes)) return CUDA_ERROR_INVALID_VALUE;
+  log_line("cuLaunchKernel", "dst=%p src=%p bytes=%llu", vp(dst), vp(src), bytes);
+  return enqueue_copies(s, {{vp(dst), vp(src), static_cast<size_t>(bytes)}});
+}
+
+// The driver's own lookup: base name -> the variant that was current at `cudaVersion`.
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status) {
+  struct Entry {
+    const char* name;
+    int since;  // first CUDA version with this ABI
+    void* fn;
+  };
+#define E(name, since, fn) \
+  { #name, since, reinterpret_cast < void*>(&fn) }
+  static const Entry table[] = {
+      E(cuInit, 2000, cuInit),
+      E(cuDriverGetVersion, 2020, cuDriverGetVersion),
+      E(cuGetErrorString, 6000, cuGetErrorString),
+      E(cuGetErrorName, 6000, cuGetErrorName),
+      E(cuGetProcAddress, 12000, cuGetProcAddress_v2),
+      E(cuDeviceGetCount, 2000, cuDeviceGetCount),
+      E(cuDeviceGet, 2000, cuDeviceGet),
+      E(cuDeviceGetName, 2000, cuDeviceGetName),
+      E(cuDeviceGetPCIBusId, 4010, cuDeviceGetPCIBusId),
+      E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2),
+      E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute),
+      E(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),
+      E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2),
+      E(cuCtxSetCurrent, 4000, cuCtxSetCurrent),
+      E(cuMemGetInfo, 3020, cuMemGetInfo_v2),
+      E(cuMemAlloc, 3020, cuMemAlloc_v2),
+      E(cuMemFree, 3020, cuMemFree_v2),
+      E(cuMemHostAlloc, 2020, cuMemHostAlloc),
+      E(cuMemFreeHost, 2000, cuMemFreeHost),
+      E(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer_v2),
+      E(cuMemHostRegister, 6050, cuMemHostRegister_v2),
+      E(cuMemHostUnregister, 4000, cuMemHostUnregister),
+      E(cuStreamCreate, 2000, cuStreamCreate),
+      E(cuStreamDestroy, 4000, cuStreamDestroy_v2),
+      E(cuStreamSynchronize, 2000, cuStreamSynchronize),
+      E(cuEventCreate, 2000, cuEventCreate),
+      E(cuEventDestroy, 4000, cuEventDestroy_v2),
+      E(cuEventRecord, 2000, cuEventRecord),
+      E(cuEventElapsedTime, 2000, cuEventElapsedTime),
+      E(cuMemcpy, 4000, cuMemcpy),
+      E(cuMemcpyAsync, 4000, cuMemcpyAsync),
+      E(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2),
+      E(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2),
+      E(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2),
+      E(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2),
+      E(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2),
+#ifndef DS_DOUBLE_NO_BATCH
+      E(cuMemcpyBatchAsync, 12080, cuMemcpyBatchAsync),
+      E(cuMemcpyBatchAsync, 13000, cuMemcpyBatchAsync_v2),
+#endif
+      E(cuGraphCreate, 10000, cuGraphCreate),
+      E(cuGraphAddMemcpyNode, 10000, cuGraphAddMemcpyNode),
+      E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags),
+      E(cuGraphLaunch, 10000, cuGraphLaunch),
+      E(cuGraphExecDestroy, 10000, cuGraphExecDestroy),
+      E(cuGraphDestroy, 10000, cuGraphDestroy),
+      E(cuModuleLoadData, 2000, cuModuleLoadData),
+      E(cuModuleUnload, 2000, cuModuleUnload),
+      E(cuModuleGetFunction, 2000, cuModuleGetFunction),
+      E(cuLaunchKernel, 4000, cuLaunchKernel),
+  };
+#undef E
+  ENTER(cuGetProcAddress_v2, "symbol=%s version=%d flags=%llu", symbol ? symbol : "(null)", cudaVersion,
+        static_cast<unsigned long long>(flags))
+  if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
+  *pfn = nullptr;
+  const char* off = std::getenv("DS_CUDA_DOUBLE_NO_PROC_ADDRESS");
+  if (off && *off == '1') return CUDA_ERROR_NOT_SUPPORTED;
+  // We implement the legacy-stream variants only.
+  if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) return CUDA_ERROR_NOT_FOUND;
+  const Entry* best = nullptr;
+  bool known = false;
+  for (const Entry& e : table) {
+    if (std::strcmp(e.name, symbol) != 0) continue;
+    known = true;
+    if (e.since <= cudaVersion && (!best || e.since > best->since)) best = &e;
+  }
+  if (!best) {
+    if (status && known) *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    log_line("cuGetProcAddress_v2", "-> %s", known ? "version-not-sufficient" : "not-found");
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  *pfn = best->fn;
+  if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);
+}
+
+}  // extern "C"

@@ -1,0 +1,513 @@
+// The cuda backend end to end without a GPU: dev-sandbox drives the CPU test
+// double of libcuda.so.1 (tests/doubles/cuda) through DEV_SANDBOX_CUDA_LIB, and
+// the double's call log shows how the driver API was used.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "cli_harness.h"
+
+using namespace dstest;
+
+namespace {
+
+struct Call {
+  int pid;
+  std::string name;
+  std::string args;
+};
+
+// A fresh call-log file per test, removed afterwards.
+class CallLog {
+ public:
+  CallLog() {
+    char buf[] = "/tmp/ds-cuda-double-XXXXXX";
+    const int fd = mkstemp(buf);
+    if (fd >= 0) close(fd);
+    path_ = buf;
+  }
+  ~CallLog() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+  std::vector<Call> calls() const {
+    std::vector<Call> v;
+    std::ifstream in(path_);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream s(line);
+      Call c;
+      s >> c.pid >> c.name;
+      std::getline(s, c.args);
+      if (!c.args.empty() && c.args[0] == ' ') c.args.erase(0, 1);
+      v.push_back(c);
+    }
+    return v;
+  }
+
+ private:
+  std::string path_;
+};
+
+std::map<std::string, std::string> double_env(const CallLog& log, bool batch = true) {
+  return {{"DEV_SANDBOX_CUDA_LIB", batch ? DS_CUDA_DOUBLE : DS_CUDA_DOUBLE_NOBATCH},
+          {"DS_CUDA_DOUBLE_LOG", log.path()},
+          {"DS_CUDA_DOUBLE_DEVICES", "4"}};
+}
+
+// The value of `key=` in a log line's arguments ("" if absent).
+std::string arg(const Call& c, const std::string& key) {
+  const size_t at = c.args.find(key + "=");
+  if (at == std::string::npos) return "";
+  const size_t b = at + key.size() + 1;
+  return c.args.substr(b, c.args.find(' ', b) - b);
+}
+
+// Every allocation, registration and handle made in a process is released in it.
+void expect_all_released(const std::vector<Call>& calls) {
+  struct Pair {
+    const char* make;
+    const char* key_out;  // the handle in the "-> key=" line of `make`
+    const char* release;
+    const char* key_in;
+  };
+  const Pair pairs[] = {
+      {"cuMemAlloc_v2", "ptr", "cuMemFree_v2", "ptr"},
+      {"cuMemHostAlloc", "ptr", "cuMemFreeHost", "ptr"},
+      {"cuMemHostRegister_v2", "ptr", "cuMemHostUnregister", "ptr"},
+      {"cuStreamCreate", "stream", "cuStreamDestroy_v2", "stream"},
+      {"cuEventCreate", "event", "cuEventDestroy_v2", "event"},
+      {"cuGraphCreate", "graph", "cuGraphDestroy", "graph"},
+      {"cuGraphInstantiateWithFlags", "exec", "cuGraphExecDestroy", "exec"},
+      {"cuModuleLoadData", "module", "cuModuleUnload", "module"},
+  };
+  for (const Pair& p : pairs) {
+    std::map<int, std::multiset<std::string>> live;
+    for (const Call& c : calls) {
+      if (c.name == p.make) {
+        // What a call made is on its "-> key=" line, logged when it succeeded.
+        if (c.args.rfind("->", 0) == 0 && !arg(c, p.key_out).empty()) live[c.pid].insert(arg(c, p.key_out));
+      } else if (c.name == p.release) {
+        auto& set = live[c.pid];
+        auto it = set.find(arg(c, p.key_in));
+        EXPECT_NE(it, set.end()) << p.release << " of something not made: " << c.args;
+        if (it != set.end()) set.erase(it);
+      }
+    }
+    for (const auto& kv : live)
+      EXPECT_TRUE(kv.second.empty()) << "pid " << kv.first << ": " << kv.second.size() << " x " << p.make
+                                     << " never released";
+  }
+  std::map<int, int> retained;
+  for (const Call& c : calls) {
+    if (c.name == "cuDevicePrimaryCtxRetain") ++retained[c.pid];
+    if (c.name == "cuDevicePrimaryCtxRelease_v2") --retained[c.pid];
+  }
+  for (const auto& kv : retained) EXPECT_EQ(kv.second, 0) << "pid " << kv.first << " primary contexts";
+}
+
+// Each process that used the driver initialised it itself, first.
+std::set<int> init_pids(const std::vector<Call>& calls) {
+  std::set<int> seen, inited;
+  for (const Call& c : calls) {
+    if (!seen.count(c.pid)) {
+      EXPECT_EQ(c.name, "cuInit") << "pid " << c.pid << " called " << c.name << " before cuInit";
+      seen.insert(c.pid);
+    }
+    if (c.name == "cuInit") inited.insert(c.pid);
+  }
+  return inited;
+}
+
+std::vector<std::string> row_of(const std::string& out, const std::string& name) {
+  const size_t t = out.find("[[ " + name + " ]]");
+  if (t == std::string::npos) return {};
+  const size_t header = out.find('\n', t) + 1;
+  const size_t row = out.find('\n', header) + 1;
+  return split_ws(out.substr(row, out.find('\n', row) - row));
+}
+
+int count_calls(const std::vector<Call>& calls, const std::string& name, int pid = -1) {
+  int n = 0;
+  for (const Call& c : calls) n += c.name == name && (pid < 0 || c.pid == pid) && c.args.rfind("->", 0) != 0;
+  return n;
+}
+
+struct CudaCase {
+  const char* name;
+  bool fork;
+  bool multi;
+  const char* from;
+  const char* to;
+  const char* method;
+};
+
+const CudaCase kCases[] = {
+    {"host_to_device_ce", false, false, "cuda::host::0", "cuda::device::0", "CE"},
+    {"host_to_device_batch_ce", false, false, "cuda::host::0", "cuda::device::0", "CE-BATCH"},
+    {"host_to_device_ce_multi_stream", false, false, "cuda::host::0", "cuda::device::0", "CE-MS"},
+    {"device_to_host_ce", false, false, "cuda::device::0", "cuda::host::0", "CE"},
+    {"device_to_device_ce", false, false, "cuda::device::0", "cuda::device::0", "CE"},
+    {"anonymous_to_device_ce", false, false, "cuda::anonymous::0", "cuda::device::0", "CE"},
+    {"one_host_to_all_device_ce", false, true, "cuda::host::0", "cuda::device::all", "CE"},
+    {"all_host_to_all_device_ce", false, true, "cuda::host::all", "cuda::device::all", "CE"},
+    {"one_device_to_all_device_ce", false, true, "cuda::device::0", "cuda::device::all", "CE"},
+    {"all_host_to_all_device_ce_multi_stream", true, true, "cuda::host::all", "cuda::device::all",
+     "CE-MS-FORK"},
+    {"all_odirect_host_to_all_device_ce_multi_stream", true, true, "cuda::odirect_mmap::all",
+     "cuda::device::all", "CE-MS-FORK"},
+    {"one_share_host_to_all_device_ce_multi_stream", true, true, "cuda::shm::0", "cuda::device::all",
+     "CE-MS-FORK"},
+    {"all_host_to_all_device_ffts_direct_h2d", true, true, "cuda::host_mapped::all", "cuda::device::all",
+     "BATCH-FORK"},
+    {"all_odirect_host_to_all_device_ffts_direct_h2d", true, true, "cuda::odirect_mmap::all",
+     "cuda::device::all", "BATCH-FORK"},
+    {"one_share_host_to_all_device_ffts_direct_h2d", true, true, "cuda::shm::0", "cuda::device::all",
+     "BATCH-FORK"},
+    {"host_to_device_sm", false, false, "cuda::host::0", "cuda::device::0", "SM"},
+    {"device_to_host_sm", false, false, "cuda::device::0", "cuda::host::0", "SM"},
+};
+
+class CudaCaseTest : public ::testing::TestWithParam<std::tuple<CudaCase, bool>> {};
+
+void PrintTo(const CudaCase& c, std::ostream* os) { *os << c.name; }
+
+}  // namespace
+
+TEST_P(CudaCaseTest, RunsAndValidatesThroughTheDouble) {
+  const CudaCase& c = std::get<0>(GetParam());
+  const bool batch = std::get<1>(GetParam());
+  CallLog log;
+  const auto before = our_shm_entries();
+  const std::string d = c.fork ? "3" : "2";
+  RunResult r = run_tool(
+      {"copy", "--backend", "cuda", "-t", c.name, "-s", "4K", "-n", "8", "-i", "3", "-d", d, "--validate"},
+      double_env(log, batch));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] " + std::string(c.name) + " PASS"), std::string::npos) << r.out;
+  const auto row = row_of(r.out, c.name);
+  ASSERT_GE(row.size(), 5u) << r.out;
+  EXPECT_EQ(row[0], c.from);
+  EXPECT_EQ(row[1], c.to);
+  EXPECT_EQ(row[2], c.method);
+  EXPECT_EQ(row[3], "4");
+  EXPECT_EQ(row[4], std::to_string(8 * (c.multi ? std::stoi(d) : 1)));
+  EXPECT_EQ(our_shm_entries(), before);
+
+  const auto calls = log.calls();
+  ASSERT_FALSE(calls.empty());
+  expect_all_released(calls);
+  // The probe process, then either this process or one child per device.
+  const auto pids = init_pids(calls);
+  EXPECT_EQ(pids.size(), c.fork ? 1u + std::stoul(d) : 2u);
+  for (const Call& x : calls) {
+    EXPECT_NE(x.args, "-> version-not-sufficient") << "asked cuGetProcAddress for too old a version";
+    // Copies on our own streams, never the legacy default stream.
+    if (x.name.find("Async") != std::string::npos || x.name == "cuGraphLaunch")
+      EXPECT_NE(arg(x, "stream"), "(nil)") << x.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCudaCases, CudaCaseTest,
+                         ::testing::Combine(::testing::ValuesIn(kCases), ::testing::Values(true)),
+                         [](const ::testing::TestParamInfo<std::tuple<CudaCase, bool>>& i) {
+                           return std::string(std::get<0>(i.param).name);
+                         });
+
+// The batch-using cases again on a driver without cuMemcpyBatchAsync: CUDA graphs.
+const CudaCase kBatchCases[] = {kCases[1], kCases[12], kCases[13], kCases[14]};
+INSTANTIATE_TEST_SUITE_P(GraphFallback, CudaCaseTest,
+                         ::testing::Combine(::testing::ValuesIn(kBatchCases), ::testing::Values(false)),
+                         [](const ::testing::TestParamInfo<std::tuple<CudaCase, bool>>& i) {
+                           return std::string(std::get<0>(i.param).name);
+                         });
+
+namespace {
+
+const char* const kDirectCases[] = {"all_host_to_all_device_ffts_direct_h2d",
+                                    "all_odirect_host_to_all_device_ffts_direct_h2d",
+                                    "one_share_host_to_all_device_ffts_direct_h2d"};
+
+}  // namespace
+
+TEST(CudaDirect, OneBatchedSubmissionPerIoTask) {
+  for (const char* name : kDirectCases) {
+    SCOPED_TRACE(name);
+    CallLog log;
+    RunResult r = run_tool({"copy", "--backend", "cuda", "-t", name, "-s", "4K", "-n", "8", "-f", "4", "-i",
+                            "3", "--warmup", "1", "-d", "3", "--validate"},
+                           double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto row = row_of(r.out, name);
+    ASSERT_GE(row.size(), 5u) << r.out;
+    EXPECT_EQ(row[2], "BATCH-FORK");
+    EXPECT_EQ(row[4], "96");  // d x n x f = 3 x 8 x 4
+    const auto calls = log.calls();
+    std::map<int, int> per_child;
+    for (const Call& c : calls)
+      if (c.name == "cuMemcpyBatchAsync") {
+        EXPECT_EQ(arg(c, "count"), "4") << c.args;
+        ++per_child[c.pid];
+      }
+    ASSERT_EQ(per_child.size(), 3u);
+    for (const auto& kv : per_child) EXPECT_EQ(kv.second, (1 + 3) * 8);  // (warmup + i) x n tasks
+    EXPECT_EQ(count_calls(calls, "cuMemcpyHtoDAsync_v2"), 0);
+    expect_all_released(calls);
+  }
+}
+
+TEST(CudaDirect, GraphsAreBuiltOncePerTaskAndRelaunched) {
+  CallLog log;
+  const std::string name = kDirectCases[0];
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", name, "-s", "4K", "-n", "8", "-f", "4", "-i",
+                          "3", "--warmup", "1", "-d", "3", "--validate"},
+                         double_env(log, false));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] " + name + " PASS"), std::string::npos);
+  const auto calls = log.calls();
+  std::map<int, int> built, launched;
+  for (const Call& c : calls) {
+    if (c.name == "cuGraphInstantiateWithFlags" && c.args.rfind("->", 0) == 0) {
+      EXPECT_EQ(arg(c, "nodes"), "4");
+      ++built[c.pid];
+    }
+    if (c.name == "cuGraphLaunch") ++launched[c.pid];
+  }
+  ASSERT_EQ(built.size(), 3u);
+  for (const auto& kv : built) EXPECT_EQ(kv.second, 8) << "one graph per IO task, reused";
+  for (const auto& kv : launched) EXPECT_EQ(kv.second, (1 + 3) * 8);
+  EXPECT_EQ(count_calls(calls, "cuMemcpyBatchAsync"), 0);
+  expect_all_released(calls);
+}
+
+TEST(CudaQuickMode, AllCombinationsRunAndValidate) {
+  for (const char* model : {"gqa", "mla"})
+    for (const char* iodirect : {"false", "true"})
+      for (const char* sdma : {"false", "true"}) {
+        SCOPED_TRACE(std::string(model) + " " + iodirect + " " + sdma);
+        CallLog log;
+        RunResult r = run_tool({"--backend", "cuda", "--model-type", model, "--iodirect", iodirect, "--sdma",
+                                sdma, "-s", "4K", "-n", "8", "-i", "3", "-d", "3", "--validate"},
+                               double_env(log));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find(std::string("cuda::") + (std::string(model) == "mla"       ? "shm::0"
+                                                      : std::string(iodirect) == "true" ? "odirect_mmap::all"
+                                                                                        : "host")),
+                  std::string::npos)
+            << r.out;
+        EXPECT_NE(r.out.find(std::string(sdma) == "true" ? "BATCH-FORK" : "CE-MS-FORK"), std::string::npos);
+        EXPECT_EQ(init_pids(log.calls()).size(), 4u);  // the probe and 3 children
+      }
+}
+
+TEST(CudaOrdering, HostMemoryIsRegisteredMappedBeforeItIsCopied) {
+  CallLog log;
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "all_odirect_host_to_all_device_ce_multi_stream",
+                          "-s", "4K", "-n", "8", "-i", "3", "-d", "3"},
+                         double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = log.calls();
+  std::map<int, size_t> first_register, first_copy;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call& c = calls[i];
+    if (c.name == "cuMemHostRegister_v2" && c.args.rfind("->", 0) != 0) {
+      EXPECT_EQ(arg(c, "flags"), "3") << "PORTABLE|DEVICEMAP";
+      EXPECT_EQ(arg(c, "bytes"), std::to_string(8 * 4096));
+      first_register.emplace(c.pid, i);
+    }
+    if (c.name == "cuMemcpyHtoDAsync_v2") first_copy.emplace(c.pid, i);
+    // Unregistered only after the last copy of its process completed.
+    if (c.name == "cuMemHostUnregister") {
+      for (size_t j = i + 1; j < calls.size(); ++j)
+        EXPECT_FALSE(calls[j].pid == c.pid && calls[j].name == "cuMemcpyHtoDAsync_v2");
+    }
+  }
+  ASSERT_EQ(first_register.size(), 3u);
+  ASSERT_EQ(first_copy.size(), 3u);
+  for (const auto& kv : first_copy) EXPECT_LT(first_register.at(kv.first), kv.second);
+  expect_all_released(calls);
+}
+
+TEST(CudaOrdering, PinnedMemoryFlags) {
+  CallLog log;
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-t", "device_to_host_ce",
+                          "-s", "4K", "-n", "2", "-i", "1"},
+                         double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const Call& c : log.calls())
+    if (c.name == "cuMemHostAlloc" && c.args.rfind("->", 0) != 0)
+      EXPECT_EQ(arg(c, "flags"), "1");  // PORTABLE
+  CallLog mapped;
+  r = run_tool({"copy", "--backend", "cuda", "-t", "all_host_to_all_device_ffts_direct_h2d", "-s", "4K", "-n",
+                "2", "-i", "1", "-d", "2"},
+               double_env(mapped));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int n = 0;
+  for (const Call& c : mapped.calls())
+    if (c.name == "cuMemHostAlloc" && c.args.rfind("->", 0) != 0) {
+      EXPECT_EQ(arg(c, "flags"), "3");  // PORTABLE|DEVICEMAP
+      ++n;
+    }
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(count_calls(mapped.calls(), "cuMemHostGetDevicePointer_v2"), 2);
+}
+
+TEST(CudaBinding, EntryPointsComeFromCuGetProcAddressAtTheirAbiVersion) {
+  CallLog log;
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, double_env(log));
+  EXPECT_NE(r.out.find("backend cuda: loaded from " + std::string(DS_CUDA_DOUBLE)), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("CUDA driver 12.8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 0: Test Double GPU 0, PCI 0000:18:00.0, NUMA node"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 3: Test Double GPU 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batched copies: native cuMemcpyBatchAsync"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress_v2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("direct path: BATCH"), std::string::npos) << r.out;
+  std::map<std::string, std::string> asked;
+  for (const Call& c : log.calls())
+    if (c.name == "cuGetProcAddress_v2" && c.args.rfind("->", 0) != 0) {
+      asked[arg(c, "symbol")] = arg(c, "version");
+      EXPECT_EQ(arg(c, "flags"), "1") << "legacy-stream variants";
+    }
+  EXPECT_EQ(asked["cuMemAlloc"], "3020");
+  EXPECT_EQ(asked["cuMemHostRegister"], "6050");
+  EXPECT_EQ(asked["cuDevicePrimaryCtxRelease"], "11000");
+  EXPECT_EQ(asked["cuMemcpyBatchAsync"], "12080");  // the ABI with failIdx
+
+  CallLog old;
+  r = run_tool({"--backend", "cuda", "doctor"}, double_env(old, false));
+  EXPECT_NE(r.out.find("batched copies: CUDA graph of memcpy nodes"), std::string::npos) << r.out;
+}
+
+TEST(CudaBinding, FallsBackToExportedNamesWithoutCuGetProcAddress) {
+  CallLog log;
+  auto env = double_env(log);
+  env["DS_CUDA_DOUBLE_NO_PROC_ADDRESS"] = "1";
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, env);
+  EXPECT_NE(r.out.find("(some by dlsym)"), std::string::npos) << r.out;
+  r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_batch_ce", "-t", "host_to_device_sm", "-s",
+                "4K", "-n", "4", "-i", "2", "--validate"},
+               env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] host_to_device_batch_ce PASS"), std::string::npos);
+  EXPECT_NE(r.out.find("[validation] host_to_device_sm PASS"), std::string::npos);
+}
+
+TEST(CudaErrors, InjectedFailureNamesTheCall) {
+  CallLog log;
+  auto env = double_env(log);
+  env["DS_CUDA_DOUBLE_FAIL"] = "cuMemcpyHtoDAsync_v2:3";
+  RunResult r = run_tool(
+      {"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "4K", "-n", "8", "-i", "3"}, env);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cuMemcpyHtoDAsync_v2(4096 bytes) failed: CUDA_ERROR_UNKNOWN"), std::string::npos)
+      << r.err;
+  expect_all_released(log.calls());
+}
+
+TEST(CudaErrors, InjectedFailureInAForkChild) {
+  CallLog log;
+  auto env = double_env(log);
+  env["DS_CUDA_DOUBLE_FAIL"] = "cuMemHostRegister_v2:1";
+  const auto before = our_shm_entries();
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "one_share_host_to_all_device_ce_multi_stream",
+                          "-s", "4K", "-n", "8", "-i", "3", "-d", "3"},
+                         env);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("device "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cuMemHostRegister_v2(32768 bytes) failed: CUDA_ERROR_UNKNOWN"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(our_shm_entries(), before);
+  expect_all_released(log.calls());
+}
+
+TEST(CudaErrors, MoreDevicesThanTheDriverSeesIsAUsageError) {
+  CallLog log;
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "all_host_to_all_device_ce", "-s", "4K", "-n",
+                          "2", "-i", "1", "-d", "5"},
+                         double_env(log));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-d got 5"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sees 4 devices"), std::string::npos) << r.err;
+}
+
+TEST(CudaErrors, MemcpyCasesAreNotOffered) {
+  CallLog log;
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_anonymous_memcpy"}, double_env(log));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("host_to_device_sm"), std::string::npos) << "lists what cuda can run: " << r.err;
+}
+
+TEST(CudaErrors, NoDriverSaysHowToPointAtOne) {
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h) {
+    dlclose(h);
+    GTEST_SKIP() << "this machine has libcuda.so.1";
+  }
+  RunResult r =
+      run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "1"},
+               {{"DEV_SANDBOX_CUDA_LIB", ""}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("libcuda.so.1 could not be loaded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("DEV_SANDBOX_CUDA_LIB=/path/to/libcuda.so.1"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+}
+
+TEST(CudaAuto, AutoPicksCudaWhenTheDriverLoads) {
+  CallLog log;
+  auto env = double_env(log);
+  env["DEV_SANDBOX_BACKEND"] = "";
+  RunResult r = run_tool({"copy", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "1"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cuda::host::0"), std::string::npos) << r.out;
+}
+
+TEST(CudaGpuCheck, SkipsWithoutAnNvidiaGpu) {
+  const std::string cmd =
+      std::string("GPU_CHECK_NVIDIA_SMI=/nonexistent/nvidia-smi ") + DS_GPU_CHECK + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  const int status = pclose(p);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("skipped: no NVIDIA GPU"), std::string::npos) << out;
+}
+
+TEST(CudaFork, InProcessAndForkCasesInOneInvocation) {
+  // The tool's own process never initialises CUDA, so a fork case after an
+  // in-process one still starts clean (the double refuses cuInit in a child of
+  // an initialised process).
+  CallLog log;
+  RunResult r = run_tool(
+      {"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-t", "all_host_to_all_device_ce_multi_stream",
+       "-t", "one_host_to_all_device_ce", "-s", "4K", "-n", "4", "-i", "2", "-d", "2", "--validate"},
+      double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] all_host_to_all_device_ce_multi_stream PASS"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("[validation] one_host_to_all_device_ce PASS"), std::string::npos) << r.out;
+  // probe + one isolated child per in-process case + one child per device of the fork case
+  EXPECT_EQ(init_pids(log.calls()).size(), 1u + 1u + 2u + 1u);
+  expect_all_released(log.calls());
+}
+
+TEST(CudaKernel, CommittedPtxDeclaresTheKernelWeLaunch) {
+  // What builds without nvcc embed: it must still be the kernel cuLaunchKernel is given.
+  std::ifstream in(DS_COPY_KERNEL_PTX);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string ptx = text.str();
+  EXPECT_NE(ptx.find("\n.version 6.3\n"), std::string::npos) << "an ISA older drivers load";
+  EXPECT_NE(ptx.find("\n.target sm_75\n"), std::string::npos);
+  EXPECT_NE(ptx.find(".visible .entry ds_copy_kernel(\n\t.param .u64 ds_copy_kernel_param_0,\n"
+                     "\t.param .u64 ds_copy_kernel_param_1,\n\t.param .u64 ds_copy_kernel_param_2\n)"),
+            std::string::npos)
+      << ptx;
+}
