@@ -11,9 +11,10 @@ namespace ds {
 
 namespace {
 
-// How long a thread polls before it sleeps on the futex: short enough not to
-// starve other engines on a small machine, long enough to cover a block copy.
-constexpr int64_t kSpinNs = 20000;
+// How long a thread polls before it sleeps on the futex: long enough to cover the
+// gap between two submissions, short enough that an idle engine does not take
+// CPU from busy ones when there are more engine threads than cores.
+constexpr int64_t kSpinNs = 3000;
 
 template <typename Ready>
 bool spin_until(Ready ready) {
@@ -53,7 +54,10 @@ SimEngine::Op& SimEngine::reserve() {
 void SimEngine::publish() {
   ++pushed_;
   tail_.store(pushed_, std::memory_order_seq_cst);
-  if (engine_sleeping_.load(std::memory_order_seq_cst)) futex_wake_all(&tail_);
+  // One wake per sleep: clear the flag so the pushes before the engine runs
+  // again do not each pay for a system call.
+  if (engine_sleeping_.load(std::memory_order_seq_cst) && engine_sleeping_.exchange(0))
+    futex_wake_all(&tail_);
 }
 
 void SimEngine::copy(const CopyDesc& desc) {
