@@ -20,12 +20,15 @@
 //   AclInterface (dlsym of the same name). NOT CONFIRMED: whether attrsIndexes[i] is
 //   the first copy index that uses attrs[i] (we assume so, as in cuMemcpyBatchAsync).
 // - aclInit(const char*), aclFinalize(), aclGetRecentErrMsg(), aclCANNPackageName,
-//   aclCANNPackageVersion (128 + 4x64 + 128 bytes), aclsysGetCANNVersion: CANN acl.h
-//   (open-runtime copy with ACL_PKG_VERSION_MAX_SIZE 128, PARTS 64).
+//   aclCANNPackageVersion (128 + 4x64 + 128 bytes), aclsysGetCANNVersion: CANN's
+//   include/external/acl/acl.h, a stored copy carrying the open-runtime licence header
+//   (repository not shown by the index; hicann/runtime's copy at d8beaaf only includes
+//   the sub-headers), ACL_PKG_VERSION_MAX_SIZE 128, ACL_PKG_VERSION_PARTS_MAX_SIZE 64.
 // - aclrtGetVersion(int32_t*, int32_t*, int32_t*), const char* aclrtGetSocName():
 //   acl_base.h / CANN docs "aclrtGetSocName".
 // - aclError values ACL_SUCCESS 0, ACL_ERROR_REPEAT_INITIALIZE 100002: acl_base.h as
-//   quoted by several public projects (e.g. the CANN ggml backend notes).
+//   quoted verbatim by several public projects (repository of the header itself not
+//   pinned).
 // - rtFftsPlusComCtx_t / rtFftsPlusSdmaCtx_t (128 bytes, pack(1)), RT_CTX_TYPE_SDMA 8,
 //   RT_CTX_SUCCESSOR_NUM 26: mirror-cann/runtime pkg_inc/runtime/rt_external_ffts_define.h
 //   (included by pkg_inc/runtime/runtime/rt_ffts_plus_define.h).
@@ -43,12 +46,15 @@
 //   8 with the rest chained through successorList/predCnt; the source is the MAPPED
 //   device address of registered host memory): ModelEngine-Group/unified-cache-management
 //   ucm/shared/trans/ascend/sdma_direct/ (ascend_sdma_direct_copier.cc and its FFTS SDMA
-//   dispatcher) and HCCL's DispatcherFFTS::ConstructFftsSdmaCtx. NOT CONFIRMED on
+//   dispatcher) and HCCL's DispatcherFFTS::ConstructFftsSdmaCtx / ConstructFftsSqe (found
+//   by content search; repository not pinned). NOT CONFIRMED on
 //   hardware here: the meaning of each sdmaSqeHeader bit.
 // - Which SoCs have FFTS+: HCCL enables its FFTS+ dispatcher only for DEV_TYPE_910B and
-//   DEV_TYPE_910_93 (HcclCommunicator::InitDispatcher); SoC names from torch_npu
-//   NpuVariables (Ascend910B1..B4 = A2, Ascend910_93xx = A3; the bare "Ascend910B",
-//   "Ascend910A", "Ascend910ProB", "Ascend310P*" are older chips). See ffts_supported().
+//   DEV_TYPE_910_93 (HcclCommunicator::InitDispatcher in hccl_communicator.cc; found by
+//   content search, repository not pinned); SoC names from torch_npu's
+//   torch_npu/csrc/core/npu/NpuVariables.h (Ascend910B1..B4 = A2, Ascend910_93xx = A3;
+//   the bare "Ascend910B", "Ascend910A", "Ascend910ProB", "Ascend310P*" are older chips).
+//   NOT CONFIRMED: that no other SoC has FFTS+. See ffts_unsupported_reason().
 #pragma once
 
 #include <cstddef>

@@ -39,6 +39,13 @@ std::vector<std::string> acl_candidates() {
   return c;
 }
 
+// dlerror() repeats the path; keep the reason only. Call right after a failed dlopen.
+std::string dlerror_text_of(const char* err, const std::string& path) {
+  std::string e = err ? err : "not found";
+  if (e.compare(0, path.size() + 2, path + ": ") == 0) e.erase(0, path.size() + 2);
+  return e;
+}
+
 template <typename F>
 void bind(void* handle, const char* name, F& fn) {
   fn = reinterpret_cast<F>(dlsym(handle, name));
@@ -54,10 +61,12 @@ AclLibrary open_libraries() {
       lib.path = candidate;
       break;
     }
-    const char* why = dlerror();
-    tried += "\n  " + candidate + ": " + (why ? why : "not found");
+    const std::string why = dlerror_text_of(dlerror(), candidate);
+    tried += (tried.empty() ? "" : ", ") + candidate + " (" + why + ")";
   }
-  if (!handle) throw RunError("AscendCL (libascendcl.so) could not be opened; tried:" + tried);
+  if (!handle)
+    throw RunError("ascend: AscendCL (libascendcl.so) could not be opened: tried " + tried +
+                   "; source CANN's set_env.sh or set DEV_SANDBOX_ACL_LIB=/path/to/libascendcl.so");
   // The path of the object actually mapped (a bare name resolves through the loader).
   if (lib.path.find('/') == std::string::npos) {
     void* sym = dlsym(handle, "aclInit");
@@ -94,7 +103,7 @@ AclLibrary open_libraries() {
   need("aclrtMemcpyAsync", lib.aclrtMemcpyAsync);
   if (!missing.empty())
     throw RunError(lib.path + " lacks AscendCL entry points this tool needs: " + missing +
-                   " (aclrtHostRegister needs a recent CANN, 7.0 or later)");
+                   " (an older CANN than the one this binding was written against)");
   bind(handle, "aclrtCreateEventWithFlag", lib.aclrtCreateEventWithFlag);
   bind(handle, "aclrtGetVersion", lib.aclrtGetVersion);
   bind(handle, "aclsysGetCANNVersion", lib.aclsysGetCANNVersion);
@@ -109,9 +118,8 @@ AclLibrary open_libraries() {
   }
   void* rt_handle = dlopen(rt.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!rt_handle) {
-    const char* why = dlerror();
     lib.rt_why = "the Ascend runtime library " + rt + " could not be opened (" +
-                 (why ? why : "not found") + ")";
+                 dlerror_text_of(dlerror(), rt) + ")";
   } else {
     lib.rt_path = rt;
     bind(rt_handle, "rtFftsPlusTaskLaunchWithFlag", lib.rtFftsPlusTaskLaunchWithFlag);
@@ -162,7 +170,7 @@ std::string ffts_unsupported_reason(const char* soc_name) {
       std::isdigit(static_cast<unsigned char>(soc[a2.size()])))
     return "";
   if (soc.compare(0, 12, "Ascend910_93") == 0) return "";
-  return "SoC " + soc + " has no FFTS+ (it is on Ascend910B1-B4 / Atlas A2 and Ascend910_93xx / Atlas A3)";
+  return "SoC " + soc + " has no FFTS+ (FFTS+ is on Ascend910B1-B4 / Atlas A2 and Ascend910_93xx / Atlas A3)";
 }
 
 }  // namespace acl

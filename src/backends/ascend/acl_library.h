@@ -56,8 +56,9 @@ struct AclLibrary {
   }
 };
 
-// Opens the libraries once per process (the handles survive fork; nothing is
-// initialised by opening them). Throws RunError naming every path tried.
+// Opens the libraries once per process; the backend calls it from init_process only,
+// so a parent that just forks workers never loads them. Throws RunError naming every
+// path tried.
 const AclLibrary& load_acl_library();
 
 // Empty when the SoC has FFTS+, else why not.

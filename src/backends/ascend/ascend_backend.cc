@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,14 +65,33 @@ struct FftsTask {
   rtFftsPlusTaskInfo_t info;
 };
 
+class AscendStream;
+
+// The streams of one device, so an event can be destroyed safely: AscendCL requires
+// the work that records an event to be complete first, and on an error path the
+// events of an initiator go before its streams are synchronised.
+using StreamSet = std::set<AscendStream*>;
+
 class AscendStream : public Stream {
  public:
-  AscendStream(const AclLibrary& lib, aclrtStream handle) : lib_(lib), handle_(handle) {}
+  AscendStream(const AclLibrary& lib, aclrtStream handle, std::shared_ptr<StreamSet> set)
+      : lib_(lib), handle_(handle), set_(std::move(set)) {
+    set_->insert(this);
+  }
   ~AscendStream() override {
+    set_->erase(this);
     (void)lib_.aclrtSynchronizeStream(handle_);  // destroying a busy stream is not allowed
     (void)lib_.aclrtDestroyStream(handle_);
   }
-  aclrtStream handle() const { return handle_; }
+  aclrtStream handle() {
+    dirty_ = true;  // whoever asks for the handle queues work on it
+    return handle_;
+  }
+  void drain() {
+    if (!dirty_) return;
+    (void)lib_.aclrtSynchronizeStream(handle_);
+    completed();
+  }
 
   FftsTask& next_task() {
     if (spare_.empty()) {
@@ -83,6 +103,7 @@ class AscendStream : public Stream {
     return *in_flight_.back();
   }
   void completed() {
+    dirty_ = false;
     for (auto& t : in_flight_) spare_.push_back(std::move(t));
     in_flight_.clear();
   }
@@ -90,18 +111,25 @@ class AscendStream : public Stream {
  private:
   const AclLibrary& lib_;
   aclrtStream handle_;
+  std::shared_ptr<StreamSet> set_;
+  bool dirty_ = false;
   std::vector<std::unique_ptr<FftsTask>> in_flight_, spare_;
 };
 
 class AscendEvent : public Event {
  public:
-  AscendEvent(const AclLibrary& lib, aclrtEvent handle) : lib_(lib), handle_(handle) {}
-  ~AscendEvent() override { (void)lib_.aclrtDestroyEvent(handle_); }
+  AscendEvent(const AclLibrary& lib, aclrtEvent handle, std::shared_ptr<StreamSet> streams)
+      : lib_(lib), handle_(handle), streams_(std::move(streams)) {}
+  ~AscendEvent() override {
+    for (AscendStream* s : *streams_) s->drain();
+    (void)lib_.aclrtDestroyEvent(handle_);
+  }
   aclrtEvent handle() const { return handle_; }
 
  private:
   const AclLibrary& lib_;
   aclrtEvent handle_;
+  std::shared_ptr<StreamSet> streams_;
 };
 
 AscendStream& stream_of(Stream& s) { return static_cast<AscendStream&>(s); }
@@ -175,7 +203,7 @@ class AscendDevice : public Device {
   std::unique_ptr<Stream> create_stream() override {
     aclrtStream s = nullptr;
     lib_.check(lib_.aclrtCreateStream(&s), "aclrtCreateStream", where_);
-    return std::make_unique<AscendStream>(lib_, s);
+    return std::make_unique<AscendStream>(lib_, s, streams_);
   }
 
   std::unique_ptr<Event> create_event() override {
@@ -185,7 +213,7 @@ class AscendDevice : public Device {
     } else {
       lib_.check(lib_.aclrtCreateEvent(&e), "aclrtCreateEvent", where_);
     }
-    return std::make_unique<AscendEvent>(lib_, e);
+    return std::make_unique<AscendEvent>(lib_, e, streams_);
   }
 
   void record(Event& e, Stream& s) override {
@@ -195,7 +223,7 @@ class AscendDevice : public Device {
   void synchronize(Stream& s) override {
     AscendStream& st = stream_of(s);
     lib_.check(lib_.aclrtSynchronizeStream(st.handle()), "aclrtSynchronizeStream", where_);
-    st.completed();
+    st.completed();  // after handle(): the stream is clean now
   }
 
   int64_t elapsed_ns(Event& from, Event& to) override {
@@ -301,6 +329,7 @@ class AscendDevice : public Device {
   pid_t owner_pid_;
   std::string where_;
   int set_count_ = 0;
+  std::shared_ptr<StreamSet> streams_ = std::make_shared<StreamSet>();
   std::vector<void*> dsts_, srcs_;
   std::vector<size_t> sizes_;
 };

@@ -1,0 +1,661 @@
+// Test double of AscendCL (libascendcl.so) for the ascend backend's tests: the entry
+// points dev-sandbox calls, done on the CPU. Device memory is host memory behind a
+// different address; registered host memory gets a mapped address that only SDMA
+// contexts may use; each stream is a thread that runs its work in order; events carry
+// the monotonic clock. It checks what the real runtime would refuse (no aclInit in
+// this process, no device set on this thread, wrong address kinds, leaks) and logs
+// every call (see double_common.h for the environment it reads).
+#include <sys/mman.h>
+#include <time.h>
+
+#include <condition_variable>
+#include <deque>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "double_common.h"
+
+using dsdouble::fmt;
+using dsdouble::log_call;
+
+namespace {
+
+using aclError = int;
+
+// Device memory and mapped host memory live at addresses the CPU must not use.
+constexpr uint64_t kDeviceAlias = 1ull << 45;
+constexpr uint64_t kMappedAlias = 1ull << 46;
+
+struct Region {
+  uint64_t size;
+  int device;
+  void* cpu;  // where the bytes are
+};
+
+struct State {
+  std::mutex mu;
+  pid_t init_pid = 0;
+  std::map<uint64_t, Region> device_allocs;  // by device address
+  std::map<uint64_t, uint64_t> pinned;        // aclrtMallocHost: cpu address -> size
+  std::map<uint64_t, Region> registrations;   // by cpu address
+  std::map<uint64_t, uint64_t> mapped;        // mapped address -> cpu address
+  std::map<int, long> device_refs;
+  std::map<int, uint64_t> device_used;
+  std::set<void*> streams, events;
+  std::string recent_error;
+};
+
+State& st() {
+  static State s;
+  return s;
+}
+
+thread_local int t_device = -1;
+thread_local pid_t t_device_pid = 0;
+
+int device_count() { return static_cast<int>(dsdouble::env_long("DS_ACL_DOUBLE_DEVICES", 8)); }
+uint64_t hbm_bytes() {
+  return static_cast<uint64_t>(dsdouble::env_long("DS_ACL_DOUBLE_HBM", 64L << 30));
+}
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+aclError fail(int code, const std::string& msg) {
+  std::lock_guard<std::mutex> lock(st().mu);
+  st().recent_error = msg;
+  return code;
+}
+
+// Common entry checks: injected failure, aclInit in this process, a device on this thread.
+aclError enter(const char* call, bool need_device) {
+  if (dsdouble::inject_failure(call)) {
+    log_call(call, "FAIL injected");
+    return fail(dsdouble::kInjected, fmt("%s: injected failure (test double)", call));
+  }
+  if (st().init_pid != getpid())
+    return fail(dsdouble::kUninitialized, fmt("%s: aclInit was not called in process %d", call, getpid()));
+  if (need_device && (t_device < 0 || t_device_pid != getpid()))
+    return fail(dsdouble::kInvalidParam, fmt("%s: no device set on this thread (aclrtSetDevice)", call));
+  return dsdouble::kSuccess;
+}
+
+// Device address -> CPU pointer, if [addr, addr+len) lies in one allocation.
+void* device_cpu(uint64_t addr, uint64_t len) {
+  auto& m = st().device_allocs;
+  auto it = m.upper_bound(addr);
+  if (it == m.begin()) return nullptr;
+  --it;
+  if (addr + len > it->first + it->second.size) return nullptr;
+  return static_cast<char*>(it->second.cpu) + (addr - it->first);
+}
+
+void* mapped_cpu(uint64_t addr, uint64_t len) {
+  auto& m = st().mapped;
+  auto it = m.upper_bound(addr);
+  if (it == m.begin()) return nullptr;
+  --it;
+  const Region& r = st().registrations.at(it->second);
+  if (addr + len > it->first + r.size) return nullptr;
+  return reinterpret_cast<char*>(it->second) + (addr - it->first);
+}
+
+bool is_alias(uint64_t addr) { return device_cpu(addr, 1) != nullptr || mapped_cpu(addr, 1) != nullptr; }
+
+// A memcpy operand: device memory for a device side, a plain CPU pointer for a host
+// side (a mapped address is for device-side access only, as the CANN docs say).
+void* operand(uint64_t addr, uint64_t len, bool device_side, std::string* err, const char* what) {
+  std::lock_guard<std::mutex> lock(st().mu);
+  if (device_side) {
+    void* p = device_cpu(addr, len);
+    if (!p) *err = fmt("%s 0x%llx (+%llu) is not device memory", what, (unsigned long long)addr,
+                       (unsigned long long)len);
+    return p;
+  }
+  if (is_alias(addr)) {
+    *err = fmt("%s 0x%llx is a device or mapped address, not host memory", what, (unsigned long long)addr);
+    return nullptr;
+  }
+  return reinterpret_cast<void*>(addr);
+}
+
+// ---- streams ----
+
+struct Op {
+  std::string (*fn)(void*) = nullptr;
+  void* arg = nullptr;
+};
+
+struct DStream {
+  dsdouble::StreamApi api;  // first member: the handle points here
+  int device = -1;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Op> queue;
+  bool busy = false, stop = false;
+  std::string error;  // sticky: the first failed task
+  std::thread worker;
+
+  void run() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return stop || !queue.empty(); });
+      if (queue.empty()) return;
+      Op op = queue.front();
+      queue.pop_front();
+      busy = true;
+      lock.unlock();
+      std::string e = op.fn(op.arg);
+      lock.lock();
+      if (!e.empty() && error.empty()) error = e;
+      busy = false;
+      cv.notify_all();
+    }
+  }
+  void wait_idle() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return queue.empty() && !busy; });
+  }
+};
+
+void api_enqueue(void* stream, std::string (*fn)(void*), void* arg) {
+  DStream* s = static_cast<DStream*>(stream);
+  std::lock_guard<std::mutex> lock(s->mu);
+  s->queue.push_back({fn, arg});
+  s->cv.notify_all();
+}
+
+void* api_resolve_sdma(uint64_t addr, uint64_t len, bool want_device, std::string* err) {
+  std::lock_guard<std::mutex> lock(st().mu);
+  if (void* p = device_cpu(addr, len)) return p;
+  if (!want_device) {
+    if (void* p = mapped_cpu(addr, len)) return p;
+    *err = fmt("SDMA source 0x%llx (+%llu) is neither device memory nor the mapped address of "
+               "registered host memory",
+               (unsigned long long)addr, (unsigned long long)len);
+  } else {
+    *err = fmt("SDMA destination 0x%llx (+%llu) is not device memory", (unsigned long long)addr,
+               (unsigned long long)len);
+  }
+  return nullptr;
+}
+
+void api_set_recent(const char* msg) {
+  std::lock_guard<std::mutex> lock(st().mu);
+  st().recent_error = msg ? msg : "";
+}
+
+bool api_initialised() { return st().init_pid == getpid() && t_device >= 0 && t_device_pid == getpid(); }
+
+bool known_stream(void* s) {
+  std::lock_guard<std::mutex> lock(st().mu);
+  return s && st().streams.count(s);
+}
+
+struct DEvent {
+  int64_t stamp = -1;  // set by the stream thread when reached
+  int pending = 0;     // records queued and not yet reached
+  std::mutex mu;
+};
+
+struct CopyOp {
+  void* dst;
+  const void* src;
+  size_t n;
+};
+
+std::string run_copy(void* arg) {
+  CopyOp* c = static_cast<CopyOp*>(arg);
+  std::memcpy(c->dst, c->src, c->n);
+  delete c;
+  return "";
+}
+
+std::string run_stamp(void* arg) {
+  DEvent* e = static_cast<DEvent*>(arg);
+  std::lock_guard<std::mutex> lock(e->mu);
+  e->stamp = now_ns();
+  --e->pending;
+  return "";
+}
+
+aclError copy_checked(const char* call, void* dst, size_t dest_max, const void* src, size_t count, int kind,
+                      CopyOp* out) {
+  if (dest_max < count) return fail(dsdouble::kInvalidParam, fmt("%s: destMax %zu < count %zu", call, dest_max, count));
+  if (kind < 0 || kind > 3) return fail(dsdouble::kInvalidParam, fmt("%s: memcpy kind %d", call, kind));
+  const bool dst_dev = kind == 1 || kind == 3, src_dev = kind == 2 || kind == 3;
+  std::string err;
+  void* d = operand(reinterpret_cast<uint64_t>(dst), count, dst_dev, &err, "destination");
+  const void* s = d ? operand(reinterpret_cast<uint64_t>(src), count, src_dev, &err, "source") : nullptr;
+  if (!d || !s) return fail(dsdouble::kInvalidParam, std::string(call) + ": " + err);
+  *out = {d, s, count};
+  return dsdouble::kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- process ----
+
+aclError aclInit(const char* config) {
+  log_call("aclInit", config ? config : "");
+  if (dsdouble::inject_failure("aclInit")) return fail(dsdouble::kInjected, "aclInit: injected failure (test double)");
+  std::lock_guard<std::mutex> lock(st().mu);
+  if (st().init_pid == getpid()) return dsdouble::kRepeatInitialize;
+  st().init_pid = getpid();
+  // A forked child starts with none of its parent's runtime state.
+  st().device_allocs.clear();
+  st().pinned.clear();
+  st().registrations.clear();
+  st().mapped.clear();
+  st().device_refs.clear();
+  st().device_used.clear();
+  st().streams.clear();
+  st().events.clear();
+  return dsdouble::kSuccess;
+}
+
+aclError aclFinalize() {
+  if (aclError rc = enter("aclFinalize", false)) return rc;
+  std::lock_guard<std::mutex> lock(st().mu);
+  long refs = 0;
+  for (auto& kv : st().device_refs) refs += kv.second;
+  log_call("aclFinalize", fmt("live_device_allocs=%zu live_pinned=%zu live_registrations=%zu live_streams=%zu "
+                              "live_events=%zu device_refs=%ld",
+                              st().device_allocs.size(), st().pinned.size(), st().registrations.size(),
+                              st().streams.size(), st().events.size(), refs));
+  st().init_pid = 0;
+  return dsdouble::kSuccess;
+}
+
+const char* aclGetRecentErrMsg() {
+  static thread_local std::string copy;
+  std::lock_guard<std::mutex> lock(st().mu);
+  copy = st().recent_error;
+  st().recent_error.clear();
+  return copy.c_str();
+}
+
+aclError aclrtGetVersion(int32_t* major, int32_t* minor, int32_t* patch) {
+  log_call("aclrtGetVersion", "");
+  *major = 1;
+  *minor = 15;
+  *patch = 0;
+  return dsdouble::kSuccess;
+}
+
+struct aclCANNPackageVersion {
+  char version[128];
+  char parts[4][64];
+  char reserved[128];
+};
+
+aclError aclsysGetCANNVersion(int name, aclCANNPackageVersion* v) {
+  log_call("aclsysGetCANNVersion", fmt("name=%d", name));
+  std::memset(v, 0, sizeof *v);
+  std::snprintf(v->version, sizeof v->version, "8.0.0-test-double");
+  return dsdouble::kSuccess;
+}
+
+const char* aclrtGetSocName() {
+  log_call("aclrtGetSocName", "");
+  if (st().init_pid != getpid()) return nullptr;
+  static std::string soc;
+  const char* env = std::getenv("DS_ACL_DOUBLE_SOC");
+  soc = env ? env : "Ascend910B3";
+  return soc.c_str();
+}
+
+// ---- devices ----
+
+aclError aclrtGetDeviceCount(uint32_t* count) {
+  log_call("aclrtGetDeviceCount", "");
+  if (aclError rc = enter("aclrtGetDeviceCount", false)) return rc;
+  *count = static_cast<uint32_t>(device_count());
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtSetDevice(int32_t device) {
+  log_call("aclrtSetDevice", fmt("device=%d", device));
+  if (aclError rc = enter("aclrtSetDevice", false)) return rc;
+  if (device < 0 || device >= device_count())
+    return fail(dsdouble::kInvalidParam, fmt("aclrtSetDevice: no device %d", device));
+  std::lock_guard<std::mutex> lock(st().mu);
+  ++st().device_refs[device];
+  t_device = device;
+  t_device_pid = getpid();
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtResetDevice(int32_t device) {
+  log_call("aclrtResetDevice", fmt("device=%d", device));
+  if (aclError rc = enter("aclrtResetDevice", false)) return rc;
+  std::lock_guard<std::mutex> lock(st().mu);
+  if (st().device_refs[device] <= 0) {
+    st().recent_error = fmt("aclrtResetDevice: device %d was not set", device);
+    return dsdouble::kInvalidParam;
+  }
+  --st().device_refs[device];
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtGetMemInfo(int attr, size_t* free, size_t* total) {
+  log_call("aclrtGetMemInfo", fmt("attr=%d", attr));
+  if (aclError rc = enter("aclrtGetMemInfo", true)) return rc;
+  if (attr != 1) return fail(dsdouble::kInvalidParam, fmt("aclrtGetMemInfo: attr %d is not ACL_HBM_MEM", attr));
+  std::lock_guard<std::mutex> lock(st().mu);
+  *total = hbm_bytes();
+  *free = hbm_bytes() - st().device_used[t_device];
+  return dsdouble::kSuccess;
+}
+
+// ---- memory ----
+
+aclError aclrtMalloc(void** ptr, size_t size, int policy) {
+  if (aclError rc = enter("aclrtMalloc", true)) {
+    log_call("aclrtMalloc", fmt("size=%zu policy=%d error=%d", size, policy, rc));
+    return rc;
+  }
+  if (size == 0) return fail(dsdouble::kInvalidParam, "aclrtMalloc: size 0");
+  void* cpu = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (cpu == MAP_FAILED) return fail(200000, "aclrtMalloc: out of memory");
+  const uint64_t addr = reinterpret_cast<uint64_t>(cpu) ^ kDeviceAlias;
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    if (st().device_used[t_device] + size > hbm_bytes()) {
+      munmap(cpu, size);
+      st().recent_error = "aclrtMalloc: HBM exhausted";
+      return 200000;
+    }
+    st().device_allocs[addr] = {size, t_device, cpu};
+    st().device_used[t_device] += size;
+  }
+  *ptr = reinterpret_cast<void*>(addr);
+  log_call("aclrtMalloc", fmt("size=%zu policy=%d device=%d ptr=0x%llx", size, policy, t_device,
+                              (unsigned long long)addr));
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtFree(void* ptr) {
+  log_call("aclrtFree", fmt("ptr=0x%llx", (unsigned long long)reinterpret_cast<uint64_t>(ptr)));
+  if (aclError rc = enter("aclrtFree", false)) return rc;
+  std::lock_guard<std::mutex> lock(st().mu);
+  auto it = st().device_allocs.find(reinterpret_cast<uint64_t>(ptr));
+  if (it == st().device_allocs.end()) {
+    st().recent_error = "aclrtFree: not an aclrtMalloc pointer";
+    return dsdouble::kInvalidParam;
+  }
+  munmap(it->second.cpu, it->second.size);
+  st().device_used[it->second.device] -= it->second.size;
+  st().device_allocs.erase(it);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtMallocHost(void** ptr, size_t size) {
+  if (aclError rc = enter("aclrtMallocHost", true)) {
+    log_call("aclrtMallocHost", fmt("size=%zu error=%d", size, rc));
+    return rc;
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (p == MAP_FAILED) return fail(200000, "aclrtMallocHost: out of memory");
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    st().pinned[reinterpret_cast<uint64_t>(p)] = size;
+  }
+  *ptr = p;
+  log_call("aclrtMallocHost", fmt("size=%zu ptr=0x%llx", size, (unsigned long long)reinterpret_cast<uint64_t>(p)));
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtFreeHost(void* ptr) {
+  log_call("aclrtFreeHost", fmt("ptr=0x%llx", (unsigned long long)reinterpret_cast<uint64_t>(ptr)));
+  if (aclError rc = enter("aclrtFreeHost", false)) return rc;
+  std::lock_guard<std::mutex> lock(st().mu);
+  auto it = st().pinned.find(reinterpret_cast<uint64_t>(ptr));
+  if (it == st().pinned.end()) {
+    st().recent_error = "aclrtFreeHost: not an aclrtMallocHost pointer";
+    return dsdouble::kInvalidParam;
+  }
+  if (st().registrations.count(it->first)) {
+    st().recent_error = "aclrtFreeHost: the memory is still registered (aclrtHostUnregister first)";
+    return dsdouble::kInvalidParam;
+  }
+  munmap(ptr, it->second);
+  st().pinned.erase(it);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtHostRegister(void* ptr, uint64_t size, int type, void** dev) {
+  const uint64_t cpu = reinterpret_cast<uint64_t>(ptr);
+  if (aclError rc = enter("aclrtHostRegister", true)) {
+    log_call("aclrtHostRegister", fmt("ptr=0x%llx size=%llu error=%d", (unsigned long long)cpu,
+                                      (unsigned long long)size, rc));
+    return rc;
+  }
+  if (type != 0) return fail(dsdouble::kInvalidParam, fmt("aclrtHostRegister: type %d is not MAPPED", type));
+  if (cpu % 4096 != 0) return fail(dsdouble::kInvalidParam, "aclrtHostRegister: pointer not 4 KiB aligned");
+  const uint64_t alias = cpu ^ kMappedAlias;
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    if (st().registrations.count(cpu)) {
+      st().recent_error = "aclrtHostRegister: already registered";
+      return dsdouble::kInvalidParam;
+    }
+    st().registrations[cpu] = {size, t_device, ptr};
+    st().mapped[alias] = cpu;
+  }
+  *dev = reinterpret_cast<void*>(alias);
+  log_call("aclrtHostRegister", fmt("ptr=0x%llx size=%llu type=%d dev=0x%llx", (unsigned long long)cpu,
+                                    (unsigned long long)size, type, (unsigned long long)alias));
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtHostUnregister(void* ptr) {
+  const uint64_t cpu = reinterpret_cast<uint64_t>(ptr);
+  log_call("aclrtHostUnregister", fmt("ptr=0x%llx", (unsigned long long)cpu));
+  if (aclError rc = enter("aclrtHostUnregister", false)) return rc;
+  std::lock_guard<std::mutex> lock(st().mu);
+  auto it = st().registrations.find(cpu);
+  if (it == st().registrations.end()) {
+    st().recent_error = "aclrtHostUnregister: not registered";
+    return dsdouble::kInvalidParam;
+  }
+  st().mapped.erase(cpu ^ kMappedAlias);
+  st().registrations.erase(it);
+  return dsdouble::kSuccess;
+}
+
+// ---- streams and events ----
+
+aclError aclrtCreateStream(void** stream) {
+  if (aclError rc = enter("aclrtCreateStream", true)) {
+    log_call("aclrtCreateStream", fmt("error=%d", rc));
+    return rc;
+  }
+  DStream* s = new DStream();
+  s->api = {dsdouble::kStreamMagic, api_enqueue, api_resolve_sdma, api_set_recent, api_initialised};
+  s->device = t_device;
+  s->worker = std::thread([s] { s->run(); });
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    st().streams.insert(s);
+  }
+  *stream = s;
+  log_call("aclrtCreateStream", fmt("device=%d stream=%p", t_device, static_cast<void*>(s)));
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtSynchronizeStream(void* stream) {
+  log_call("aclrtSynchronizeStream", fmt("stream=%p", stream));
+  if (aclError rc = enter("aclrtSynchronizeStream", false)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtSynchronizeStream: unknown stream");
+  DStream* s = static_cast<DStream*>(stream);
+  s->wait_idle();
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (!s->error.empty()) return fail(dsdouble::kTaskFailed, "stream task failed: " + s->error);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtDestroyStream(void* stream) {
+  log_call("aclrtDestroyStream", fmt("stream=%p", stream));
+  if (aclError rc = enter("aclrtDestroyStream", false)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtDestroyStream: unknown stream");
+  DStream* s = static_cast<DStream*>(stream);
+  s->wait_idle();
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->stop = true;
+    s->cv.notify_all();
+  }
+  s->worker.join();
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    st().streams.erase(stream);
+  }
+  delete s;
+  return dsdouble::kSuccess;
+}
+
+aclError create_event(const char* call, void** event, uint32_t flag) {
+  if (aclError rc = enter(call, true)) return rc;
+  DEvent* e = new DEvent();
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    st().events.insert(e);
+  }
+  *event = e;
+  log_call(call, fmt("flag=0x%x event=%p", flag, static_cast<void*>(e)));
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtCreateEvent(void** event) { return create_event("aclrtCreateEvent", event, 0); }
+
+aclError aclrtCreateEventWithFlag(void** event, uint32_t flag) {
+  return create_event("aclrtCreateEventWithFlag", event, flag);
+}
+
+aclError aclrtDestroyEvent(void* event) {
+  log_call("aclrtDestroyEvent", fmt("event=%p", event));
+  if (aclError rc = enter("aclrtDestroyEvent", false)) return rc;
+  DEvent* e = static_cast<DEvent*>(event);
+  std::lock_guard<std::mutex> lock(st().mu);
+  if (!st().events.count(event)) {
+    st().recent_error = "aclrtDestroyEvent: unknown event";
+    return dsdouble::kInvalidParam;
+  }
+  {
+    // The CANN docs: tasks that use the event must be complete before it is destroyed.
+    std::lock_guard<std::mutex> le(e->mu);
+    if (e->pending > 0) {
+      st().recent_error = "aclrtDestroyEvent: the event is still recorded on a stream that has not reached it";
+      return dsdouble::kInvalidParam;
+    }
+  }
+  st().events.erase(event);
+  delete e;
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtRecordEvent(void* event, void* stream) {
+  log_call("aclrtRecordEvent", fmt("event=%p stream=%p", event, stream));
+  if (aclError rc = enter("aclrtRecordEvent", false)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtRecordEvent: unknown stream");
+  DEvent* e = static_cast<DEvent*>(event);
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    e->stamp = -1;
+    ++e->pending;
+  }
+  api_enqueue(stream, run_stamp, e);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtEventElapsedTime(float* ms, void* start, void* end) {
+  log_call("aclrtEventElapsedTime", fmt("start=%p end=%p", start, end));
+  if (aclError rc = enter("aclrtEventElapsedTime", false)) return rc;
+  DEvent* a = static_cast<DEvent*>(start);
+  DEvent* b = static_cast<DEvent*>(end);
+  int64_t ta, tb;
+  {
+    std::lock_guard<std::mutex> la(a->mu);
+    ta = a->stamp;
+  }
+  {
+    std::lock_guard<std::mutex> lb(b->mu);
+    tb = b->stamp;
+  }
+  if (ta < 0 || tb < 0)
+    return fail(dsdouble::kInvalidParam, "aclrtEventElapsedTime: an event has not completed (synchronize first)");
+  *ms = static_cast<float>(static_cast<double>(tb - ta) / 1e6);
+  return dsdouble::kSuccess;
+}
+
+// ---- copies ----
+
+aclError aclrtMemcpy(void* dst, size_t dest_max, const void* src, size_t count, int kind) {
+  log_call("aclrtMemcpy", fmt("dst=%p src=%p count=%zu kind=%d", dst, src, count, kind));
+  if (aclError rc = enter("aclrtMemcpy", true)) return rc;
+  CopyOp c;
+  if (aclError rc = copy_checked("aclrtMemcpy", dst, dest_max, src, count, kind, &c)) return rc;
+  std::memcpy(c.dst, c.src, c.n);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtMemcpyAsync(void* dst, size_t dest_max, const void* src, size_t count, int kind, void* stream) {
+  log_call("aclrtMemcpyAsync", fmt("dst=%p src=%p count=%zu kind=%d stream=%p", dst, src, count, kind, stream));
+  if (aclError rc = enter("aclrtMemcpyAsync", true)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtMemcpyAsync: unknown stream");
+  CopyOp c;
+  if (aclError rc = copy_checked("aclrtMemcpyAsync", dst, dest_max, src, count, kind, &c)) return rc;
+  api_enqueue(stream, run_copy, new CopyOp(c));
+  return dsdouble::kSuccess;
+}
+
+#ifndef DS_DOUBLE_NO_BATCH
+struct MemLocation {
+  uint32_t id;
+  int type;  // 0 host, 1 device
+};
+struct MemcpyBatchAttr {
+  MemLocation dstLoc;
+  MemLocation srcLoc;
+  uint8_t rsv[16];
+};
+
+aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size_t* sizes, size_t n,
+                               MemcpyBatchAttr* attrs, size_t* attr_indexes, size_t num_attrs, size_t* fail_index,
+                               void* stream) {
+  log_call("aclrtMemcpyBatchAsync", fmt("count=%zu num_attrs=%zu stream=%p", n, num_attrs, stream));
+  if (aclError rc = enter("aclrtMemcpyBatchAsync", true)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: unknown stream");
+  if (n == 0 || num_attrs == 0 || !attrs || !attr_indexes || attr_indexes[0] != 0)
+    return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: attrs must cover the copies from index 0");
+  std::vector<CopyOp> ops(n);
+  size_t a = 0;
+  for (size_t i = 0; i < n; ++i) {
+    while (a + 1 < num_attrs && attr_indexes[a + 1] <= i) ++a;
+    const MemcpyBatchAttr& at = attrs[a];
+    const int kind = (at.srcLoc.type == 1 ? 2 : 0) + (at.dstLoc.type == 1 ? 1 : 0);
+    // kind: 0 H2H, 1 H2D, 2 D2H, 3 D2D
+    const int acl_kind = kind == 0 ? 0 : kind == 1 ? 1 : kind == 2 ? 2 : 3;
+    if ((at.dstLoc.type == 1 && static_cast<int>(at.dstLoc.id) != t_device) ||
+        (at.srcLoc.type == 1 && static_cast<int>(at.srcLoc.id) != t_device)) {
+      if (fail_index) *fail_index = i;
+      return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: location id is not the current device");
+    }
+    if (aclError rc = copy_checked("aclrtMemcpyBatchAsync", dsts[i], dest_maxs[i], srcs[i], sizes[i], acl_kind, &ops[i])) {
+      if (fail_index) *fail_index = i;
+      return rc;
+    }
+  }
+  for (const CopyOp& c : ops) api_enqueue(stream, run_copy, new CopyOp(c));
+  return dsdouble::kSuccess;
+}
+#endif
+
+}  // extern "C"

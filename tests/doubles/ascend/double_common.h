@@ -1,0 +1,111 @@
+// Shared by the two Ascend test doubles (libascendcl.so and libruntime.so, built for
+// the tests only): the call log, failure injection, and the small C interface through
+// which the runtime double puts FFTS+ work on the AscendCL double's streams.
+//
+// Environment:
+//   DS_ACL_DOUBLE_LOG=path       append one line per call: "<pid> <call> <args>"
+//   DS_ACL_DOUBLE_FAIL=name:N    the Nth call (per process) of entry point `name` fails;
+//                                several as name:N,name:M
+//   DS_ACL_DOUBLE_DEVICES=n      device count (default 8)
+//   DS_ACL_DOUBLE_SOC=name       aclrtGetSocName (default Ascend910B3)
+//   DS_ACL_DOUBLE_HBM=bytes      HBM per device (default 64 GiB)
+//   DS_ACL_DOUBLE_SKEW=bytes     the runtime double reads the SDMA source and destination
+//                                address words this many bytes off (proves a wrong layout fails)
+#pragma once
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace dsdouble {
+
+constexpr int kSuccess = 0;
+constexpr int kInvalidParam = 100000;     // ACL_ERROR_INVALID_PARAM
+constexpr int kUninitialized = 100001;    // ACL_ERROR_UNINITIALIZE
+constexpr int kRepeatInitialize = 100002;  // ACL_ERROR_REPEAT_INITIALIZE
+constexpr int kInjected = 507899;         // what an injected failure returns
+constexpr int kTaskFailed = 507011;       // an asynchronous task failed (reported at sync)
+
+constexpr uint64_t kStreamMagic = 0x6473616373747265ull;  // "dsacstre"
+
+// The first member of every AscendCL-double stream; the runtime double uses it to
+// reach the stream without linking against the AscendCL double.
+struct StreamApi {
+  uint64_t magic;
+  // Runs fn(arg) on the stream's engine thread after everything queued before it.
+  // fn returns an empty string on success, else the error that poisons the stream.
+  void (*enqueue)(void* stream, std::string (*fn)(void* arg), void* arg);
+  // An SDMA address: device memory or the mapped address of registered host memory,
+  // never a plain host pointer. Returns the CPU pointer, or null with `err` set.
+  void* (*resolve_sdma)(uint64_t addr, uint64_t len, bool want_device, std::string* err);
+  // The text aclGetRecentErrMsg returns next.
+  void (*set_recent_error)(const char* msg);
+  // Whether this process called aclInit and which device the calling thread has set.
+  bool (*initialised)();
+};
+
+inline std::string fmt(const char* f, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, f);
+  std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+
+// One line per call, appended with a single write so processes do not interleave.
+inline void log_call(const char* call, const std::string& args) {
+  const char* path = std::getenv("DS_ACL_DOUBLE_LOG");
+  if (!path || !*path) return;
+  const std::string line = std::to_string(getpid()) + " " + call + (args.empty() ? "" : " " + args) + "\n";
+  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t w = write(fd, line.data(), line.size());
+  (void)w;
+  close(fd);
+}
+
+// True when this call of `call` is the one DS_ACL_DOUBLE_FAIL names (counts per process).
+inline bool inject_failure(const char* call) {
+  const char* spec = std::getenv("DS_ACL_DOUBLE_FAIL");
+  if (!spec || !*spec) return false;
+  static std::mutex mu;
+  static std::map<std::string, long> counts;
+  static pid_t counted_pid = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (counted_pid != getpid()) {  // a forked child counts its own calls
+    counts.clear();
+    counted_pid = getpid();
+  }
+  const long n = ++counts[call];
+  std::string s(spec);
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t end = s.find(',', pos) == std::string::npos ? s.size() : s.find(',', pos);
+    const std::string item = s.substr(pos, end - pos);
+    const size_t colon = item.find(':');
+    if (colon != std::string::npos && item.substr(0, colon) == call &&
+        std::atol(item.c_str() + colon + 1) == n)
+      return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+inline long env_long(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  return (end && *end == '\0') ? x : fallback;
+}
+
+}  // namespace dsdouble
