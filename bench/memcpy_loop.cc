@@ -1,7 +1,9 @@
-// The reference for bench/sim-vs-memcpy: T threads, each copying its share of
-// the blocks with plain memcpy from its own source to its own destination,
-// started together every iteration. Prints the average bandwidth in GiB/s over
-// the measured iterations (max end - min start per iteration, like Copy).
+// The reference for bench/sim-vs-memcpy: the same bytes with the same
+// parallelism as a copy case, moved by plain memcpy. G groups (one per device),
+// each with its own source and destination of N blocks; S threads per group,
+// thread k copying blocks k, k+S, k+2S ... (the round-robin a multi-stream case
+// uses). All threads start together every iteration. Prints the average
+// bandwidth in GiB/s over the measured iterations (max end - min start).
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -24,18 +26,20 @@ long long now_ns() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: memcpy_loop BLOCK_BYTES BLOCKS_PER_THREAD THREADS ITERS WARMUP\n");
+  if (argc != 7) {
+    std::fprintf(stderr, "usage: memcpy_loop BLOCK_BYTES BLOCKS_PER_GROUP GROUPS THREADS_PER_GROUP ITERS WARMUP\n");
     return 2;
   }
   const size_t block = std::strtoull(argv[1], nullptr, 10);
   const size_t blocks = std::strtoull(argv[2], nullptr, 10);
-  const int threads = std::atoi(argv[3]);
-  const int iters = std::atoi(argv[4]);
-  const int warmup = std::atoi(argv[5]);
+  const int groups = std::atoi(argv[3]);
+  const int per_group = std::atoi(argv[4]);
+  const int iters = std::atoi(argv[5]);
+  const int warmup = std::atoi(argv[6]);
+  const int threads = groups * per_group;
   const size_t bytes = block * blocks;
-  std::vector<char*> src(threads), dst(threads);
-  for (int t = 0; t < threads; ++t) {
+  std::vector<char*> src(groups), dst(groups);
+  for (int t = 0; t < groups; ++t) {
     src[t] = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0));
     dst[t] = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -61,7 +65,9 @@ int main(int argc, char** argv) {
         while (generation.load() == gen) std::this_thread::yield();
       }
       start[t] = now_ns();
-      for (size_t b = 0; b < blocks; ++b) std::memcpy(dst[t] + b * block, src[t] + b * block, block);
+      const int g = t / per_group;
+      for (size_t b = static_cast<size_t>(t % per_group); b < blocks; b += static_cast<size_t>(per_group))
+        std::memcpy(dst[g] + b * block, src[g] + b * block, block);
       end[t] = now_ns();
       // Second barrier so thread 0 reads complete records.
       const int gen2 = generation.load();
@@ -80,6 +86,6 @@ int main(int argc, char** argv) {
   for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
   for (auto& th : pool) th.join();
   const double avg_s = total / iters * 1e-9;
-  std::printf("%.3f\n", static_cast<double>(bytes) * threads / avg_s / (1ULL << 30));
+  std::printf("%.3f\n", static_cast<double>(bytes) * groups / avg_s / (1ULL << 30));
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,8 +87,12 @@ RunResult run_tool_opts(const std::vector<std::string>& args, const RunOptions& 
 std::vector<std::string> our_shm_entries() {
   std::vector<std::string> v;
   if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d))
-      if (std::strstr(e->d_name, "dev-sandbox")) v.push_back(e->d_name);
+    while (dirent* e = readdir(d)) {
+      const char* tag = std::strstr(e->d_name, "dev-sandbox-");
+      if (!tag) continue;
+      const int pid = std::atoi(tag + std::strlen("dev-sandbox-"));
+      if (pid <= 0 || kill(pid, 0) != 0) v.push_back(e->d_name);
+    }
     closedir(d);
   }
   return v;

@@ -33,7 +33,8 @@ std::vector<int> child_pids(int pid);
 // Reads a whole file.
 std::string slurp(const std::string& path);
 
-// Entries of /dev/shm whose name contains "dev-sandbox".
+// Entries of /dev/shm named by dev-sandbox (dev-sandbox-<pid>-<n>) whose
+// process is gone: leftovers. Live runs of other tests are not counted.
 std::vector<std::string> our_shm_entries();
 
 // Lines of `text` starting with `prefix`.

@@ -15,6 +15,7 @@ namespace {
 // gap between two submissions, short enough that an idle engine does not take
 // CPU from busy ones when there are more engine threads than cores.
 constexpr int64_t kSpinNs = 3000;
+constexpr int64_t kYieldNs = 2000000;
 
 template <typename Ready>
 bool spin_until(Ready ready) {
@@ -24,6 +25,19 @@ bool spin_until(Ready ready) {
     cpu_relax();
     if ((i & 63) == 63 && now_ns() > deadline) return false;
   }
+}
+
+// An idle engine stays runnable a while, giving its core to anyone who needs it:
+// engines that sleep between iterations are woken onto the submitter's core and
+// share it until the scheduler spreads them again.
+template <typename Ready>
+bool yield_until(Ready ready) {
+  const int64_t deadline = now_ns() + kYieldNs;
+  while (!ready()) {
+    if (now_ns() > deadline) return false;
+    sched_yield();
+  }
+  return true;
 }
 
 }  // namespace
@@ -98,7 +112,8 @@ void SimEngine::run() {
     auto has_work = [&] { return tail_.load(std::memory_order_acquire) != head; };
     if (!has_work()) {
       if (stop_.load(std::memory_order_acquire)) return;
-      if (!spin_until([&] { return has_work() || stop_.load(std::memory_order_acquire); })) {
+      auto ready = [&] { return has_work() || stop_.load(std::memory_order_acquire); };
+      if (!spin_until(ready) && !yield_until(ready)) {
         engine_sleeping_.store(1, std::memory_order_seq_cst);
         if (tail_.load(std::memory_order_seq_cst) == head && !stop_.load())
           futex_wait(&tail_, head, 1000000);
