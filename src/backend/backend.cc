@@ -18,4 +18,9 @@ void Device::kernel_copy(const CopyDesc&, Stream&) {
   throw RunError("kernel copies are not available on this backend");
 }
 
+bool Device::enable_peer_access(int, std::string*) { return true; }
+void Device::prepare_batch(const CopyDesc*, size_t, CopyDir) {}
+void Device::prepare_direct(const CopyDesc*, size_t) {}
+void Device::prepare_kernel_copy() {}
+
 }  // namespace ds

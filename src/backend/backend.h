@@ -93,8 +93,21 @@ class Device {
   virtual void direct_task(const CopyDesc* descs, size_t n, Stream& stream) = 0;
   // A copy done by a kernel on the device's cores (cuda only).
   virtual void kernel_copy(const CopyDesc& desc, Stream& stream);
-  // Blocking copy, for filling and reading back outside the measurement.
+  // Blocking copy, for filling and reading back outside the measurement: the
+  // bytes are in place when it returns.
   virtual void copy_sync(const CopyDesc& desc, CopyDir dir) = 0;
+
+  // Let this device's copies reach memory of device `peer` directly (device to
+  // device cases). Returns false, with the reason in *why, when the hardware
+  // cannot, so the copy would be staged through the host.
+  virtual bool enable_peer_access(int peer, std::string* why);
+
+  // One-time work for what will be submitted every iteration (loading a kernel,
+  // building and instantiating a graph), done at setup so it stays out of the
+  // timed region. The defaults do nothing.
+  virtual void prepare_batch(const CopyDesc* descs, size_t n, CopyDir dir);
+  virtual void prepare_direct(const CopyDesc* descs, size_t n);
+  virtual void prepare_kernel_copy();
 };
 
 enum class Capability {

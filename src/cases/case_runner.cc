@@ -1,6 +1,7 @@
 #include "cases/case_runner.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -220,6 +221,13 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
       src = &own_src;
     }
     Buffer dst = make_buffer(spec.dst, *dev, per);
+    // Device 0's memory copied to another device: let the copy go peer to peer.
+    if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
+      std::string why;
+      if (!dev->enable_peer_access(0, &why))
+        std::fprintf(stderr, "dev-sandbox: note: device %d cannot reach device 0 directly (%s); its copies are staged through the host\n",
+                     w, why.c_str());
+    }
 
     CopyPlan plan;
     plan.dir = dir;

@@ -77,7 +77,9 @@ class CeInitiator : public StreamInitiator {
 
 class BatchInitiator : public StreamInitiator {
  public:
-  BatchInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
+  BatchInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {
+    device_.prepare_batch(plan_.blocks.data(), plan_.blocks.size(), plan_.dir);
+  }
   void issue() override {
     device_.copy_batch(plan_.blocks.data(), plan_.blocks.size(), plan_.dir, stream(0));
   }
@@ -95,17 +97,28 @@ class MultiStreamInitiator : public StreamInitiator {
 
 class DirectInitiator : public StreamInitiator {
  public:
-  DirectInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
+  DirectInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {
+    for_each_task([&](const CopyDesc* t, size_t n) { device_.prepare_direct(t, n); });
+  }
   void issue() override {
+    for_each_task([&](const CopyDesc* t, size_t n) { device_.direct_task(t, n, stream(0)); });
+  }
+
+ private:
+  // IO tasks of `frags` fragments each (the last may be shorter).
+  template <typename Fn>
+  void for_each_task(Fn fn) {
     const size_t f = std::max<size_t>(1, plan_.frags);
     for (size_t i = 0; i < plan_.blocks.size(); i += f)
-      device_.direct_task(&plan_.blocks[i], std::min(f, plan_.blocks.size() - i), stream(0));
+      fn(&plan_.blocks[i], std::min(f, plan_.blocks.size() - i));
   }
 };
 
 class KernelInitiator : public StreamInitiator {
  public:
-  KernelInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
+  KernelInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {
+    device_.prepare_kernel_copy();
+  }
   void issue() override {
     for (const CopyDesc& b : plan_.blocks) device_.kernel_copy(b, stream(0));
   }
