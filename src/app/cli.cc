@@ -45,14 +45,28 @@ int run_cli(int argc, char** argv) {
   root.add_option("--backend", global.backend, "auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND)");
   root.require_subcommand(0, 1);
   std::vector<Command> commands = {add_copy_command(root, global),
-                                   add_doctor_command(root, global)};
+                                   add_doctor_command(root, global),
+                                   add_trans_command(root, global),
+                                   add_aio_command(root, global)};
   for (auto& c : commands) c.app->fallthrough();
 
-  // Quick mode is copy with the three selectors: insert the sub-command word.
-  const bool has_sub = std::any_of(args.begin(), args.end(), [&](const std::string& a) {
-    return std::any_of(commands.begin(), commands.end(),
-                       [&](const Command& c) { return c.app->get_name() == a; });
-  });
+  // Quick mode is copy with the three selectors: insert the sub-command word
+  // unless one was given (the first word that is neither an option nor the
+  // value of one; every option takes a value but these flags).
+  const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "-h", "--help"};
+  bool has_sub = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() > 1 && a[0] == '-') {
+      const bool takes_value = a.find('=') == std::string::npos &&
+                               std::find(flags.begin(), flags.end(), a) == flags.end();
+      if (takes_value) ++i;
+      continue;
+    }
+    has_sub = std::any_of(commands.begin(), commands.end(),
+                          [&](const Command& c) { return c.app->get_name() == a; });
+    break;
+  }
   if (!has_sub && std::any_of(args.begin(), args.end(), is_selector))
     args.insert(args.begin(), "copy");
   if (args.empty() || (args.size() == 1 && args[0] == "copy")) {

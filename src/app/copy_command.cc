@@ -85,11 +85,11 @@ int run_copy(const CopyArgs& a, const GlobalOptions& g) {
   CopyParams p;
   p.block_bytes = parse_size("-s", a.size);
   p.blocks = parse_count("-n", a.blocks, 1);
-  p.iterations = static_cast<int>(parse_count("-i", a.iterations, 1));
-  p.devices = static_cast<int>(parse_count("-d", a.devices, 1));
-  p.frags = static_cast<int>(parse_count("-f", a.frags, 0));
-  p.streams = static_cast<int>(parse_count("--streams", a.streams, 1));
-  p.warmup = static_cast<int>(parse_count("--warmup", a.warmup, 0));
+  p.iterations = parse_int("-i", a.iterations, 1, kMaxIterations);
+  p.devices = parse_int("-d", a.devices, 1, kMaxDevices);
+  p.frags = parse_int("-f", a.frags, 0, kMaxFrags);
+  p.streams = parse_int("--streams", a.streams, 1, kMaxStreams);
+  p.warmup = parse_int("--warmup", a.warmup, 0, kMaxIterations);
   p.validate = a.validate;
   std::vector<SweepStep> steps;
   if (!a.sweep.empty()) {

@@ -25,9 +25,9 @@ int run_trans(const TransArgs& a, const GlobalOptions& g) {
   CopyParams p;
   p.block_bytes = parse_size("-s", a.size);
   p.blocks = parse_count("-n", a.blocks, 1);
-  p.devices = static_cast<int>(parse_count("-d", a.devices, 1));
-  p.iterations = static_cast<int>(parse_count("-i", a.iterations, 1));
-  p.warmup = static_cast<int>(parse_count("--warmup", a.warmup, 0));
+  p.devices = parse_int("-d", a.devices, 1, kMaxDevices);
+  p.iterations = parse_int("-i", a.iterations, 1, kMaxIterations);
+  p.warmup = parse_int("--warmup", a.warmup, 0, kMaxIterations);
   p.validate = a.validate;
   check_format(a.out.format);
 

@@ -1,5 +1,7 @@
 #include "backend/select.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 
 #include "backend/registry.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace ds {
 
@@ -71,6 +74,8 @@ BackendProbe probe_in_child(Backend& backend) {
   }
   if (pid == 0) {
     close(fds[0]);
+    signal(SIGINT, SIG_DFL);  // a stuck runtime start must not outlive Ctrl-C
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     BackendProbe p;
     try {
       backend.init_process();
@@ -97,6 +102,13 @@ BackendProbe probe_in_child(Backend& backend) {
     if (r > 0) {
       text.append(buf, static_cast<size_t>(r));
     } else if (r < 0 && errno == EINTR) {
+      if (interrupted()) {
+        close(fds[0]);
+        kill(pid, SIGKILL);
+        while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        throw Interrupted();
+      }
       continue;
     } else {
       break;

@@ -118,26 +118,38 @@ Fanout fanout_of(Topology t) {
 
 MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backend& backend) {
   const int d = participating_devices(spec, p);
-  const uint64_t per = checked_mul(blocks_per_device(p), p.block_bytes, "-s x -n x -f");
+  const uint64_t nblocks = blocks_per_device(p);
+  const uint64_t per = checked_mul(nblocks, p.block_bytes, "-s x -n x -f");
   const auto dd = static_cast<uint64_t>(d);
   MemoryNeeds n;
+  uint64_t host = 0;
+  auto add = [&](uint64_t bytes, const char* what) {
+    if (host + bytes < host) throw UsageError(std::string("the memory this run needs overflows 64 bits (") + what + ")");
+    host += bytes;
+  };
   auto host_of = [&](BufKind k) { return !is_device_kind(k) || backend.device_memory_is_host(); };
   const uint64_t src_copies = spec.shared_src ? 1 : dd;
   if (spec.src == BufKind::kShm) n.shm = per;
-  if (host_of(spec.src)) n.host += checked_mul(per, src_copies, "source bytes");
-  if (host_of(spec.dst)) n.host += checked_mul(per, dd, "destination bytes");
-  if (is_device_kind(spec.src) && !spec.shared_src) n.device_per_device += per;
+  if (host_of(spec.src)) add(checked_mul(per, src_copies, "source bytes"), "sources");
+  if (host_of(spec.dst)) add(checked_mul(per, dd, "destination bytes"), "destinations");
+  if (is_device_kind(spec.src)) n.device_per_device += per;  // own source, or device 0's shared one
   if (is_device_kind(spec.dst)) n.device_per_device += per;
-  if (is_device_kind(spec.src) && spec.shared_src) n.device_per_device += per;  // device 0 worst case
   // Validation and device fills stage one block in pageable memory per worker.
-  n.host += checked_mul(p.block_bytes, dd, "staging bytes");
+  add(checked_mul(p.block_bytes, dd, "staging bytes"), "staging");
+  // Bookkeeping: the copy plan (a descriptor per block, kept twice at most) and
+  // the per-iteration records every worker writes.
+  add(checked_mul(checked_mul(nblocks, 2 * sizeof(CopyDesc), "plan bytes"), dd, "plan bytes"), "plans");
+  add(checked_mul(checked_mul(static_cast<uint64_t>(p.iterations), sizeof(IterRecord), "record bytes"), dd,
+                  "record bytes"),
+      "records");
+  n.host = host;
   // Locked per process: fork children each lock their own; threads share one process.
   const uint64_t procs_share = spec.topology == Topology::kFork ? 1 : dd;
   const bool src_locked =
       is_locked_kind(spec.src) && !(spec.src == BufKind::kShm && spec.engine == EngineKind::kMemcpy);
   uint64_t locked = 0;
-  if (src_locked) locked += spec.shared_src ? per : per * procs_share;
-  if (is_locked_kind(spec.dst)) locked += per * procs_share;
+  if (src_locked) locked += spec.shared_src ? per : checked_mul(per, procs_share, "locked bytes");
+  if (is_locked_kind(spec.dst)) locked += checked_mul(per, procs_share, "locked bytes");
   n.locked_per_process = locked;
   return n;
 }

@@ -10,6 +10,12 @@
 
 namespace ds {
 
+// Upper bounds of the count options (exit 2 above them).
+constexpr int kMaxIterations = 100000000;
+constexpr int kMaxDevices = 4096;
+constexpr int kMaxFrags = 65536;
+constexpr int kMaxStreams = 1024;
+
 struct CopyParams {
   uint64_t block_bytes = 512ULL << 20;  // -s
   uint64_t blocks = 8;                  // -n

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "cases/case_runner.h"
 #include "core/error.h"
 
 namespace ds {
@@ -38,8 +39,9 @@ Method parse_method(const std::string& m) {
     const std::string n = m.substr(3);
     const bool digits = !n.empty() && n.size() <= 4 &&
                         std::all_of(n.begin(), n.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    if (!digits || std::stoi(n) < 1)
-      throw UsageError("option -M got '" + m + "': ms_<S> needs S streams, a whole number from 1 to 9999 (e.g. ms_48)");
+    if (!digits || std::stoi(n) < 1 || std::stoi(n) > kMaxStreams)
+      throw UsageError("option -M got '" + m + "': ms_<S> needs S streams, a whole number from 1 to " +
+                       std::to_string(kMaxStreams) + " (e.g. ms_48)");
     return {m, EngineKind::kCeMultiStream, std::stoi(n)};
   }
   throw UsageError("option -M got '" + m + "': accepts ce, batch_ce, ms_<S> (e.g. ms_48), sm (cuda), memcpy (sim)");

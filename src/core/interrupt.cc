@@ -9,6 +9,7 @@ namespace {
 volatile std::sig_atomic_t g_signal = 0;
 
 void on_signal(int sig) { g_signal = sig; }
+void on_child(int) {}
 }  // namespace
 
 void install_interrupt_handlers() {
@@ -20,6 +21,13 @@ void install_interrupt_handlers() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);
+  // A child's end interrupts the parent's naps (runner/fanout.cc); it is no stop.
+  struct sigaction chld;
+  std::memset(&chld, 0, sizeof chld);
+  chld.sa_handler = on_child;
+  sigemptyset(&chld.sa_mask);
+  chld.sa_flags = SA_NOCLDSTOP;
+  sigaction(SIGCHLD, &chld, nullptr);
 }
 
 bool interrupted() { return g_signal != 0; }

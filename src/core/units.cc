@@ -65,6 +65,13 @@ uint64_t parse_count(const std::string& option, const std::string& text, uint64_
   return v;
 }
 
+int parse_int(const std::string& option, const std::string& text, int min, int max) {
+  const uint64_t v = parse_count(option, text, static_cast<uint64_t>(min));
+  if (v > static_cast<uint64_t>(max))
+    throw UsageError("option " + option + " got '" + text + "': must be <= " + std::to_string(max));
+  return static_cast<int>(v);
+}
+
 double bandwidth_gib_s(uint64_t block_bytes, uint64_t count, double copy_avg_s) {
   if (copy_avg_s <= 0) return 0;
   return static_cast<double>(block_bytes) * static_cast<double>(count) / copy_avg_s /

@@ -12,6 +12,8 @@ uint64_t parse_size(const std::string& option, const std::string& text);
 
 // A non-negative integer at least `min`. Throws UsageError naming `option`.
 uint64_t parse_count(const std::string& option, const std::string& text, uint64_t min);
+// The same, also at most `max`, as an int (iterations, devices, streams ...).
+int parse_int(const std::string& option, const std::string& text, int min, int max);
 
 // a * b, or UsageError naming `what` when it does not fit 64 bits.
 uint64_t checked_mul(uint64_t a, uint64_t b, const std::string& what);

@@ -36,6 +36,17 @@ class StreamInitiator : public Initiator {
     }
   }
 
+  // Nothing queued may outlive the events and buffers it refers to, also when
+  // an iteration failed between submit() and wait().
+  ~StreamInitiator() override {
+    for (auto& s : streams_) {
+      try {
+        device_.synchronize(*s);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+
   void submit() override {
     for (size_t s = 0; s < streams_.size(); ++s) device_.record(*starts_[s], *streams_[s]);
     issue();
@@ -63,8 +74,9 @@ class StreamInitiator : public Initiator {
   CopyPlan plan_;
 
  private:
-  std::vector<std::unique_ptr<Stream>> streams_;
+  // Events before streams: streams (and sim's engine threads) go first.
   std::vector<std::unique_ptr<Event>> starts_, ends_;
+  std::vector<std::unique_ptr<Stream>> streams_;
 };
 
 class CeInitiator : public StreamInitiator {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -31,14 +32,14 @@ struct ChildReport {
 
 void run_threads(int count, const std::function<void(int)>& body, Barrier& barrier) {
   std::vector<std::string> errors(static_cast<size_t>(count));
-  std::vector<bool> interrupted_at(static_cast<size_t>(count), false);
+  std::vector<char> interrupted_at(static_cast<size_t>(count), 0);  // written by several threads
   std::vector<std::thread> threads;
   for (int w = 0; w < count; ++w) {
     threads.emplace_back([&, w] {
       try {
         body(w);
       } catch (const Interrupted&) {
-        interrupted_at[static_cast<size_t>(w)] = true;
+        interrupted_at[static_cast<size_t>(w)] = 1;
         barrier.abort();
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(w)] = e.what();
@@ -104,6 +105,11 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
   };
 
   for (int w = 0; w < count; ++w) {
+    if (interrupted()) {  // Ctrl-C before or between forks: start nothing more
+      was_interrupted = true;
+      stop_all(2000000000LL);
+      break;
+    }
     const pid_t pid = fork();
     if (pid < 0) {
       first_error = std::string("fork: ") + std::strerror(errno);
@@ -122,16 +128,18 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
     if (kill_deadline >= 0 && now_ns() >= kill_deadline) {
       for (const auto& kv : alive) kill(kv.first, SIGKILL);
     }
+    // Never block without a limit: a Ctrl-C landing between the check above and
+    // a blocking waitpid would be lost. SIGCHLD and SIGINT cut the nap short.
     int status = 0;
-    const bool stopping = kill_deadline >= 0;
-    const pid_t pid = waitpid(-1, &status, stopping ? WNOHANG : 0);
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid < 0) {
       if (errno == EINTR) continue;
       if (errno == ECHILD) break;
       throw sys_error("waitpid", errno);
     }
     if (pid == 0) {
-      usleep(5000);
+      const timespec nap{0, kill_deadline >= 0 ? 5000000L : 50000000L};
+      nanosleep(&nap, nullptr);
       continue;
     }
     auto it = alive.find(pid);

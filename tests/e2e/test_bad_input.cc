@@ -1,6 +1,8 @@
 // SPEC §6: every bad input is one clear line and exit 2; run failures exit 1.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "cli_harness.h"
 
 using namespace dstest;
@@ -48,6 +50,14 @@ TEST(BadInput, OptionsAndValues) {
       {base({"-f", "-2"}), "-f"},
       {base({"-s", "8589934591G", "-n", "8"}), "overflows"},
       {{"copy", "--backend", "bogus", "-t", "host_to_device_ce"}, "--backend"},
+      // Counts beyond what an int holds are refused, never wrapped.
+      {{"copy", "--backend", "sim", "-t", "host_to_device_ce", "-i", "4294967296"}, "-i"},
+      {base({"--streams", "4294967296"}), "--streams"},
+      {base({"--warmup", "4294967295"}), "--warmup"},
+      {base({"-d", "4294967298"}), "-d"},
+      {base({"-f", "99999999999"}), "-f"},
+      // The sum of the buffers overflows although each product fits.
+      {base({"-s", "8G", "-n", "1073741824", "-d", "1"}), "overflows"},
   };
   for (const Bad& b : cases) expect_usage_error(b);
 }
@@ -57,6 +67,7 @@ TEST(BadInput, CasesAndDevices) {
       {{"copy", "--backend", "sim", "-t", "no_such_case"}, "no_such_case"},
       {{"copy", "--backend", "sim", "-t", "host_to_device_sm"}, "host_to_device_sm"},
       {{"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-d", "9"}, "9"},
+      {{"copy", "--backend", "sim", "-t", "host_to_device_ce", "-d", "100"}, "100"},
   };
   for (const Bad& b : cases) expect_usage_error(b);
   // The unknown case lists what the backend offers; -d names both numbers.
@@ -117,4 +128,13 @@ TEST(RunFailure, MemoryLockingRefusedNamesTheLimit) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("RLIMIT_MEMLOCK"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ulimit -l"), std::string::npos) << r.err;
+}
+
+TEST(Cli, QuickModeWhenAnOptionValueIsACommandName) {
+  const std::string path = "trans";  // relative: an --output value that reads like a sub-command
+  RunResult r = run_tool({"--model-type", "gqa", "--iodirect", "false", "--sdma", "false", "--backend", "sim",
+                          "-s", "4K", "-n", "2", "-i", "1", "-d", "1", "--output", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(slurp(path).find("all_host_to_all_device_ce_multi_stream"), std::string::npos);
+  std::remove(path.c_str());
 }
