@@ -237,7 +237,7 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
     if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
       std::string why;
       if (!dev->enable_peer_access(0, &why))
-        std::fprintf(stderr, "dev-sandbox: note: device %d cannot reach device 0 directly (%s); its copies are staged through the host\n",
+        std::fprintf(stderr, "dev-sandbox: note: device %d has no peer access to device 0 (%s): the runtime stages these copies through the host or refuses them\n",
                      w, why.c_str());
     }
 

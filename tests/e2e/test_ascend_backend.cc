@@ -12,6 +12,11 @@
 #include <sstream>
 #include <string>
 
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "backends/ascend/ascend_backend.h"
 #include "cli_harness.h"
 
 using namespace dstest;
@@ -87,7 +92,8 @@ void expect_clean_process(const std::vector<Call>& calls, long pid) {
     if (c.name == "aclrtFree") EXPECT_EQ(dev.erase(ptr), 1u) << "aclrtFree of " << ptr;
     if (c.name == "aclrtMallocHost" && !ptr.empty()) EXPECT_TRUE(host.insert(ptr).second);
     if (c.name == "aclrtFreeHost") EXPECT_EQ(host.erase(ptr), 1u) << "aclrtFreeHost of " << ptr;
-    if (c.name == "aclrtHostRegister" && !arg_of(c.args, "dev").empty()) {
+    if ((c.name == "aclrtHostRegister" && !arg_of(c.args, "dev").empty()) ||
+        (c.name == "aclrtHostRegisterV2" && arg_of(c.args, "error").empty())) {
       EXPECT_TRUE(reg.insert(ptr).second);
       first_register = std::min(first_register, i);
     }
@@ -117,7 +123,7 @@ void expect_clean_process(const std::vector<Call>& calls, long pid) {
 std::map<std::string, std::string> double_env(const LogFile& log) {
   return {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE},
           {"DS_ACL_DOUBLE_LOG", log.path()},
-          {"DS_ACL_DOUBLE_DEVICES", "4"}};
+          {"DS_ACL_DOUBLE_DEVICES", "8"}};  // -d defaults to 8 and is checked against it
 }
 
 // The row under the header of the block titled `name`.
@@ -470,7 +476,7 @@ TEST(AscendDoctor, ReportsVersionSocMemoryAndFfts) {
   const RunResult r = run_tool({"doctor"}, double_env(log));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(std::string("backend ascend: loaded from ") + DS_ACL_DOUBLE +
-                       ", version CANN 8.0.0-test-double (AscendCL API 1.15.0), 4 devices"),
+                       ", version CANN 8.0.0-test-double (AscendCL API 1.15.0), 8 devices"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("npu 3: Ascend910B3, HBM 64.00 GiB free of 64.00 GiB"), std::string::npos) << r.out;
@@ -492,4 +498,237 @@ TEST(AscendSelect, AutoPrefersAscendAndFallsBackWithoutIt) {
                                {{"DEV_SANDBOX_ACL_LIB", "/nonexistent/libascendcl.so"}});
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(b.out.find("acl::"), std::string::npos) << b.out;
+}
+
+// ---- Findings of the review against the CANN docs ----
+
+size_t count_args(const CallLog& log, const std::string& name, const std::string& args) {
+  size_t n = 0;
+  for (const auto& kv : log)
+    for (const auto& c : kv.second) n += c.name == name && c.args == args;
+  return n;
+}
+
+size_t count_all(const CallLog& log, const std::string& name) {
+  size_t n = 0;
+  for (const auto& kv : log) n += count_calls(kv.second, name);
+  return n;
+}
+
+size_t count_text(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+const char* kPageableNote = "dev-sandbox: note: this CANN has no aclrtHostRegisterV2";
+
+// Finding 1: odirect and shm memory is registered page-locked and mapped
+// (aclrtHostRegisterV2 MAPPED | PINNED, then aclrtHostGetDevicePointer), so the CE
+// copies from it are asynchronous.
+TEST(AscendRegistration, OdirectAndShmArePinnedAndMappedWithV2) {
+  for (const char* name : {"all_odirect_host_to_all_device_ce_multi_stream",
+                           "one_share_host_to_all_device_ce_multi_stream"}) {
+    SCOPED_TRACE(name);
+    LogFile log;
+    const RunResult r =
+        run_tool({"--backend", "ascend", "copy", "-t", name, "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+                 double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.find(kPageableNote), std::string::npos) << r.err;
+    const CallLog calls = log.read();
+    size_t v2 = 0;
+    for (const auto& kv : calls) {
+      for (const auto& c : kv.second) {
+        if (c.name != "aclrtHostRegisterV2") continue;
+        ++v2;
+        EXPECT_EQ(arg_of(c.args, "flags"), "0x10000002") << "ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED";
+      }
+      expect_clean_process(kv.second, kv.first);
+    }
+    EXPECT_EQ(v2, 2u) << "one registration per worker";
+    EXPECT_EQ(count_all(calls, "aclrtHostGetDevicePointer"), 2u);
+    EXPECT_EQ(count_all(calls, "aclrtHostRegister"), 0u);
+    EXPECT_GT(count_args(calls, "aclrtMemcpyAsync.mode", "pageable=0"), 0u);
+    EXPECT_EQ(count_args(calls, "aclrtMemcpyAsync.mode", "pageable=1"), 0u) << "every CE copy is from locked memory";
+  }
+}
+
+// The direct path reads the address aclrtHostGetDevicePointer gave.
+TEST(AscendRegistration, DirectPathUsesTheV2DeviceAddress) {
+  LogFile log;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "all_odirect_host_to_all_device_ffts_direct_h2d",
+                                "-s", "4K", "-n", "4", "-i", "1", "-d", "2", "--validate"},
+                               double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] all_odirect_host_to_all_device_ffts_direct_h2d PASS"), std::string::npos);
+  EXPECT_EQ(count_all(log.read(), "aclrtHostGetDevicePointer"), 2u);
+}
+
+// Without aclrtHostRegisterV2: aclrtHostRegister (maps only), the copies are pageable,
+// and stderr (once per process) and doctor say so.
+TEST(AscendRegistration, WithoutV2FallsBackAndSaysCopiesArePageable) {
+  LogFile log;
+  auto env = double_env(log);
+  env["DEV_SANDBOX_ACL_LIB"] = DS_ACL_DOUBLE_NOREGV2;
+  env["DEV_SANDBOX_ACL_RT_LIB"] = DS_RT_DOUBLE;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "all_odirect_host_to_all_device_ce_multi_stream",
+                                "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+                               env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_text(r.err, kPageableNote), 2u) << "once in each of the 2 worker processes:\n" << r.err;
+  EXPECT_NE(r.err.find("CE copies from it are pageable"), std::string::npos) << r.err;
+  const CallLog calls = log.read();
+  EXPECT_EQ(count_all(calls, "aclrtHostRegisterV2"), 0u);
+  size_t registers = 0;
+  for (const auto& kv : calls) {
+    for (const auto& c : kv.second)
+      if (c.name == "aclrtHostRegister") {
+        ++registers;
+        EXPECT_EQ(arg_of(c.args, "type"), "0");
+      }
+    expect_clean_process(kv.second, kv.first);
+  }
+  EXPECT_EQ(registers, 2u);
+  EXPECT_GT(count_args(calls, "aclrtMemcpyAsync.mode", "pageable=1"), 0u);
+  const RunResult d = run_tool({"doctor"}, env);
+  EXPECT_NE(d.out.find("host registration (odirect, shm): aclrtHostRegister (mapped only"), std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("CE copies from registered memory are pageable on this CANN"), std::string::npos) << d.out;
+}
+
+TEST(AscendRegistration, DoctorNamesTheV2Registration) {
+  LogFile log;
+  const RunResult d = run_tool({"doctor"}, double_env(log));
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("host registration (odirect, shm): aclrtHostRegisterV2(MAPPED | PINNED) + "
+                       "aclrtHostGetDevicePointer"),
+            std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("peer access (device to device): aclrtDeviceCanAccessPeer + aclrtDeviceEnablePeerAccess"),
+            std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("multi-stream timing: events joined onto one timing stream (aclrtStreamWaitEvent)"),
+            std::string::npos)
+      << d.out;
+}
+
+// Finding 2: each device reading device 0's memory enables its access to device 0
+// (the current device enables the peer it reads); the double refuses copies between
+// devices without it.
+TEST(AscendPeer, OneDeviceToAllDeviceEnablesPeerAccessOnEachReader) {
+  LogFile log;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "one_device_to_all_device_ce", "-s", "4K", "-n",
+                                "4", "-i", "2", "-d", "3", "--validate"},
+                               double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] one_device_to_all_device_ce PASS"), std::string::npos);
+  const CallLog calls = log.read();
+  EXPECT_EQ(count_args(calls, "aclrtDeviceCanAccessPeer", "device=1 peer=0"), 1u);
+  EXPECT_EQ(count_args(calls, "aclrtDeviceCanAccessPeer", "device=2 peer=0"), 1u);
+  EXPECT_EQ(count_args(calls, "aclrtDeviceEnablePeerAccess", "device=1 peer=0 flags=0"), 1u);
+  EXPECT_EQ(count_args(calls, "aclrtDeviceEnablePeerAccess", "device=2 peer=0 flags=0"), 1u);
+  EXPECT_EQ(count_all(calls, "aclrtDeviceEnablePeerAccess"), 2u) << "device 0 reads its own memory";
+  for (const auto& kv : calls) expect_clean_process(kv.second, kv.first);
+}
+
+TEST(AscendPeer, WithoutPeerAccessTheCopyBetweenDevicesFails) {
+  LogFile log;
+  auto env = double_env(log);
+  env["DS_ACL_DOUBLE_NO_PEER"] = "1";
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "one_device_to_all_device_ce", "-s", "4K", "-n",
+                                "4", "-i", "1", "-d", "2"},
+                               env);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("device 1 cannot reach device 0 directly (aclrtDeviceCanAccessPeer(1, 0) says the devices "
+                       "cannot exchange data)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("aclrtMemcpyAsync (device 1) failed"), std::string::npos) << r.err;
+  EXPECT_EQ(count_all(log.read(), "aclrtDeviceEnablePeerAccess"), 0u);
+}
+
+// Finding 3: with several streams each record is joined onto one timing stream, so
+// every aclrtEventElapsedTime compares two events of one stream (the double refuses
+// events of different streams).
+TEST(AscendTiming, MultiStreamEventsAreComparedOnOneTimingStream) {
+  LogFile log;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_ce_multi_stream", "-s", "4K",
+                                "-n", "8", "-i", "3", "--streams", "3", "--validate"},
+                               double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CallLog calls = log.read();
+  EXPECT_EQ(count_all(calls, "aclrtCreateStream"), 3u + 1u) << "3 copy streams and the timing stream";
+  EXPECT_EQ(count_all(calls, "aclrtStreamWaitEvent"), (2u + 3u) * 3u * 2u)
+      << "warmup 2 + 3 iterations, a start and an end event on each of 3 streams";
+  size_t sync_events = 0, twins = 0;
+  for (const auto& kv : calls)
+    for (const auto& c : kv.second) {
+      if (c.name != "aclrtCreateEventWithFlag") continue;
+      const std::string flag = arg_of(c.args, "flag");
+      sync_events += flag == "0x9";  // ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC
+      twins += flag == "0x8";        // ACL_EVENT_TIME_LINE, on the timing stream
+    }
+  EXPECT_EQ(sync_events, 6u);
+  EXPECT_EQ(twins, 6u);
+  for (const auto& kv : calls) expect_clean_process(kv.second, kv.first);
+}
+
+TEST(AscendTiming, OneStreamNeedsNoTimingStream) {
+  LogFile log;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_ce", "-s", "4K", "-n", "4", "-i",
+                                "2"},
+                               double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count_all(log.read(), "aclrtStreamWaitEvent"), 0u);
+  EXPECT_EQ(count_all(log.read(), "aclrtCreateStream"), 1u);
+}
+
+// Finding 4: the batch API is only for host to device or device to host; a device to
+// device batch is one aclrtMemcpyAsync per block. In process, straight on the backend.
+TEST(AscendBatch, DeviceToDeviceBatchFallsBackToSingleCopies) {
+  LogFile log;
+  setenv("DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE, 1);
+  setenv("DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE, 1);
+  setenv("DS_ACL_DOUBLE_LOG", log.path().c_str(), 1);
+  setenv("DS_ACL_DOUBLE_DEVICES", "2", 1);
+  {
+    auto backend = ds::make_ascend_backend();
+    backend->init_process();
+    const ds::BackendProbe probe = backend->probe();
+    bool fact = false;
+    for (const auto& f : probe.facts)
+      fact |= f.first == "batch copy (CE-BATCH)" &&
+              f.second.find("host to device and device to host only") != std::string::npos;
+    EXPECT_TRUE(fact);
+    auto dev = backend->open_device(0);
+    constexpr size_t kBlock = 4096, kBlocks = 4;
+    auto a = dev->alloc_device(kBlock * kBlocks);
+    auto b = dev->alloc_device(kBlock * kBlocks);
+    auto host = dev->alloc_pinned(kBlock * kBlocks, false);
+    auto* h = static_cast<unsigned char*>(host->host_ptr());
+    for (size_t i = 0; i < kBlock * kBlocks; ++i) h[i] = static_cast<unsigned char>(i * 7 + 1);
+    auto stream = dev->create_stream();
+    std::vector<ds::CopyDesc> up, across, down;
+    for (size_t i = 0; i < kBlocks; ++i) {
+      char* ha = static_cast<char*>(host->host_ptr()) + i * kBlock;
+      char* da = static_cast<char*>(a->device_ptr()) + i * kBlock;
+      char* db = static_cast<char*>(b->device_ptr()) + i * kBlock;
+      up.push_back({da, ha, kBlock});
+      across.push_back({db, da, kBlock});
+      down.push_back({ha, db, kBlock});
+    }
+    dev->copy_batch(up.data(), kBlocks, ds::CopyDir::kH2D, *stream);
+    dev->synchronize(*stream);
+    std::vector<unsigned char> want(h, h + kBlock * kBlocks);
+    std::memset(h, 0, kBlock * kBlocks);
+    dev->copy_batch(across.data(), kBlocks, ds::CopyDir::kD2D, *stream);
+    dev->copy_batch(down.data(), kBlocks, ds::CopyDir::kD2H, *stream);
+    dev->synchronize(*stream);
+    EXPECT_EQ(std::memcmp(h, want.data(), want.size()), 0) << "the bytes went up, across and back down";
+  }
+  unsetenv("DS_ACL_DOUBLE_LOG");
+  const CallLog calls = log.read();
+  EXPECT_EQ(count_all(calls, "aclrtMemcpyBatchAsync"), 2u) << "H2D and D2H as batches";
+  EXPECT_EQ(count_all(calls, "aclrtMemcpyAsync"), 4u) << "D2D one copy per block";
 }

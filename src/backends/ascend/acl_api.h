@@ -17,8 +17,27 @@
 // - aclrtMemcpyBatchAsync(void**, size_t*, void**, size_t*, size_t,
 //   aclrtMemcpyBatchAttr*, size_t*, size_t, size_t*, aclrtStream): CANN docs
 //   "aclrtMemcpyBatchAsync" (hicann/runtime docs/api_docs) and torch_npu's
-//   AclInterface (dlsym of the same name). NOT CONFIRMED: whether attrsIndexes[i] is
-//   the first copy index that uses attrs[i] (we assume so, as in cuMemcpyBatchAsync).
+//   AclInterface (dlsym of the same name). The same page: attrs[k] applies to copies
+//   attrsIndexes[k] .. attrsIndexes[k+1]-1 (the first entry must be 0); the interface
+//   is experimental and one batch may only copy host to device or device to host.
+// - aclrtHostRegisterV2(void*, uint64_t, uint32_t flag), ACL_HOST_REG_MAPPED 0x2,
+//   ACL_HOST_REG_PINNED 0x10000000 (may be or-ed): CANN docs "aclrtHostRegisterV2"
+//   (hicann/runtime docs/03_api_ref); aclrtHostGetDevicePointer(void* pHost,
+//   void** pDevice, uint32_t flag) as declared in hicann/runtime's AscendCL sources
+//   (note: host first, unlike cudaHostGetDevicePointer). Docs "aclrtHostRegister": it
+//   maps only; "aclrtMemcpyAsync": from pageable (not page-locked) host memory the
+//   call returns only after the copy is done; both register pages: on kernels 5.10 and
+//   older only aclrtMallocHost memory may be registered.
+// - aclrtDeviceCanAccessPeer(int32_t* canAccessPeer, int32_t deviceId, int32_t
+//   peerDeviceId), aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags = 0):
+//   CANN docs of the same names; enabling is per device and one way (the current device
+//   gets access to the peer); docs "aclrtMemcpy": on Atlas A2 a copy between two devices
+//   needs it first. Dev guide "跨Device的数据交互": device 1 enables peer 0, then copies
+//   device 0's memory to device 1.
+// - ACL_EVENT_SYNC 0x1 (an event other streams may wait on with aclrtStreamWaitEvent;
+//   without it that is not allowed), ACL_EVENT_TIME_LINE 0x8: CANN docs
+//   "aclrtCreateEventWithFlag"; aclrtStreamWaitEvent(aclrtStream, aclrtEvent): docs of
+//   that name. Docs "aclrtEventElapsedTime": start and end event recorded on one stream.
 // - aclInit(const char*), aclFinalize(), aclGetRecentErrMsg(), aclCANNPackageName,
 //   aclCANNPackageVersion (128 + 4x64 + 128 bytes), aclsysGetCANNVersion: CANN's
 //   include/external/acl/acl.h, a stored copy carrying the open-runtime licence header
@@ -91,12 +110,16 @@ enum aclrtHostRegisterType : int {
   ACL_HOST_REGISTER_MAPPED = 0,
 };
 
+constexpr uint32_t ACL_HOST_REG_MAPPED = 0x2u;
+constexpr uint32_t ACL_HOST_REG_PINNED = 0x10000000u;
+
 enum aclrtMemLocationType : int {
   ACL_MEM_LOCATION_TYPE_HOST = 0,
   ACL_MEM_LOCATION_TYPE_DEVICE = 1,
 };
 
 constexpr uint32_t ACL_EVENT_TIME_LINE = 0x00000008u;
+constexpr uint32_t ACL_EVENT_SYNC = 0x00000001u;
 
 struct aclrtMemLocation {
   uint32_t id;
@@ -254,6 +277,11 @@ using aclrtMallocHost_t = aclError (*)(void**, size_t);
 using aclrtFreeHost_t = aclError (*)(void*);
 using aclrtHostRegister_t = aclError (*)(void*, uint64_t, aclrtHostRegisterType, void**);
 using aclrtHostUnregister_t = aclError (*)(void*);
+using aclrtHostRegisterV2_t = aclError (*)(void*, uint64_t, uint32_t);
+using aclrtHostGetDevicePointer_t = aclError (*)(void*, void**, uint32_t);
+using aclrtDeviceCanAccessPeer_t = aclError (*)(int32_t*, int32_t, int32_t);
+using aclrtDeviceEnablePeerAccess_t = aclError (*)(int32_t, uint32_t);
+using aclrtStreamWaitEvent_t = aclError (*)(aclrtStream, aclrtEvent);
 using aclrtCreateStream_t = aclError (*)(aclrtStream*);
 using aclrtDestroyStream_t = aclError (*)(aclrtStream);
 using aclrtSynchronizeStream_t = aclError (*)(aclrtStream);

@@ -109,6 +109,11 @@ AclLibrary open_libraries() {
   bind(handle, "aclsysGetCANNVersion", lib.aclsysGetCANNVersion);
   bind(handle, "aclrtGetSocName", lib.aclrtGetSocName);
   bind(handle, "aclrtMemcpyBatchAsync", lib.aclrtMemcpyBatchAsync);
+  bind(handle, "aclrtHostRegisterV2", lib.aclrtHostRegisterV2);
+  bind(handle, "aclrtHostGetDevicePointer", lib.aclrtHostGetDevicePointer);
+  bind(handle, "aclrtDeviceCanAccessPeer", lib.aclrtDeviceCanAccessPeer);
+  bind(handle, "aclrtDeviceEnablePeerAccess", lib.aclrtDeviceEnablePeerAccess);
+  bind(handle, "aclrtStreamWaitEvent", lib.aclrtStreamWaitEvent);
 
   // The runtime library with the FFTS+ launch: named explicitly, or next to AscendCL.
   std::string rt = env_or_empty("DEV_SANDBOX_ACL_RT_LIB");
@@ -171,6 +176,24 @@ std::string ffts_unsupported_reason(const char* soc_name) {
     return "";
   if (soc.compare(0, 12, "Ascend910_93") == 0) return "";
   return "SoC " + soc + " has no FFTS+ (FFTS+ is on Ascend910B1-B4 / Atlas A2 and Ascend910_93xx / Atlas A3)";
+}
+
+std::string foreign_registration_refused_reason(const char* kernel_release) {
+  if (!kernel_release || !*kernel_release) return "";  // unknown: let the runtime decide
+  const char* p = kernel_release;
+  char* end = nullptr;
+  const long major = std::strtol(p, &end, 10);
+  if (end == p) return "";
+  long minor = 0;
+  if (*end == '.') {
+    const char* q = end + 1;
+    minor = std::strtol(q, &end, 10);
+    if (end == q) minor = 0;
+  }
+  if (major > 5 || (major == 5 && minor > 10)) return "";
+  return std::string("kernel ") + kernel_release +
+         " is 5.10 or older, where the CANN docs allow aclrtHostRegister only for memory from "
+         "aclrtMallocHost (odirect mmap and shared memory cannot be registered)";
 }
 
 }  // namespace acl

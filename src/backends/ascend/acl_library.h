@@ -43,6 +43,13 @@ struct AclLibrary {
   aclsysGetCANNVersion_t aclsysGetCANNVersion = nullptr;
   aclrtGetSocName_t aclrtGetSocName = nullptr;
   aclrtMemcpyBatchAsync_t aclrtMemcpyBatchAsync = nullptr;
+  aclrtHostRegisterV2_t aclrtHostRegisterV2 = nullptr;          // with the next: page-locking registration
+  aclrtHostGetDevicePointer_t aclrtHostGetDevicePointer = nullptr;
+  aclrtDeviceCanAccessPeer_t aclrtDeviceCanAccessPeer = nullptr;
+  aclrtDeviceEnablePeerAccess_t aclrtDeviceEnablePeerAccess = nullptr;
+  aclrtStreamWaitEvent_t aclrtStreamWaitEvent = nullptr;
+
+  bool has_register_v2() const { return aclrtHostRegisterV2 && aclrtHostGetDevicePointer; }
   // FFTS+ launch, from the runtime library: WithFlag preferred.
   rtFftsPlusTaskLaunchWithFlag_t rtFftsPlusTaskLaunchWithFlag = nullptr;
   rtFftsPlusTaskLaunch_t rtFftsPlusTaskLaunch = nullptr;
@@ -63,6 +70,10 @@ const AclLibrary& load_acl_library();
 
 // Empty when the SoC has FFTS+, else why not.
 std::string ffts_unsupported_reason(const char* soc_name);
+
+// Empty when host memory not from aclrtMallocHost may be registered on a kernel of
+// this release (uname -r), else why not: the CANN docs allow it only above 5.10.
+std::string foreign_registration_refused_reason(const char* kernel_release);
 
 }  // namespace acl
 }  // namespace ds

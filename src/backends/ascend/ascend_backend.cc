@@ -1,6 +1,9 @@
 #include "backends/ascend/ascend_backend.h"
 
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +61,26 @@ uint32_t high32(const void* p) {
   return static_cast<uint32_t>(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)) >> 32);
 }
 
+// The running kernel's release (uname -r), read once.
+const char* kernel_release() {
+  static const std::string release = [] {
+    utsname u;
+    return uname(&u) == 0 ? std::string(u.release) : std::string();
+  }();
+  return release.c_str();
+}
+
+// Said once per process, at the first registration without aclrtHostRegisterV2.
+void note_pageable_registration() {
+  static pid_t noted = 0;
+  if (noted == getpid()) return;
+  noted = getpid();
+  std::fprintf(stderr,
+               "dev-sandbox: note: this CANN has no aclrtHostRegisterV2, so aclrtHostRegister maps odirect/shm "
+               "memory without page-locking it: CE copies from it are pageable (each aclrtMemcpyAsync returns "
+               "after its copy)\n");
+}
+
 // What one FFTS+ launch hands the runtime; kept alive until its stream is synchronised.
 struct FftsTask {
   rtFftsPlusSqe_t sqe;
@@ -87,6 +110,7 @@ class AscendStream : public Stream {
     dirty_ = true;  // whoever asks for the handle queues work on it
     return handle_;
   }
+  bool dirty() const { return dirty_; }
   void drain() {
     if (!dirty_) return;
     (void)lib_.aclrtSynchronizeStream(handle_);
@@ -116,24 +140,33 @@ class AscendStream : public Stream {
   std::vector<std::unique_ptr<FftsTask>> in_flight_, spare_;
 };
 
+// An event, and where a device with several streams also marks it on its timing
+// stream (see AscendDevice::record).
 class AscendEvent : public Event {
  public:
-  AscendEvent(const AclLibrary& lib, aclrtEvent handle, std::shared_ptr<StreamSet> streams)
-      : lib_(lib), handle_(handle), streams_(std::move(streams)) {}
+  AscendEvent(const AclLibrary& lib, aclrtEvent handle, bool sync, std::shared_ptr<StreamSet> streams)
+      : lib_(lib), handle_(handle), sync_(sync), streams_(std::move(streams)) {}
   ~AscendEvent() override {
     for (AscendStream* s : *streams_) s->drain();
     (void)lib_.aclrtDestroyEvent(handle_);
+    if (twin_) (void)lib_.aclrtDestroyEvent(twin_);
   }
   aclrtEvent handle() const { return handle_; }
+  bool sync() const { return sync_; }  // created with ACL_EVENT_SYNC: other streams may wait on it
+
+  AscendStream* last_stream = nullptr;  // where it was last recorded
+  aclrtEvent twin_ = nullptr;           // the same moment, recorded on the timing stream
+  bool twin_valid = false;              // twin_ belongs to the last record
 
  private:
   const AclLibrary& lib_;
   aclrtEvent handle_;
+  bool sync_;
   std::shared_ptr<StreamSet> streams_;
 };
 
 AscendStream& stream_of(Stream& s) { return static_cast<AscendStream&>(s); }
-aclrtEvent event_of(Event& e) { return static_cast<AscendEvent&>(e).handle(); }
+AscendEvent& event_of(Event& e) { return static_cast<AscendEvent&>(e); }
 
 class AscendDevice : public Device {
  public:
@@ -146,6 +179,7 @@ class AscendDevice : public Device {
   }
 
   ~AscendDevice() override {
+    timeline_.reset();  // a stream goes before its device is reset
     // Every aclrtSetDevice of this object (one per bound thread) gets its reset.
     for (int i = 0; i < set_count_; ++i) (void)lib_.aclrtResetDevice(index_);
     ProcessState& s = process_state();
@@ -192,11 +226,28 @@ class AscendDevice : public Device {
   }
 
   std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
-    // Registration is always mapped; the CPU address stays the one copies use.
-    void* dev = nullptr;
-    lib_.check(lib_.aclrtHostRegister(ptr, bytes, ACL_HOST_REGISTER_MAPPED, &dev), "aclrtHostRegister",
-               where_ + ", " + format_bytes(bytes));
+    // Memory not from aclrtMallocHost (odirect mmap, shared memory). Registration is
+    // always mapped (the direct path reads the mapped address); CE copies use the CPU
+    // address, which is page-locked only through aclrtHostRegisterV2's PINNED flag.
+    const std::string refused = foreign_registration_refused_reason(kernel_release());
+    if (!refused.empty())
+      throw RunError("ascend: host memory not from aclrtMallocHost cannot be registered here: " + refused);
+    const std::string where = where_ + ", " + format_bytes(bytes);
     const AclLibrary* lib = &lib_;
+    void* dev = nullptr;
+    if (lib_.has_register_v2()) {
+      lib_.check(lib_.aclrtHostRegisterV2(ptr, bytes, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED),
+                 "aclrtHostRegisterV2", where + ", MAPPED | PINNED");
+      const aclError rc = lib_.aclrtHostGetDevicePointer(ptr, &dev, 0);
+      if (rc != ACL_SUCCESS || !dev) {
+        (void)lib_.aclrtHostUnregister(ptr);
+        if (rc != ACL_SUCCESS) lib_.fail("aclrtHostGetDevicePointer", rc, where);
+        throw RunError("aclrtHostGetDevicePointer (" + where + ") gave no device address for registered memory");
+      }
+    } else {
+      note_pageable_registration();
+      lib_.check(lib_.aclrtHostRegister(ptr, bytes, ACL_HOST_REGISTER_MAPPED, &dev), "aclrtHostRegister", where);
+    }
     return std::make_unique<Memory>(ptr, dev, bytes, [lib, ptr] { (void)lib->aclrtHostUnregister(ptr); });
   }
 
@@ -207,17 +258,36 @@ class AscendDevice : public Device {
   }
 
   std::unique_ptr<Event> create_event() override {
-    aclrtEvent e = nullptr;
-    if (lib_.aclrtCreateEventWithFlag) {
-      lib_.check(lib_.aclrtCreateEventWithFlag(&e, ACL_EVENT_TIME_LINE), "aclrtCreateEventWithFlag", where_);
-    } else {
-      lib_.check(lib_.aclrtCreateEvent(&e), "aclrtCreateEvent", where_);
-    }
-    return std::make_unique<AscendEvent>(lib_, e, streams_);
+    // SYNC as well where streams can wait on events: the timing stream waits on it.
+    const bool sync = lib_.aclrtCreateEventWithFlag && lib_.aclrtStreamWaitEvent;
+    const aclrtEvent e = new_event(sync ? ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC : ACL_EVENT_TIME_LINE);
+    return std::make_unique<AscendEvent>(lib_, e, sync, streams_);
   }
 
+  // aclrtEventElapsedTime is documented for two events of one stream only, while the
+  // engine time of several streams spans events of different streams. So on a device
+  // with more than one stream each record is also joined onto one timing stream: it
+  // waits for the event (aclrtStreamWaitEvent) and records a twin event there. Twins
+  // all lie on that one stream, and because it waits in submission order, the twin of
+  // the last end event is reached when every stream has reached its end event.
   void record(Event& e, Stream& s) override {
-    lib_.check(lib_.aclrtRecordEvent(event_of(e), stream_of(s).handle()), "aclrtRecordEvent", where_);
+    AscendEvent& ev = event_of(e);
+    AscendStream& st = stream_of(s);
+    lib_.check(lib_.aclrtRecordEvent(ev.handle(), st.handle()), "aclrtRecordEvent", where_);
+    ev.last_stream = &st;
+    ev.twin_valid = false;
+    const size_t copy_streams = streams_->size() - (timeline_ ? 1 : 0);
+    if (copy_streams < 2 || !ev.sync()) return;
+    if (!timeline_) {
+      aclrtStream h = nullptr;
+      lib_.check(lib_.aclrtCreateStream(&h), "aclrtCreateStream", where_ + ", timing stream");
+      timeline_ = std::make_unique<AscendStream>(lib_, h, streams_);
+    }
+    if (!ev.twin_) ev.twin_ = new_event(ACL_EVENT_TIME_LINE);
+    lib_.check(lib_.aclrtStreamWaitEvent(timeline_->handle(), ev.handle()), "aclrtStreamWaitEvent",
+               where_ + ", timing stream");
+    lib_.check(lib_.aclrtRecordEvent(ev.twin_, timeline_->handle()), "aclrtRecordEvent", where_ + ", timing stream");
+    ev.twin_valid = true;
   }
 
   void synchronize(Stream& s) override {
@@ -227,8 +297,24 @@ class AscendDevice : public Device {
   }
 
   int64_t elapsed_ns(Event& from, Event& to) override {
+    AscendEvent& a = event_of(from);
+    AscendEvent& b = event_of(to);
+    aclrtEvent x = a.handle(), y = b.handle();
+    if (a.twin_valid && b.twin_valid) {
+      // Compare the twins on the timing stream (see record()); for every pair, so that
+      // all engine times of a multi-stream device use the one timeline.
+      if (timeline_->dirty()) {
+        lib_.check(lib_.aclrtSynchronizeStream(timeline_->handle()), "aclrtSynchronizeStream",
+                   where_ + ", timing stream");
+        timeline_->completed();
+      }
+      x = a.twin_;
+      y = b.twin_;
+    }
+    // Without aclrtStreamWaitEvent two streams' events are compared directly, which the
+    // CANN docs do not cover (doctor says so).
     float ms = 0;
-    lib_.check(lib_.aclrtEventElapsedTime(&ms, event_of(from), event_of(to)), "aclrtEventElapsedTime", where_);
+    lib_.check(lib_.aclrtEventElapsedTime(&ms, x, y), "aclrtEventElapsedTime", where_);
     return static_cast<int64_t>(std::llround(static_cast<double>(ms) * 1e6));
   }
 
@@ -238,7 +324,8 @@ class AscendDevice : public Device {
   }
 
   void copy_batch(const CopyDesc* d, size_t n, CopyDir dir, Stream& s) override {
-    if (!lib_.aclrtMemcpyBatchAsync) {
+    // The batch API copies host to device or device to host only (CANN docs).
+    if (!lib_.aclrtMemcpyBatchAsync || (dir != CopyDir::kH2D && dir != CopyDir::kD2H)) {
       // Documented fallback (doctor says which): the blocks one after another.
       for (size_t i = 0; i < n; ++i) copy_async(d[i], dir, s);
       return;
@@ -323,13 +410,45 @@ class AscendDevice : public Device {
     lib_.check(lib_.aclrtMemcpy(d.dst, d.bytes, d.src, d.bytes, kind_of(dir)), "aclrtMemcpy", where_);
   }
 
+  // Device `peer`'s memory read by copies issued on this device: the current device
+  // (this one) enables access to the peer; the CANN docs make enabling one way and, on
+  // Atlas A2, a precondition of copies between two devices.
+  bool enable_peer_access(int peer, std::string* why) override {
+    if (peer == index_) return true;
+    if (!lib_.aclrtDeviceCanAccessPeer || !lib_.aclrtDeviceEnablePeerAccess) {
+      *why = "this CANN exports no aclrtDeviceCanAccessPeer/aclrtDeviceEnablePeerAccess";
+      return false;
+    }
+    const std::string where = where_ + ", peer device " + std::to_string(peer);
+    int32_t can = 0;
+    lib_.check(lib_.aclrtDeviceCanAccessPeer(&can, index_, peer), "aclrtDeviceCanAccessPeer", where);
+    if (can != 1) {
+      *why = "aclrtDeviceCanAccessPeer(" + std::to_string(index_) + ", " + std::to_string(peer) +
+             ") says the devices cannot exchange data";
+      return false;
+    }
+    lib_.check(lib_.aclrtDeviceEnablePeerAccess(peer, 0), "aclrtDeviceEnablePeerAccess", where);
+    return true;
+  }
+
  private:
   const AclLibrary& lib_;
   int index_;
   pid_t owner_pid_;
   std::string where_;
   int set_count_ = 0;
+
+  aclrtEvent new_event(uint32_t flags) {
+    aclrtEvent e = nullptr;
+    if (lib_.aclrtCreateEventWithFlag) {
+      lib_.check(lib_.aclrtCreateEventWithFlag(&e, flags), "aclrtCreateEventWithFlag", where_);
+    } else {
+      lib_.check(lib_.aclrtCreateEvent(&e), "aclrtCreateEvent", where_);
+    }
+    return e;
+  }
   std::shared_ptr<StreamSet> streams_ = std::make_shared<StreamSet>();
+  std::unique_ptr<AscendStream> timeline_;  // the timing stream, made on the first multi-stream record
   std::vector<void*> dsts_, srcs_;
   std::vector<size_t> sizes_;
 };
@@ -399,9 +518,31 @@ class AscendBackend : public Backend {
                       : "not available: " + p.direct_unavailable});
     p.facts.push_back({"batch copy (CE-BATCH)",
                        lib.aclrtMemcpyBatchAsync
-                           ? "aclrtMemcpyBatchAsync, one call per batch"
+                           ? "aclrtMemcpyBatchAsync, one call per batch, host to device and device to host "
+                             "only (an experimental CANN interface; other directions: one aclrtMemcpyAsync per "
+                             "block)"
                            : "fallback: aclrtMemcpyBatchAsync is not exported by this CANN, so one "
                              "aclrtMemcpyAsync per block in one submission loop"});
+    const std::string refused = foreign_registration_refused_reason(kernel_release());
+    p.facts.push_back(
+        {"host registration (odirect, shm)",
+         std::string(lib.has_register_v2()
+                         ? "aclrtHostRegisterV2(MAPPED | PINNED) + aclrtHostGetDevicePointer: page-locked, CE "
+                           "copies from it are asynchronous"
+                         : "aclrtHostRegister (mapped only; this CANN has no aclrtHostRegisterV2/"
+                           "aclrtHostGetDevicePointer): CE copies from registered memory are pageable on this "
+                           "CANN (each aclrtMemcpyAsync returns after its copy)") +
+             (refused.empty() ? "" : "; refused here: " + refused)});
+    p.facts.push_back({"peer access (device to device)",
+                       lib.aclrtDeviceCanAccessPeer && lib.aclrtDeviceEnablePeerAccess
+                           ? "aclrtDeviceCanAccessPeer + aclrtDeviceEnablePeerAccess on each reading device"
+                           : "not exported by this CANN (aclrtDeviceCanAccessPeer/aclrtDeviceEnablePeerAccess)"});
+    p.facts.push_back({"multi-stream timing",
+                       lib.aclrtStreamWaitEvent && lib.aclrtCreateEventWithFlag
+                           ? "events joined onto one timing stream (aclrtStreamWaitEvent), so elapsed times "
+                             "compare events of one stream"
+                           : "aclrtStreamWaitEvent/aclrtCreateEventWithFlag not exported: events of different "
+                             "streams are compared directly, which aclrtEventElapsedTime does not document"});
     if (getpid() != owner_pid_) {  // the probe runs in a child that ends right after
       std::lock_guard<std::mutex> lock(process_state().mu);
       finalize_if_initialised(lib);

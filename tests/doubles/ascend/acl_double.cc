@@ -3,8 +3,15 @@
 // different address; registered host memory gets a mapped address that only SDMA
 // contexts may use; each stream is a thread that runs its work in order; events carry
 // the monotonic clock. It checks what the real runtime would refuse (no aclInit in
-// this process, no device set on this thread, wrong address kinds, leaks) and logs
-// every call (see double_common.h for the environment it reads).
+// this process, no device set on this thread, wrong address kinds, leaks, a copy
+// between two devices without peer access, elapsed time between events of two
+// streams, waiting on an event created without ACL_EVENT_SYNC) and logs every call
+// (see double_common.h for the environment it reads). As the CANN docs say,
+// aclrtMemcpyAsync from host memory that is not page-locked (neither aclrtMallocHost
+// nor registered with ACL_HOST_REG_PINNED) returns only after the copy: the log says
+// pageable=1 for those.
+// Built without aclrtHostRegisterV2/aclrtHostGetDevicePointer when
+// DS_DOUBLE_NO_REGISTER_V2 is defined (an older CANN).
 #include <sys/mman.h>
 #include <time.h>
 
@@ -31,6 +38,8 @@ struct Region {
   uint64_t size;
   int device;
   void* cpu;  // where the bytes are
+  bool pinned = false;  // registrations: page-locked (ACL_HOST_REG_PINNED)
+  bool mapped = true;   // registrations: has a device address
 };
 
 struct State {
@@ -43,6 +52,7 @@ struct State {
   std::map<int, long> device_refs;
   std::map<int, uint64_t> device_used;
   std::set<void*> streams, events;
+  std::set<std::pair<int, int>> peer_access;  // (device, peer): device may reach peer's memory
   std::string recent_error;
 };
 
@@ -102,6 +112,33 @@ void* mapped_cpu(uint64_t addr, uint64_t len) {
   const Region& r = st().registrations.at(it->second);
   if (addr + len > it->first + r.size) return nullptr;
   return reinterpret_cast<char*>(it->second) + (addr - it->first);
+}
+
+// The device whose memory holds addr, or -1. Caller holds st().mu.
+int device_of(uint64_t addr) {
+  auto& m = st().device_allocs;
+  auto it = m.upper_bound(addr);
+  if (it == m.begin()) return -1;
+  --it;
+  return addr < it->first + it->second.size ? it->second.device : -1;
+}
+
+// Whether [addr, addr+len) of host memory is page-locked: from aclrtMallocHost or
+// registered with ACL_HOST_REG_PINNED. Caller holds st().mu.
+bool host_locked(uint64_t addr, uint64_t len) {
+  {
+    auto& m = st().pinned;
+    auto it = m.upper_bound(addr);
+    if (it != m.begin()) {
+      --it;
+      if (addr + len <= it->first + it->second) return true;
+    }
+  }
+  auto& m = st().registrations;
+  auto it = m.upper_bound(addr);
+  if (it == m.begin()) return false;
+  --it;
+  return it->second.pinned && addr + len <= it->first + it->second.size;
 }
 
 bool is_alias(uint64_t addr) { return device_cpu(addr, 1) != nullptr || mapped_cpu(addr, 1) != nullptr; }
@@ -199,8 +236,35 @@ bool known_stream(void* s) {
 struct DEvent {
   int64_t stamp = -1;  // set by the stream thread when reached
   int pending = 0;     // records queued and not yet reached
+  uint32_t flags = 0;
+  bool with_flag = false;      // from aclrtCreateEventWithFlag
+  void* stream = nullptr;      // where it was last recorded
+  uint64_t recorded = 0;       // records issued
+  uint64_t reached = 0;        // the latest record reached
   std::mutex mu;
+  std::condition_variable cv;
 };
+
+struct StampOp {
+  DEvent* e;
+  uint64_t gen;
+};
+
+struct WaitOp {
+  DEvent* e;
+  uint64_t gen;
+};
+
+// aclrtStreamWaitEvent's task: hold the stream until the record it saw is reached.
+std::string run_wait(void* arg) {
+  WaitOp* w = static_cast<WaitOp*>(arg);
+  {
+    std::unique_lock<std::mutex> lock(w->e->mu);
+    w->e->cv.wait(lock, [&] { return w->e->reached >= w->gen; });
+  }
+  delete w;
+  return "";
+}
 
 struct CopyOp {
   void* dst;
@@ -216,10 +280,16 @@ std::string run_copy(void* arg) {
 }
 
 std::string run_stamp(void* arg) {
-  DEvent* e = static_cast<DEvent*>(arg);
-  std::lock_guard<std::mutex> lock(e->mu);
-  e->stamp = now_ns();
-  --e->pending;
+  StampOp* op = static_cast<StampOp*>(arg);
+  DEvent* e = op->e;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    e->stamp = now_ns();
+    --e->pending;
+    if (op->gen > e->reached) e->reached = op->gen;
+    e->cv.notify_all();
+  }
+  delete op;
   return "";
 }
 
@@ -232,8 +302,31 @@ aclError copy_checked(const char* call, void* dst, size_t dest_max, const void* 
   void* d = operand(reinterpret_cast<uint64_t>(dst), count, dst_dev, &err, "destination");
   const void* s = d ? operand(reinterpret_cast<uint64_t>(src), count, src_dev, &err, "source") : nullptr;
   if (!d || !s) return fail(dsdouble::kInvalidParam, std::string(call) + ": " + err);
+  {
+    // Another device's memory: only with peer access enabled from this device (the
+    // CANN docs make it a precondition of copies between devices on Atlas A2).
+    std::lock_guard<std::mutex> lock(st().mu);
+    for (const void* p : {static_cast<const void*>(dst), src}) {
+      const bool dev_side = p == dst ? dst_dev : src_dev;
+      if (!dev_side) continue;
+      const int owner = device_of(reinterpret_cast<uint64_t>(p));
+      if (owner >= 0 && owner != t_device && !st().peer_access.count({t_device, owner})) {
+        st().recent_error = fmt("%s: device %d's memory used on device %d without aclrtDeviceEnablePeerAccess(%d)",
+                                call, owner, t_device, owner);
+        return dsdouble::kInvalidParam;
+      }
+    }
+  }
   *out = {d, s, count};
   return dsdouble::kSuccess;
+}
+
+// A host operand of an async copy that is not page-locked makes the copy synchronous.
+bool pageable_host_side(const void* dst, const void* src, size_t count, int kind) {
+  std::lock_guard<std::mutex> lock(st().mu);
+  if ((kind == 0 || kind == 2) && !host_locked(reinterpret_cast<uint64_t>(dst), count)) return true;
+  if ((kind == 0 || kind == 1) && !host_locked(reinterpret_cast<uint64_t>(src), count)) return true;
+  return false;
 }
 
 }  // namespace
@@ -257,6 +350,7 @@ aclError aclInit(const char* config) {
   st().device_used.clear();
   st().streams.clear();
   st().events.clear();
+  st().peer_access.clear();
   return dsdouble::kSuccess;
 }
 
@@ -341,6 +435,29 @@ aclError aclrtResetDevice(int32_t device) {
     return dsdouble::kInvalidParam;
   }
   --st().device_refs[device];
+  return dsdouble::kSuccess;
+}
+
+// Peer access. DS_ACL_DOUBLE_NO_PEER=1: no two devices can exchange data.
+aclError aclrtDeviceCanAccessPeer(int32_t* can, int32_t device, int32_t peer) {
+  log_call("aclrtDeviceCanAccessPeer", fmt("device=%d peer=%d", device, peer));
+  if (aclError rc = enter("aclrtDeviceCanAccessPeer", false)) return rc;
+  if (device == peer || device < 0 || peer < 0 || device >= device_count() || peer >= device_count())
+    return fail(dsdouble::kInvalidParam, fmt("aclrtDeviceCanAccessPeer: devices %d and %d", device, peer));
+  *can = dsdouble::env_long("DS_ACL_DOUBLE_NO_PEER", 0) ? 0 : 1;
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtDeviceEnablePeerAccess(int32_t peer, uint32_t flags) {
+  log_call("aclrtDeviceEnablePeerAccess", fmt("device=%d peer=%d flags=%u", t_device, peer, flags));
+  if (aclError rc = enter("aclrtDeviceEnablePeerAccess", true)) return rc;
+  if (flags != 0) return fail(dsdouble::kInvalidParam, "aclrtDeviceEnablePeerAccess: flags must be 0");
+  if (peer == t_device || peer < 0 || peer >= device_count())
+    return fail(dsdouble::kInvalidParam, fmt("aclrtDeviceEnablePeerAccess: peer %d from device %d", peer, t_device));
+  if (dsdouble::env_long("DS_ACL_DOUBLE_NO_PEER", 0))
+    return fail(dsdouble::kInvalidParam, "aclrtDeviceEnablePeerAccess: the devices cannot exchange data");
+  std::lock_guard<std::mutex> lock(st().mu);
+  st().peer_access.insert({t_device, peer});
   return dsdouble::kSuccess;
 }
 
@@ -455,6 +572,53 @@ aclError aclrtHostRegister(void* ptr, uint64_t size, int type, void** dev) {
   return dsdouble::kSuccess;
 }
 
+#ifndef DS_DOUBLE_NO_REGISTER_V2
+constexpr uint32_t kRegMapped = 0x2, kRegPinned = 0x10000000;
+
+aclError aclrtHostRegisterV2(void* ptr, uint64_t size, uint32_t flag) {
+  const uint64_t cpu = reinterpret_cast<uint64_t>(ptr);
+  if (aclError rc = enter("aclrtHostRegisterV2", true)) {
+    log_call("aclrtHostRegisterV2", fmt("ptr=0x%llx size=%llu flags=0x%x error=%d", (unsigned long long)cpu,
+                                        (unsigned long long)size, flag, rc));
+    return rc;
+  }
+  if (flag == 0 || (flag & ~(kRegMapped | kRegPinned)) != 0)
+    return fail(dsdouble::kInvalidParam, fmt("aclrtHostRegisterV2: flag 0x%x (this double: MAPPED 0x2 | PINNED 0x10000000)", flag));
+  if (cpu % 4096 != 0) return fail(dsdouble::kInvalidParam, "aclrtHostRegisterV2: pointer not 4 KiB aligned");
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    if (st().registrations.count(cpu)) {
+      st().recent_error = "aclrtHostRegisterV2: already registered";
+      return dsdouble::kInvalidParam;
+    }
+    Region r{size, t_device, ptr};
+    r.pinned = (flag & kRegPinned) != 0;
+    r.mapped = (flag & kRegMapped) != 0;
+    st().registrations[cpu] = r;
+    if (r.mapped) st().mapped[cpu ^ kMappedAlias] = cpu;
+  }
+  log_call("aclrtHostRegisterV2", fmt("ptr=0x%llx size=%llu flags=0x%x", (unsigned long long)cpu,
+                                      (unsigned long long)size, flag));
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtHostGetDevicePointer(void* host, void** dev, uint32_t flag) {
+  const uint64_t cpu = reinterpret_cast<uint64_t>(host);
+  if (aclError rc = enter("aclrtHostGetDevicePointer", false)) return rc;
+  if (flag != 0) return fail(dsdouble::kInvalidParam, "aclrtHostGetDevicePointer: flag must be 0");
+  std::lock_guard<std::mutex> lock(st().mu);
+  auto it = st().registrations.find(cpu);
+  if (it == st().registrations.end() || !it->second.mapped) {
+    st().recent_error = "aclrtHostGetDevicePointer: not registered with ACL_HOST_REG_MAPPED";
+    return dsdouble::kInvalidParam;
+  }
+  *dev = reinterpret_cast<void*>(cpu ^ kMappedAlias);
+  log_call("aclrtHostGetDevicePointer", fmt("ptr=0x%llx dev=0x%llx", (unsigned long long)cpu,
+                                            (unsigned long long)(cpu ^ kMappedAlias)));
+  return dsdouble::kSuccess;
+}
+#endif
+
 aclError aclrtHostUnregister(void* ptr) {
   const uint64_t cpu = reinterpret_cast<uint64_t>(ptr);
   log_call("aclrtHostUnregister", fmt("ptr=0x%llx", (unsigned long long)cpu));
@@ -524,6 +688,8 @@ aclError aclrtDestroyStream(void* stream) {
 aclError create_event(const char* call, void** event, uint32_t flag) {
   if (aclError rc = enter(call, true)) return rc;
   DEvent* e = new DEvent();
+  e->flags = flag;
+  e->with_flag = std::strcmp(call, "aclrtCreateEventWithFlag") == 0;
   {
     std::lock_guard<std::mutex> lock(st().mu);
     st().events.insert(e);
@@ -566,12 +732,38 @@ aclError aclrtRecordEvent(void* event, void* stream) {
   if (aclError rc = enter("aclrtRecordEvent", false)) return rc;
   if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtRecordEvent: unknown stream");
   DEvent* e = static_cast<DEvent*>(event);
+  uint64_t gen;
   {
     std::lock_guard<std::mutex> lock(e->mu);
     e->stamp = -1;
     ++e->pending;
+    e->stream = stream;
+    gen = ++e->recorded;
   }
-  api_enqueue(stream, run_stamp, e);
+  api_enqueue(stream, run_stamp, new StampOp{e, gen});
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtStreamWaitEvent(void* stream, void* event) {
+  log_call("aclrtStreamWaitEvent", fmt("stream=%p event=%p", stream, event));
+  if (aclError rc = enter("aclrtStreamWaitEvent", false)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtStreamWaitEvent: unknown stream");
+  DEvent* e = static_cast<DEvent*>(event);
+  uint64_t gen;
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    if (!st().events.count(event)) {
+      st().recent_error = "aclrtStreamWaitEvent: unknown event";
+      return dsdouble::kInvalidParam;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (e->with_flag && !(e->flags & 0x1u))
+      return fail(dsdouble::kInvalidParam, "aclrtStreamWaitEvent: the event was created without ACL_EVENT_SYNC");
+    gen = e->recorded;
+  }
+  if (gen > 0) api_enqueue(stream, run_wait, new WaitOp{e, gen});
   return dsdouble::kSuccess;
 }
 
@@ -581,14 +773,20 @@ aclError aclrtEventElapsedTime(float* ms, void* start, void* end) {
   DEvent* a = static_cast<DEvent*>(start);
   DEvent* b = static_cast<DEvent*>(end);
   int64_t ta, tb;
+  void *sa, *sb;
   {
     std::lock_guard<std::mutex> la(a->mu);
     ta = a->stamp;
+    sa = a->stream;
   }
   {
     std::lock_guard<std::mutex> lb(b->mu);
     tb = b->stamp;
+    sb = b->stream;
   }
+  // The CANN docs describe start and end events recorded on one stream only.
+  if (sa != sb)
+    return fail(dsdouble::kInvalidParam, "aclrtEventElapsedTime: the events were recorded on different streams");
   if (ta < 0 || tb < 0)
     return fail(dsdouble::kInvalidParam, "aclrtEventElapsedTime: an event has not completed (synchronize first)");
   *ms = static_cast<float>(static_cast<double>(tb - ta) / 1e6);
@@ -612,7 +810,11 @@ aclError aclrtMemcpyAsync(void* dst, size_t dest_max, const void* src, size_t co
   if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtMemcpyAsync: unknown stream");
   CopyOp c;
   if (aclError rc = copy_checked("aclrtMemcpyAsync", dst, dest_max, src, count, kind, &c)) return rc;
+  const bool pageable = pageable_host_side(dst, src, count, kind);
+  log_call("aclrtMemcpyAsync.mode", fmt("pageable=%d", pageable ? 1 : 0));
   api_enqueue(stream, run_copy, new CopyOp(c));
+  // From memory that is not page-locked the call returns after the copy (CANN docs).
+  if (pageable) static_cast<DStream*>(stream)->wait_idle();
   return dsdouble::kSuccess;
 }
 
@@ -643,6 +845,16 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
     const int kind = (at.srcLoc.type == 1 ? 2 : 0) + (at.dstLoc.type == 1 ? 1 : 0);
     // kind: 0 H2H, 1 H2D, 2 D2H, 3 D2D
     const int acl_kind = kind == 0 ? 0 : kind == 1 ? 1 : kind == 2 ? 2 : 3;
+    // The CANN docs: one direction per batch, host to device or device to host.
+    if (acl_kind != 1 && acl_kind != 2) {
+      if (fail_index) *fail_index = i;
+      return fail(dsdouble::kInvalidParam,
+                  fmt("aclrtMemcpyBatchAsync: copy %zu is neither host to device nor device to host", i));
+    }
+    if (i > 0 && (at.dstLoc.type != attrs[0].dstLoc.type || at.srcLoc.type != attrs[0].srcLoc.type)) {
+      if (fail_index) *fail_index = i;
+      return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: a batch mixes directions");
+    }
     if ((at.dstLoc.type == 1 && static_cast<int>(at.dstLoc.id) != t_device) ||
         (at.srcLoc.type == 1 && static_cast<int>(at.srcLoc.id) != t_device)) {
       if (fail_index) *fail_index = i;

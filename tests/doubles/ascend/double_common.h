@@ -9,6 +9,7 @@
 //   DS_ACL_DOUBLE_DEVICES=n      device count (default 8)
 //   DS_ACL_DOUBLE_SOC=name       aclrtGetSocName (default Ascend910B3)
 //   DS_ACL_DOUBLE_HBM=bytes      HBM per device (default 64 GiB)
+//   DS_ACL_DOUBLE_NO_PEER=1      aclrtDeviceCanAccessPeer says no, aclrtDeviceEnablePeerAccess fails
 //   DS_ACL_DOUBLE_SKEW=bytes     the runtime double reads the SDMA source and destination
 //                                address words this many bytes off (proves a wrong layout fails)
 #pragma once
