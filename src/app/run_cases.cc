@@ -8,14 +8,17 @@ namespace ds {
 void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams& params,
                            const SelectedBackend& selected) {
   const Backend& b = *selected.backend;
+  bool multi = false;
   for (const auto& c : cases) {
     const std::string why = unsupported_reason(c, b);
     if (!why.empty()) throw UsageError(c.name + " cannot run on " + b.name() + ": " + why);
     if (c.engine == EngineKind::kDirect && !selected.probe.direct_unavailable.empty())
       throw RunError(c.name + ": not supported on this machine: " + selected.probe.direct_unavailable);
+    multi = multi || c.topology != Topology::kSingle;
   }
-  // Single-card cases use device 0 only, but -d must still name devices that exist.
-  if (params.devices > selected.probe.device_count)
+  // Single-card cases use device 0 whatever -d says (d is 1 for them, SPEC §4.1),
+  // so the default -d 8 does not stop them on a one-GPU machine.
+  if (multi && params.devices > selected.probe.device_count)
     throw UsageError("option -d got " + std::to_string(params.devices) + " but the " + b.name() +
                      " backend sees " + std::to_string(selected.probe.device_count) + " device" +
                      (selected.probe.device_count == 1 ? "" : "s"));

@@ -59,6 +59,13 @@ std::map<std::string, std::string> double_env(const CallLog& log, bool batch = t
           {"DS_CUDA_DOUBLE_DEVICES", "4"}};
 }
 
+// A CUDA 11.3 driver: no cuMemcpyBatchAsync and no cuGraphInstantiateWithFlags.
+std::map<std::string, std::string> old_driver_env(const CallLog& log) {
+  return {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE_NOGRAPH},
+          {"DS_CUDA_DOUBLE_LOG", log.path()},
+          {"DS_CUDA_DOUBLE_DEVICES", "4"}};
+}
+
 // The value of `key=` in a log line's arguments ("" if absent).
 std::string arg(const Call& c, const std::string& key) {
   const size_t at = c.args.find(key + "=");
@@ -336,7 +343,7 @@ TEST(CudaOrdering, HostMemoryIsRegisteredMappedBeforeItIsCopied) {
 TEST(CudaOrdering, PinnedMemoryFlags) {
   CallLog log;
   RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-t", "device_to_host_ce",
-                          "-s", "4K", "-n", "2", "-i", "1"},
+                          "-s", "4K", "-n", "2", "-i", "1", "-d", "1"},
                          double_env(log));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const Call& c : log.calls())
@@ -368,6 +375,7 @@ TEST(CudaBinding, EntryPointsComeFromCuGetProcAddressAtTheirAbiVersion) {
   EXPECT_NE(r.out.find("batched copies: native cuMemcpyBatchAsync"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress_v2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("direct path: BATCH"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("event timing: cuEventElapsedTime_v2\n"), std::string::npos) << r.out;
   std::map<std::string, std::string> asked;
   for (const Call& c : log.calls())
     if (c.name == "cuGetProcAddress_v2" && c.args.rfind("->", 0) != 0) {
@@ -378,10 +386,15 @@ TEST(CudaBinding, EntryPointsComeFromCuGetProcAddressAtTheirAbiVersion) {
   EXPECT_EQ(asked["cuMemHostRegister"], "6050");
   EXPECT_EQ(asked["cuDevicePrimaryCtxRelease"], "11000");
   EXPECT_EQ(asked["cuMemcpyBatchAsync"], "12080");  // the ABI with failIdx
+  EXPECT_EQ(asked["cuCtxSynchronize"], "2000");     // not 13.0's cuCtxSynchronize_v2(ctx)
+  EXPECT_EQ(asked["cuCtxEnablePeerAccess"], "4000");
+  EXPECT_EQ(asked["cuDeviceCanAccessPeer"], "4000");
+  EXPECT_EQ(asked["cuGraphInstantiateWithFlags"], "11040");
 
   CallLog old;
   r = run_tool({"--backend", "cuda", "doctor"}, double_env(old, false));
   EXPECT_NE(r.out.find("batched copies: CUDA graph of memcpy nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("event timing: cuEventElapsedTime\n"), std::string::npos) << r.out;
 }
 
 TEST(CudaBinding, FallsBackToExportedNamesWithoutCuGetProcAddress) {
@@ -391,7 +404,7 @@ TEST(CudaBinding, FallsBackToExportedNamesWithoutCuGetProcAddress) {
   RunResult r = run_tool({"--backend", "cuda", "doctor"}, env);
   EXPECT_NE(r.out.find("(some by dlsym)"), std::string::npos) << r.out;
   r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_batch_ce", "-t", "host_to_device_sm", "-s",
-                "4K", "-n", "4", "-i", "2", "--validate"},
+                "4K", "-n", "4", "-i", "2", "-d", "1", "--validate"},
                env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("[validation] host_to_device_batch_ce PASS"), std::string::npos);
@@ -403,7 +416,7 @@ TEST(CudaErrors, InjectedFailureNamesTheCall) {
   auto env = double_env(log);
   env["DS_CUDA_DOUBLE_FAIL"] = "cuMemcpyHtoDAsync_v2:3";
   RunResult r = run_tool(
-      {"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "4K", "-n", "8", "-i", "3"}, env);
+      {"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "4K", "-n", "8", "-i", "3", "-d", "1"}, env);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cuMemcpyHtoDAsync_v2(4096 bytes) failed: CUDA_ERROR_UNKNOWN"), std::string::npos)
       << r.err;
@@ -462,7 +475,7 @@ TEST(CudaAuto, AutoPicksCudaWhenTheDriverLoads) {
   CallLog log;
   auto env = double_env(log);
   env["DEV_SANDBOX_BACKEND"] = "";
-  RunResult r = run_tool({"copy", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "1"}, env);
+  RunResult r = run_tool({"copy", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "1", "-d", "1"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cuda::host::0"), std::string::npos) << r.out;
 }
@@ -510,4 +523,198 @@ TEST(CudaKernel, CommittedPtxDeclaresTheKernelWeLaunch) {
                      "\t.param .u64 ds_copy_kernel_param_1,\n\t.param .u64 ds_copy_kernel_param_2\n)"),
             std::string::npos)
       << ptx;
+}
+
+namespace {
+
+// Index of the first call named `name` in process `pid` (calls.size() if none);
+// `result`: its "-> ..." line instead of the call.
+size_t first_call(const std::vector<Call>& calls, int pid, const std::string& name, bool result = false) {
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].pid == pid && calls[i].name == name && (calls[i].args.rfind("->", 0) == 0) == result)
+      return i;
+  return calls.size();
+}
+size_t last_call(const std::vector<Call>& calls, int pid, const std::string& name) {
+  size_t at = calls.size();
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].pid == pid && calls[i].name == name) at = i;
+  return at;
+}
+std::set<int> pids_calling(const std::vector<Call>& calls, const std::string& name) {
+  std::set<int> s;
+  for (const Call& c : calls)
+    if (c.name == name) s.insert(c.pid);
+  return s;
+}
+
+}  // namespace
+
+TEST(CudaPeer, EachOtherWorkerEnablesPeerAccessToDevice0) {
+  CallLog log;
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "one_device_to_all_device_ce", "-s", "4K", "-n",
+                          "4", "-i", "2", "-d", "3", "--validate"},
+                         double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] one_device_to_all_device_ce PASS"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("note"), std::string::npos) << r.err;
+  const auto calls = log.calls();
+  std::multiset<std::string> enabled;
+  for (const Call& c : calls)
+    if (c.name == "cuCtxEnablePeerAccess" && c.args.rfind("-> enabled", 0) == 0)
+      enabled.insert(arg(c, "dev") + "->" + arg(c, "peer_dev"));
+  EXPECT_EQ(enabled, (std::multiset<std::string>{"1->0", "2->0"})) << "workers 1 and 2, not worker 0";
+  // Before any copy of that worker: every enable precedes the first timed copy.
+  const auto pids = pids_calling(calls, "cuCtxEnablePeerAccess");
+  ASSERT_EQ(pids.size(), 1u);
+  const int pid = *pids.begin();
+  EXPECT_LT(last_call(calls, pid, "cuCtxEnablePeerAccess"), first_call(calls, pid, "cuMemcpyDtoDAsync_v2"));
+  expect_all_released(calls);  // the peers' primary contexts retained for it are released
+}
+
+TEST(CudaPeer, WithoutPeerAccessTheRunSaysSoAndStillValidates) {
+  CallLog log;
+  auto env = double_env(log);
+  env["DS_CUDA_DOUBLE_NO_PEER"] = "1";
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "one_device_to_all_device_ce", "-s", "4K", "-n",
+                          "4", "-i", "2", "-d", "2", "--validate"},
+                         env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] one_device_to_all_device_ce PASS"), std::string::npos) << r.out;
+  // The runner's note names the worker and carries our reason.
+  EXPECT_NE(r.err.find("note: device 1 "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(cuDeviceCanAccessPeer(1, 0) says no)"), std::string::npos) << r.err;
+  EXPECT_EQ(count_calls(log.calls(), "cuCtxEnablePeerAccess"), 0);
+  expect_all_released(log.calls());
+}
+
+TEST(CudaSetup, KernelModuleIsLoadedBeforeTheFirstTimedIteration) {
+  CallLog log;
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_sm", "-s", "4K", "-n", "4", "-i",
+                          "2", "--warmup", "0", "-d", "1", "--validate"},
+                         double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = log.calls();
+  const auto pids = pids_calling(calls, "cuLaunchKernel");
+  ASSERT_EQ(pids.size(), 1u);
+  const int pid = *pids.begin();
+  const size_t first_record = first_call(calls, pid, "cuEventRecord");
+  ASSERT_LT(first_record, calls.size());
+  EXPECT_LT(first_call(calls, pid, "cuModuleLoadData"), first_record);
+  EXPECT_LT(first_call(calls, pid, "cuModuleGetFunction"), first_record);
+  EXPECT_EQ(count_calls(calls, "cuModuleLoadData", pid), 1);
+}
+
+TEST(CudaSetup, GraphsAreInstantiatedBeforeTheFirstTimedIteration) {
+  for (const char* name : {"host_to_device_batch_ce", "all_host_to_all_device_ffts_direct_h2d"}) {
+    SCOPED_TRACE(name);
+    CallLog log;
+    RunResult r = run_tool({"copy", "--backend", "cuda", "-t", name, "-s", "4K", "-n", "4", "-f", "2", "-i",
+                            "2", "--warmup", "0", "-d", "2", "--validate"},
+                           double_env(log, false));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+    const auto calls = log.calls();
+    const auto pids = pids_calling(calls, "cuGraphLaunch");
+    ASSERT_FALSE(pids.empty());
+    for (int pid : pids) {
+      const size_t first_record = first_call(calls, pid, "cuEventRecord");
+      ASSERT_LT(first_record, calls.size());
+      EXPECT_LT(last_call(calls, pid, "cuGraphInstantiateWithFlags"), first_record) << "pid " << pid;
+      EXPECT_LT(last_call(calls, pid, "cuGraphAddMemcpyNode"), first_record) << "pid " << pid;
+    }
+    expect_all_released(calls);
+  }
+}
+
+TEST(CudaSync, FillsOfDeviceMemoryAreSynchronisedBeforeTheFirstIteration) {
+  // The double leaves cuMemcpyHtoD from pageable memory on the legacy stream until
+  // something synchronises; without cuCtxSynchronize these cases read stale
+  // device memory and fail validation.
+  for (const char* name : {"device_to_host_ce", "device_to_device_ce", "device_to_host_sm"}) {
+    SCOPED_TRACE(name);
+    CallLog log;
+    RunResult r = run_tool({"copy", "--backend", "cuda", "-t", name, "-s", "4K", "-n", "4", "-i", "2",
+                            "--warmup", "0", "-d", "1", "--validate"},
+                           double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string("[validation] ") + name + " PASS"), std::string::npos) << r.out;
+    const auto calls = log.calls();
+    const auto pids = pids_calling(calls, "cuMemcpyHtoD_v2");
+    ASSERT_EQ(pids.size(), 1u);
+    const int pid = *pids.begin();
+    EXPECT_GT(count_calls(calls, "legacy-stream", pid), 0) << "the double deferred the fill";
+    const size_t last_fill = last_call(calls, pid, "cuMemcpyHtoD_v2");
+    const size_t first_record = first_call(calls, pid, "cuEventRecord");
+    size_t sync = calls.size();
+    for (size_t i = last_fill; i < calls.size() && sync == calls.size(); ++i)
+      if (calls[i].pid == pid && calls[i].name == "cuCtxSynchronize") sync = i;
+    EXPECT_LT(sync, first_record) << "cuCtxSynchronize after the last fill, before timing";
+  }
+}
+
+TEST(CudaTiming, ElapsedTimeIsTheV2EntryPointWhereTheDriverHasIt) {
+  CallLog log;
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i",
+                          "2", "-d", "1"},
+                         double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(count_calls(log.calls(), "cuEventElapsedTime_v2"), 0);
+  EXPECT_EQ(count_calls(log.calls(), "cuEventElapsedTime"), 0);
+  CallLog old;
+  r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "2", "-d",
+                "1"},
+               double_env(old, false));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(count_calls(old.calls(), "cuEventElapsedTime"), 0) << "a 12.4 driver: the original";
+  EXPECT_EQ(count_calls(old.calls(), "cuEventElapsedTime_v2"), 0);
+  // By exported name too (no cuGetProcAddress): the _v2 symbol where exported.
+  CallLog by_name;
+  auto env = double_env(by_name);
+  env["DS_CUDA_DOUBLE_NO_PROC_ADDRESS"] = "1";
+  r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "2", "-d",
+                "1"},
+               env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(count_calls(by_name.calls(), "cuEventElapsedTime_v2"), 0);
+}
+
+TEST(CudaOldDriver, WithoutGraphsOnlyTheBatchPathIsMissing) {
+  CallLog log;
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, old_driver_env(log));
+  EXPECT_NE(r.out.find("CUDA driver 11.3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batched copies: none: this driver has neither cuMemcpyBatchAsync"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("direct path: not available: this driver has neither"), std::string::npos) << r.out;
+
+  CallLog ce;
+  r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-t", "host_to_device_sm", "-s", "4K",
+                "-n", "4", "-i", "2", "-d", "1", "--validate"},
+               old_driver_env(ce));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] host_to_device_ce PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[validation] host_to_device_sm PASS"), std::string::npos) << r.out;
+  expect_all_released(ce.calls());
+
+  CallLog batch;
+  r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_batch_ce", "-s", "4K", "-n", "4", "-i", "2",
+                "-d", "1"},
+               old_driver_env(batch));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("batched copies: this driver has neither cuMemcpyBatchAsync (CUDA 12.8+) nor CUDA "
+                       "graphs with cuGraphInstantiateWithFlags (CUDA 11.4+)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(count_calls(batch.calls(), "cuEventRecord"), 0) << "refused at setup, before any iteration";
+  expect_all_released(batch.calls());
+
+  CallLog direct;
+  r = run_tool({"copy", "--backend", "cuda", "-t", "all_host_to_all_device_ffts_direct_h2d", "-s", "4K", "-n",
+                "4", "-i", "2", "-d", "2"},
+               old_driver_env(direct));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("all_host_to_all_device_ffts_direct_h2d: not supported on this machine: this driver "
+                       "has neither"),
+            std::string::npos)
+      << r.err;
 }

@@ -9,6 +9,8 @@
 // base names to the newest versions.
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+// PFN_<name>_v<version>: the ABI of each entry point as of a CUDA version.
+#include <cudaTypedefs.h>
 
 #include <cstddef>
 #include <cstdio>
@@ -64,6 +66,15 @@ DS_CHECK_PFN(cuGetProcAddress, cuGetProcAddress, 11030)
 DS_CHECK_PFN(cuGetProcAddress, cuGetProcAddress_v2, 12000)
 #undef DS_CHECK_PFN
 
+// The version we ask cuGetProcAddress for is one where that ABI begins:
+// cudaTypedefs.h names a PFN_<name>_v<version> for it, of our type.
+#define DS_CHECK_VERSION(name, symbol, version)                                         \
+  static_assert(same_type<our::PFN_##symbol, ::PFN_##name##_v##version>(),               \
+                #name " at " #version " is not the ABI of " #symbol);
+DS_CUDA_ENTRY_POINTS(DS_CHECK_VERSION)
+DS_CUDA_OPTIONAL_ENTRY_POINTS(DS_CHECK_VERSION)
+#undef DS_CHECK_VERSION
+
 // Enum values and flags.
 #define DS_SAME_VALUE(name) \
   static_assert(static_cast<long long>(our::name) == static_cast<long long>(::name), #name);
@@ -76,11 +87,14 @@ DS_SAME_VALUE(CUDA_ERROR_NO_DEVICE)
 DS_SAME_VALUE(CUDA_ERROR_INVALID_DEVICE)
 DS_SAME_VALUE(CUDA_ERROR_INVALID_IMAGE)
 DS_SAME_VALUE(CUDA_ERROR_INVALID_CONTEXT)
+DS_SAME_VALUE(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED)
 DS_SAME_VALUE(CUDA_ERROR_INVALID_PTX)
 DS_SAME_VALUE(CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
 DS_SAME_VALUE(CUDA_ERROR_INVALID_HANDLE)
 DS_SAME_VALUE(CUDA_ERROR_NOT_FOUND)
 DS_SAME_VALUE(CUDA_ERROR_NOT_READY)
+DS_SAME_VALUE(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+DS_SAME_VALUE(CUDA_ERROR_TOO_MANY_PEERS)
 DS_SAME_VALUE(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
 DS_SAME_VALUE(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
 DS_SAME_VALUE(CUDA_ERROR_NOT_SUPPORTED)

@@ -22,11 +22,14 @@ enum cudaError_enum {
   CUDA_ERROR_INVALID_DEVICE = 101,
   CUDA_ERROR_INVALID_IMAGE = 200,
   CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
   CUDA_ERROR_INVALID_PTX = 218,
   CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+  CUDA_ERROR_TOO_MANY_PEERS = 711,
   CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
   CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
   CUDA_ERROR_NOT_SUPPORTED = 801,
@@ -167,6 +170,11 @@ typedef CUresult (*PFN_cuDeviceGetAttribute)(int* pi, CUdevice_attribute attrib,
 typedef CUresult (*PFN_cuDevicePrimaryCtxRetain)(CUcontext* pctx, CUdevice dev);
 typedef CUresult (*PFN_cuDevicePrimaryCtxRelease_v2)(CUdevice dev);
 typedef CUresult (*PFN_cuCtxSetCurrent)(CUcontext ctx);
+// The original (CUDA 2.0) form: the current context. CUDA 13's cuCtxSynchronize_v2
+// takes a context and is not what we bind.
+typedef CUresult (*PFN_cuCtxSynchronize)(void);
+typedef CUresult (*PFN_cuDeviceCanAccessPeer)(int* canAccessPeer, CUdevice dev, CUdevice peerDev);
+typedef CUresult (*PFN_cuCtxEnablePeerAccess)(CUcontext peerContext, unsigned int Flags);
 typedef CUresult (*PFN_cuMemGetInfo_v2)(size_t* free, size_t* total);
 typedef CUresult (*PFN_cuMemAlloc_v2)(CUdeviceptr* dptr, size_t bytesize);
 typedef CUresult (*PFN_cuMemFree_v2)(CUdeviceptr dptr);
@@ -183,6 +191,8 @@ typedef CUresult (*PFN_cuEventCreate)(CUevent* phEvent, unsigned int Flags);
 typedef CUresult (*PFN_cuEventDestroy_v2)(CUevent hEvent);
 typedef CUresult (*PFN_cuEventRecord)(CUevent hEvent, CUstream hStream);
 typedef CUresult (*PFN_cuEventElapsedTime)(float* pMilliseconds, CUevent hStart, CUevent hEnd);
+// CUDA 12.8+: same signature; cuda.h maps cuEventElapsedTime to it since 12.8.
+typedef CUresult (*PFN_cuEventElapsedTime_v2)(float* pMilliseconds, CUevent hStart, CUevent hEnd);
 typedef CUresult (*PFN_cuMemcpyAsync)(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
                                       CUstream hStream);
 typedef CUresult (*PFN_cuMemcpyHtoDAsync_v2)(CUdeviceptr dstDevice, const void* srcHost,
@@ -236,6 +246,9 @@ typedef CUresult (*PFN_cuLaunchKernel)(CUfunction f, unsigned int gridDimX, unsi
   X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000)        \
   X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, 11000)  \
   X(cuCtxSetCurrent, cuCtxSetCurrent, 4000)                          \
+  X(cuCtxSynchronize, cuCtxSynchronize, 2000)                        \
+  X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, 4000)              \
+  X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, 4000)              \
   X(cuMemGetInfo, cuMemGetInfo_v2, 3020)                             \
   X(cuMemAlloc, cuMemAlloc_v2, 3020)                                 \
   X(cuMemFree, cuMemFree_v2, 3020)                                   \
@@ -258,19 +271,24 @@ typedef CUresult (*PFN_cuLaunchKernel)(CUfunction f, unsigned int gridDimX, unsi
   X(cuMemcpy, cuMemcpy, 4000)                                        \
   X(cuMemcpyHtoD, cuMemcpyHtoD_v2, 3020)                             \
   X(cuMemcpyDtoH, cuMemcpyDtoH_v2, 3020)                             \
-  X(cuGraphCreate, cuGraphCreate, 10000)                             \
-  X(cuGraphAddMemcpyNode, cuGraphAddMemcpyNode, 10000)               \
-  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040) \
-  X(cuGraphLaunch, cuGraphLaunch, 10000)                             \
-  X(cuGraphExecDestroy, cuGraphExecDestroy, 10000)                   \
-  X(cuGraphDestroy, cuGraphDestroy, 10000)                           \
   X(cuModuleLoadData, cuModuleLoadData, 2000)                        \
   X(cuModuleUnload, cuModuleUnload, 2000)                            \
   X(cuModuleGetFunction, cuModuleGetFunction, 2000)                  \
   X(cuLaunchKernel, cuLaunchKernel, 4000)
 
-// Resolved when the driver has them (null otherwise).
-#define DS_CUDA_OPTIONAL_ENTRY_POINTS(X) X(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080)
+// Resolved when the driver has them (null otherwise). The graph entry points
+// are the batch path of drivers without cuMemcpyBatchAsync; drivers before CUDA
+// 11.4 have no cuGraphInstantiateWithFlags and so no batch path at all.
+// cuEventElapsedTime_v2 is preferred where it exists (cuEventElapsedTime otherwise).
+#define DS_CUDA_OPTIONAL_ENTRY_POINTS(X)                             \
+  X(cuEventElapsedTime, cuEventElapsedTime_v2, 12080)                \
+  X(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080)                   \
+  X(cuGraphCreate, cuGraphCreate, 10000)                             \
+  X(cuGraphAddMemcpyNode, cuGraphAddMemcpyNode, 10000)               \
+  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphLaunch, cuGraphLaunch, 10000)                             \
+  X(cuGraphExecDestroy, cuGraphExecDestroy, 10000)                   \
+  X(cuGraphDestroy, cuGraphDestroy, 10000)
 
 }  // namespace cu
 }  // namespace ds

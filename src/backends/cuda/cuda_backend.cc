@@ -71,6 +71,35 @@ struct CopyGraph {
   CUgraphExec exec = nullptr;
 };
 
+// One descriptor list as submitted every iteration, made ready at setup: the
+// arrays cuMemcpyBatchAsync takes, or the instantiated graph.
+struct PreparedList {
+  std::vector<CopyDesc> descs;  // what it was made from
+  std::vector<CUdeviceptr> dsts, srcs;
+  std::vector<size_t> sizes;
+  CopyGraph graph;
+};
+
+// Prepared lists are found by the list's address and length: the initiator's
+// plan does not move or change during a case, so no iteration copies or hashes
+// a whole list. Each submission still compares the contents (memcmp, no copy)
+// and remakes the entry if a list at the same address changed.
+struct ListKey {
+  const CopyDesc* descs;
+  size_t n;
+  bool operator==(const ListKey& o) const { return descs == o.descs && n == o.n; }
+};
+struct ListKeyHash {
+  size_t operator()(const ListKey& k) const {
+    return std::hash<const void*>()(k.descs) ^ (std::hash<size_t>()(k.n) * 0x9e3779b97f4a7c15ULL);
+  }
+};
+
+std::string no_batch_reason() {
+  return "this driver has neither cuMemcpyBatchAsync (CUDA 12.8+) nor CUDA graphs with "
+         "cuGraphInstantiateWithFlags (CUDA 11.4+), so there are no batched copies";
+}
+
 class CudaDevice : public Device {
  public:
   CudaDevice(const CudaDriver& d, int index) : d_(d), index_(index) {
@@ -90,12 +119,10 @@ class CudaDevice : public Device {
   ~CudaDevice() override {
     // Everything made in the context goes before the context is released.
     d_.cuCtxSetCurrent(ctx_);
-    for (auto& kv : graphs_) {
-      d_.cuGraphExecDestroy(kv.second.exec);
-      d_.cuGraphDestroy(kv.second.graph);
-    }
+    for (auto& kv : prepared_) destroy_graph(kv.second.graph);
     if (module_) d_.cuModuleUnload(module_);
     d_.cuDevicePrimaryCtxRelease_v2(dev_);
+    for (CUdevice peer : peers_) d_.cuDevicePrimaryCtxRelease_v2(peer);
   }
 
   int index() const override { return index_; }
@@ -151,7 +178,12 @@ class CudaDevice : public Device {
   }
   int64_t elapsed_ns(Event& from, Event& to) override {
     float ms = 0;
-    cuda_check(d_.cuEventElapsedTime(&ms, event_of(from), event_of(to)), "cuEventElapsedTime");
+    // cuEventElapsedTime_v2 (CUDA 12.8+, what cuda.h calls cuEventElapsedTime
+    // since) where the driver has it; the original otherwise. Same signature.
+    if (d_.cuEventElapsedTime_v2)
+      cuda_check(d_.cuEventElapsedTime_v2(&ms, event_of(from), event_of(to)), "cuEventElapsedTime_v2");
+    else
+      cuda_check(d_.cuEventElapsedTime(&ms, event_of(from), event_of(to)), "cuEventElapsedTime");
     return static_cast<int64_t>(std::llround(static_cast<double>(ms) * 1e6));
   }
 
@@ -179,8 +211,43 @@ class CudaDevice : public Device {
   // One IO task: its fragments in one batched submission (Method BATCH).
   void direct_task(const CopyDesc* descs, size_t n, Stream& s) override { batch(descs, n, stream_of(s)); }
 
-  void kernel_copy(const CopyDesc& c, Stream& s) override {
+  // At setup: whatever the list's submissions need is made now, so the timed
+  // iterations only submit.
+  void prepare_batch(const CopyDesc* descs, size_t n, CopyDir) override { prepare(descs, n); }
+  void prepare_direct(const CopyDesc* descs, size_t n) override { prepare(descs, n); }
+  void prepare_kernel_copy() override {
     if (!function_) load_kernel();
+  }
+
+  bool enable_peer_access(int peer, std::string* why) override {
+    if (peer == index_) return true;
+    const std::string pair = std::to_string(index_) + ", " + std::to_string(peer);
+    CUdevice peer_dev = 0;
+    cuda_check(d_.cuDeviceGet(&peer_dev, peer), "cuDeviceGet(" + std::to_string(peer) + ")");
+    int can = 0;
+    cuda_check(d_.cuDeviceCanAccessPeer(&can, dev_, peer_dev), "cuDeviceCanAccessPeer(" + pair + ")");
+    if (!can) {
+      if (why) *why = "cuDeviceCanAccessPeer(" + pair + ") says no";
+      return false;
+    }
+    // Access is granted to the peer's context: its primary context, where its
+    // memory lives; held until this device is closed.
+    CUcontext peer_ctx = nullptr;
+    cuda_check(d_.cuDevicePrimaryCtxRetain(&peer_ctx, peer_dev),
+               "cuDevicePrimaryCtxRetain for device " + std::to_string(peer));
+    peers_.push_back(peer_dev);
+    cuda_check(d_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+    const CUresult r = d_.cuCtxEnablePeerAccess(peer_ctx, 0);
+    if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return true;
+    if (r == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED || r == CUDA_ERROR_TOO_MANY_PEERS) {
+      if (why) *why = cuda_error_text("cuCtxEnablePeerAccess(" + pair + ")", r);
+      return false;
+    }
+    throw RunError(cuda_error_text("cuCtxEnablePeerAccess(" + pair + ")", r));
+  }
+
+  void kernel_copy(const CopyDesc& c, Stream& s) override {
+    if (!function_) load_kernel();  // prepare_kernel_copy did it, unless not called
     CUdeviceptr dst = dptr(c.dst), src = dptr(c.src);
     unsigned long long bytes = c.bytes;
     void* params[] = {&dst, &src, &bytes};
@@ -197,51 +264,91 @@ class CudaDevice : public Device {
   void copy_sync(const CopyDesc& c, CopyDir dir) override {
     switch (dir) {
       case CopyDir::kH2D:
-        return check_sized(d_.cuMemcpyHtoD_v2(dptr(c.dst), c.src, c.bytes), "cuMemcpyHtoD_v2", c.bytes);
+        check_sized(d_.cuMemcpyHtoD_v2(dptr(c.dst), c.src, c.bytes), "cuMemcpyHtoD_v2", c.bytes);
+        break;
       case CopyDir::kD2H:
-        return check_sized(d_.cuMemcpyDtoH_v2(c.dst, dptr(c.src), c.bytes), "cuMemcpyDtoH_v2", c.bytes);
+        check_sized(d_.cuMemcpyDtoH_v2(c.dst, dptr(c.src), c.bytes), "cuMemcpyDtoH_v2", c.bytes);
+        break;
       case CopyDir::kD2D:
       case CopyDir::kH2H:
-        return check_sized(d_.cuMemcpy(dptr(c.dst), dptr(c.src), c.bytes), "cuMemcpy", c.bytes);
+        check_sized(d_.cuMemcpy(dptr(c.dst), dptr(c.src), c.bytes), "cuMemcpy", c.bytes);
+        break;
     }
+    // cuMemcpyHtoD from pageable memory returns once the source is staged, and
+    // device-to-device cuMemcpy does not wait at all; our streams are
+    // non-blocking and would not wait for that legacy-stream work. Wait here,
+    // so a fill is in place before the first iteration.
+    cuda_check(d_.cuCtxSynchronize(), "cuCtxSynchronize");
   }
 
  private:
   void batch(const CopyDesc* descs, size_t n, CUstream st) {
     if (n == 0) return;
-    if (d_.cuMemcpyBatchAsync) return batch_native(descs, n, st);
-    launch_graph(descs, n, st);
+    const PreparedList& p = prepared(descs, n);
+    if (d_.cuMemcpyBatchAsync) return batch_native(p, st);
+    const CUresult r = d_.cuGraphLaunch(p.graph.exec, st);
+    if (r != CUDA_SUCCESS)
+      throw RunError(cuda_error_text("cuGraphLaunch(" + std::to_string(n) + " memcpy nodes)", r));
   }
 
-  void batch_native(const CopyDesc* descs, size_t n, CUstream st) {
-    dsts_.resize(n);
-    srcs_.resize(n);
-    sizes_.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      dsts_[i] = dptr(descs[i].dst);
-      srcs_[i] = dptr(descs[i].src);
-      sizes_[i] = descs[i].bytes;
+  void prepare(const CopyDesc* descs, size_t n) {
+    if (n == 0) return;
+    if (!d_.has_batch()) throw RunError("batched copies: " + no_batch_reason());
+    prepared(descs, n);
+  }
+
+  // The prepared entry for this list: found by address and length, checked
+  // against the contents, made (or remade) when missing or stale.
+  const PreparedList& prepared(const CopyDesc* descs, size_t n) {
+    const ListKey key{descs, n};
+    auto it = prepared_.find(key);
+    if (it != prepared_.end() && std::memcmp(it->second.descs.data(), descs, n * sizeof(CopyDesc)) == 0)
+      return it->second;
+    if (!d_.has_batch()) throw RunError("batched copies: " + no_batch_reason());
+    PreparedList p;
+    p.descs.assign(descs, descs + n);
+    if (d_.cuMemcpyBatchAsync) {
+      p.dsts.resize(n);
+      p.srcs.resize(n);
+      p.sizes.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        p.dsts[i] = dptr(descs[i].dst);
+        p.srcs[i] = dptr(descs[i].src);
+        p.sizes[i] = descs[i].bytes;
+      }
+    } else {
+      p.graph = build_graph(descs, n);
     }
+    if (it != prepared_.end()) {
+      destroy_graph(it->second.graph);
+      it->second = std::move(p);
+      return it->second;
+    }
+    return prepared_.emplace(key, std::move(p)).first->second;
+  }
+
+  void batch_native(const PreparedList& p, CUstream st) {
+    const size_t n = p.descs.size();
     // One attribute for every copy: sources are read in stream order.
     CUmemcpyAttributes attr{};
     attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
     size_t attr_index = 0;
     size_t fail = SIZE_MAX;
-    const CUresult r =
-        d_.cuMemcpyBatchAsync(dsts_.data(), srcs_.data(), sizes_.data(), n, &attr, &attr_index, 1, &fail, st);
+    // The driver takes non-const arrays but does not write them.
+    const CUresult r = d_.cuMemcpyBatchAsync(const_cast<CUdeviceptr*>(p.dsts.data()),
+                                             const_cast<CUdeviceptr*>(p.srcs.data()),
+                                             const_cast<size_t*>(p.sizes.data()), n, &attr, &attr_index, 1,
+                                             &fail, st);
     if (r != CUDA_SUCCESS)
       throw RunError(cuda_error_text("cuMemcpyBatchAsync(" + std::to_string(n) + " copies" +
                                          (fail < n ? ", failed at " + std::to_string(fail) : "") + ")",
                                      r));
   }
 
-  void launch_graph(const CopyDesc* descs, size_t n, CUstream st) {
-    key_.assign(reinterpret_cast<const char*>(descs), n * sizeof(CopyDesc));
-    auto it = graphs_.find(key_);
-    if (it == graphs_.end()) it = graphs_.emplace(key_, build_graph(descs, n)).first;
-    const CUresult r = d_.cuGraphLaunch(it->second.exec, st);
-    if (r != CUDA_SUCCESS)
-      throw RunError(cuda_error_text("cuGraphLaunch(" + std::to_string(n) + " memcpy nodes)", r));
+  void destroy_graph(CopyGraph& g) {
+    if (g.exec) d_.cuGraphExecDestroy(g.exec);
+    if (g.graph) d_.cuGraphDestroy(g.graph);
+    g = CopyGraph{};
   }
 
   CopyGraph build_graph(const CopyDesc* descs, size_t n) {
@@ -289,10 +396,8 @@ class CudaDevice : public Device {
   int sm_count_ = 1;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
-  std::vector<CUdeviceptr> dsts_, srcs_;
-  std::vector<size_t> sizes_;
-  std::string key_;
-  std::unordered_map<std::string, CopyGraph> graphs_;
+  std::vector<CUdevice> peers_;  // primary contexts retained for peer access
+  std::unordered_map<ListKey, PreparedList, ListKeyHash> prepared_;
 };
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
@@ -343,10 +448,15 @@ class CudaBackend : public Backend {
     for (auto& t : threads) t.join();
     for (const auto& e : errors)
       if (!e.empty()) throw RunError(e);
-    p.facts.emplace_back("batched copies",
-                         d.cuMemcpyBatchAsync
-                             ? "native cuMemcpyBatchAsync"
-                             : "CUDA graph of memcpy nodes (the driver has no cuMemcpyBatchAsync)");
+    std::string batched = "none: " + no_batch_reason();
+    if (d.cuMemcpyBatchAsync)
+      batched = "native cuMemcpyBatchAsync";
+    else if (d.has_graphs())
+      batched = "CUDA graph of memcpy nodes (the driver has no cuMemcpyBatchAsync)";
+    p.facts.emplace_back("batched copies", batched);
+    if (!d.has_batch()) p.direct_unavailable = no_batch_reason();
+    p.facts.emplace_back("event timing",
+                         d.cuEventElapsedTime_v2 ? "cuEventElapsedTime_v2" : "cuEventElapsedTime");
     p.facts.emplace_back("entry points", "bound through " + d.resolved_by);
     p.facts.emplace_back("SM copy kernel", std::string("PTX from ") + kCopyKernelPtxFrom);
     p.loaded = true;

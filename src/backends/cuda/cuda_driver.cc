@@ -98,6 +98,8 @@ void bind(void* h) {
   d.symbol = reinterpret_cast<PFN_##symbol>(resolve(#name, #symbol, version));
   DS_CUDA_OPTIONAL_ENTRY_POINTS(DS_CUDA_OPTIONAL)
 #undef DS_CUDA_OPTIONAL
+  // Asked for at 12.8, a driver before 12.8 answers with the original entry point.
+  if (d.cuEventElapsedTime_v2 == d.cuEventElapsedTime) d.cuEventElapsedTime_v2 = nullptr;
   if (fell_back) d.resolved_by += " (some by dlsym)";
   g_driver = d;
 }

@@ -15,6 +15,14 @@ struct CudaDriver {
   DS_CUDA_OPTIONAL_ENTRY_POINTS(DS_CUDA_FIELD)
 #undef DS_CUDA_FIELD
 
+  // CUDA graphs of memcpy nodes can be built and launched (CUDA 11.4+).
+  bool has_graphs() const {
+    return cuGraphCreate && cuGraphAddMemcpyNode && cuGraphInstantiateWithFlags && cuGraphLaunch &&
+           cuGraphExecDestroy && cuGraphDestroy;
+  }
+  // The batch path (CE-BATCH, the direct path) exists: natively or as graphs.
+  bool has_batch() const { return cuMemcpyBatchAsync || has_graphs(); }
+
   std::string library_path;  // the file dlopen actually opened
   std::string resolved_by;   // cuGetProcAddress_v2, cuGetProcAddress or dlsym
 };

@@ -1,9 +1,33 @@
-# cmake -DNVCC=<nvcc or empty> -DCU=copy_kernel.cu -DCOMMITTED=copy_kernel.ptx
-#       -DOUT=copy_kernel_ptx.cc [-DPTX_OUT=file] -P embed_ptx.cmake
+# cmake -DNVCC=<nvcc or empty> [-DPTXAS=<ptxas>] -DCU=copy_kernel.cu
+#       -DCOMMITTED=copy_kernel.ptx -DOUT=copy_kernel_ptx.cc [-DPTX_OUT=file]
+#       -P embed_ptx.cmake
 # Writes OUT defining ds::kCopyKernelPtx. With PTX_OUT, also writes the PTX
 # itself (how the committed copy_kernel.ptx is regenerated).
+#
+# What is embedded must load on drivers older than the toolkit that built it, so
+# it declares PTX ISA 6.3 (the first that targets sm_75). nvcc stamps the newest
+# ISA it knows; its output is embedded only when that is safe:
+# - nvcc's code, stamped 6.3, is the committed PTX: the committed file is embedded;
+# - it differs (copy_kernel.cu changed, or another nvcc): it is stamped 6.3 and
+#   ptxas (next to nvcc, or PTXAS) must accept it as ISA 6.3 for sm_75, else the
+#   build fails saying so; without a ptxas the committed file is embedded, with a
+#   warning;
+# - no nvcc, or nvcc fails: the committed file.
+set(isa 6.3)
 set(from "committed copy_kernel.ptx")
-set(ptx "")
+file(READ ${COMMITTED} committed)
+set(ptx "${committed}")
+
+# The code without comments and blank lines: build IDs, paths and nvcc's notes
+# differ between machines and do not change what is loaded.
+function(ds_ptx_code text out)
+  string(REGEX REPLACE "//[^\n]*" "" text "${text}")
+  string(REGEX REPLACE "[ \t]+\n" "\n" text "${text}")
+  string(REGEX REPLACE "\n\n+" "\n" text "${text}")
+  string(REGEX REPLACE "^\n+" "" text "${text}")
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
 if(NVCC)
   get_filename_component(dir ${OUT} DIRECTORY)
   file(MAKE_DIRECTORY ${dir})
@@ -13,25 +37,47 @@ if(NVCC)
     COMMAND ${NVCC} -ptx -arch=compute_75 ${CU} -o ${dir}/copy_kernel.nvcc.ptx
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(rc EQUAL 0)
-    file(READ ${dir}/copy_kernel.nvcc.ptx ptx)
+    file(READ ${dir}/copy_kernel.nvcc.ptx generated)
     execute_process(COMMAND ${NVCC} --version OUTPUT_VARIABLE ver)
     string(REGEX MATCH "release [0-9.]+" ver "${ver}")
-    set(from "nvcc ${ver} at build time")
+    if(NOT generated MATCHES "\n\\.version [0-9]+\\.[0-9]+\n")
+      message(FATAL_ERROR "nvcc ${ver} wrote PTX for ${CU} without a .version line; cannot embed it")
+    endif()
+    string(REGEX REPLACE "\n\\.version [0-9]+\\.[0-9]+\n" "\n.version ${isa}\n" stamped "${generated}")
+    ds_ptx_code("${stamped}" stamped_code)
+    ds_ptx_code("${committed}" committed_code)
+    if(stamped_code STREQUAL committed_code)
+      set(from "committed copy_kernel.ptx (nvcc ${ver} gives the same code)")
+    else()
+      if(NOT PTXAS)
+        get_filename_component(nvcc_dir ${NVCC} DIRECTORY)
+        if(EXISTS ${nvcc_dir}/ptxas)
+          set(PTXAS ${nvcc_dir}/ptxas)
+        endif()
+      endif()
+      if(PTXAS)
+        file(WRITE ${dir}/copy_kernel.isa.ptx "${stamped_code}")
+        execute_process(
+          COMMAND ${PTXAS} -arch=sm_75 ${dir}/copy_kernel.isa.ptx -o ${dir}/copy_kernel.isa.cubin
+          RESULT_VARIABLE prc OUTPUT_VARIABLE pout ERROR_VARIABLE perr)
+        if(NOT prc EQUAL 0)
+          string(STRIP "${perr}${pout}" perr)
+          message(FATAL_ERROR
+            "copy_kernel.cu: the PTX nvcc ${ver} makes of it needs a newer PTX ISA than ${isa}, "
+            "the one drivers older than this toolkit load (ptxas -arch=sm_75 on it as ISA ${isa}: ${perr}). "
+            "Keep the kernel within PTX ISA ${isa}, or raise `isa` in src/backends/cuda/embed_ptx.cmake "
+            "and the driver floor in the README.")
+        endif()
+        set(ptx "// Generated from copy_kernel.cu by embed_ptx.cmake (nvcc -ptx -arch=compute_75, ISA ${isa}).\n${stamped_code}")
+        set(from "nvcc ${ver} at build time (PTX ISA ${isa}, checked with ptxas)")
+      else()
+        message(WARNING "nvcc ${ver}'s PTX for ${CU} differs from the committed copy_kernel.ptx and no "
+                        "ptxas is there to check it fits PTX ISA ${isa}; embedding the committed copy_kernel.ptx")
+      endif()
+    endif()
   else()
     message(WARNING "nvcc failed on ${CU} (${err}); embedding the committed copy_kernel.ptx")
   endif()
-endif()
-if(ptx STREQUAL "")
-  file(READ ${COMMITTED} ptx)
-else()
-  # nvcc stamps the newest PTX ISA it knows, which drivers older than the
-  # toolkit refuse to load (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). The kernel
-  # uses only instructions of ISA 6.3, the first that targets sm_75.
-  string(REGEX REPLACE "\n\\.version [0-9]+\\.[0-9]+\n" "\n.version 6.3\n" ptx "${ptx}")
-  # Build IDs and paths differ between machines; keep the text reproducible.
-  string(REGEX REPLACE "//[^\n]*\n" "" ptx "${ptx}")
-  string(REGEX REPLACE "^\n+" "" ptx "${ptx}")
-  set(ptx "// Generated from copy_kernel.cu by embed_ptx.cmake (nvcc -ptx -arch=compute_75).\n${ptx}")
 endif()
 if(PTX_OUT)
   file(WRITE ${PTX_OUT} "${ptx}")

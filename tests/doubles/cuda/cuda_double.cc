@@ -13,7 +13,17 @@
 //   DS_CUDA_DOUBLE_LOG=path           append "pid call args" per call
 //   DS_CUDA_DOUBLE_FAIL=call:N        the Nth call of `call` (per process) fails
 //   DS_CUDA_DOUBLE_NO_PROC_ADDRESS=1  cuGetProcAddress* say CUDA_ERROR_NOT_SUPPORTED
-// Built with DS_DOUBLE_NO_BATCH: a driver older than CUDA 12.8 (no cuMemcpyBatchAsync).
+//   DS_CUDA_DOUBLE_NO_PEER=1          cuDeviceCanAccessPeer says no for every pair
+// Built with DS_DOUBLE_NO_BATCH: a driver older than CUDA 12.8 (no cuMemcpyBatchAsync,
+// no cuEventElapsedTime_v2); with DS_DOUBLE_NO_GRAPH as well: CUDA 11.3 (no
+// cuGraphInstantiateWithFlags).
+//
+// The synchronous copies keep the driver's asynchrony: cuMemcpyHtoD from pageable
+// memory stages the source and returns, and device-to-device cuMemcpy returns at
+// once; that work waits on the context's legacy stream, which our non-blocking
+// streams never wait for. It lands only when something orders after it
+// (cuCtxSynchronize, a copy to host memory, cuMemFree, releasing the context), so
+// a caller that skips the synchronisation reads stale device memory every time.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -54,7 +64,17 @@ struct Region {
 struct Ctx {
   int device;
   int refs = 0;
+  std::vector<std::function<void()>> legacy;  // pending legacy-stream work
+  std::set<int> peers;                        // devices whose memory it may reach
 };
+
+// Runs the context's pending legacy-stream work, in order.
+void flush_legacy(Ctx* c) {
+  if (!c) return;
+  auto work = std::move(c->legacy);
+  c->legacy.clear();
+  for (auto& w : work) w();
+}
 
 struct Op {
   std::function<void()> run;
@@ -67,6 +87,7 @@ struct StreamImpl {
   bool busy = false;
   bool stop = false;
   std::thread worker;
+  Ctx* ctx = nullptr;  // the context it was created in
 
   StreamImpl() {
     worker = std::thread([this] {
@@ -270,7 +291,9 @@ CUresult cuInit(unsigned int Flags) {
 CUresult cuDriverGetVersion(int* v) {
   ENTER(cuDriverGetVersion, "-")
   if (!v) return CUDA_ERROR_INVALID_VALUE;
-#ifdef DS_DOUBLE_NO_BATCH
+#if defined(DS_DOUBLE_NO_GRAPH)
+  *v = 11030;
+#elif defined(DS_DOUBLE_NO_BATCH)
   *v = 12040;
 #else
   *v = 12080;
@@ -420,7 +443,10 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   NEED_INIT
   auto it = g_ctx.find(dev);
   if (it == g_ctx.end() || it->second.refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;
-  --it->second.refs;
+  if (--it->second.refs == 0) {
+    flush_legacy(&it->second);
+    it->second.peers.clear();  // the context is gone, and its peer mappings with it
+  }
   return CUDA_SUCCESS;
 }
 
@@ -466,6 +492,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
   NEED_INIT
   auto it = g_regions.find(static_cast<uintptr_t>(dptr));
   if (it == g_regions.end() || it->second.kind != Kind::kDevice) return CUDA_ERROR_INVALID_VALUE;
+  for (auto& kv : g_ctx) flush_legacy(&kv.second);  // cuMemFree synchronises
   g_regions.erase(it);
   std::free(vp(dptr));
   return CUDA_SUCCESS;
@@ -538,6 +565,7 @@ CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
   NEED_CTX
   if (!s || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
   auto* impl = new StreamImpl();
+  impl->ctx = t_current;
   g_streams.insert(impl);
   *s = reinterpret_cast<CUstream>(impl);
   log_line("cuStreamCreate", "-> stream=%p", static_cast<void*>(impl));
@@ -605,8 +633,7 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
-  ENTER(cuEventElapsedTime, "start=%p end=%p", static_cast<void*>(a), static_cast<void*>(b))
+CUresult elapsed_common(float* ms, CUevent a, CUevent b) {
   NEED_INIT
   auto* x = reinterpret_cast<EventImpl*>(a);
   auto* y = reinterpret_cast<EventImpl*>(b);
@@ -617,6 +644,18 @@ CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
   *ms = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
   return CUDA_SUCCESS;
 }
+
+CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
+  ENTER(cuEventElapsedTime, "start=%p end=%p", static_cast<void*>(a), static_cast<void*>(b))
+  return elapsed_common(ms, a, b);
+}
+
+#ifndef DS_DOUBLE_NO_BATCH
+CUresult cuEventElapsedTime_v2(float* ms, CUevent a, CUevent b) {
+  ENTER(cuEventElapsedTime_v2, "start=%p end=%p", static_cast<void*>(a), static_cast<void*>(b))
+  return elapsed_common(ms, a, b);
+}
+#endif
 
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   ENTER(cuMemcpyAsync, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes, static_cast<void*>(s))
@@ -647,10 +686,30 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CU
   return enqueue_copies(s, {{vp(dst), vp(src), bytes}});
 }
 
+// A synchronous copy into device memory that returns before the bytes land:
+// staged (pageable source) or by address (device source), on the legacy stream.
+void defer_to_device(void* dst, const void* src, size_t bytes, bool stage) {
+  if (stage) {
+    auto data = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                    static_cast<const char*>(src) + bytes);
+    t_current->legacy.push_back([dst, data] { std::memcpy(dst, data->data(), data->size()); });
+  } else {
+    t_current->legacy.push_back([dst, src, bytes] { std::memcpy(dst, src, bytes); });
+  }
+  log_line("legacy-stream", "deferred dst=%p bytes=%zu", dst, bytes);
+}
+
+bool pageable(const void* p, size_t bytes) { return p && !find_region(p, bytes); }
+
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
   ENTER(cuMemcpy, "dst=%p src=%p bytes=%zu", vp(dst), vp(src), bytes)
   NEED_CTX
   if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+  if (is_device(dst, bytes) && (is_device(src, bytes) || pageable(vp(src), bytes))) {
+    defer_to_device(vp(dst), vp(src), bytes, pageable(vp(src), bytes));
+    return CUDA_SUCCESS;
+  }
+  flush_legacy(t_current);
   std::memcpy(vp(dst), vp(src), bytes);
   return CUDA_SUCCESS;
 }
@@ -659,6 +718,11 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) {
   ENTER(cuMemcpyHtoD_v2, "dst=%p src=%p bytes=%zu", vp(dst), src, bytes)
   NEED_CTX
   if (!is_device(dst, bytes) || !is_host(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  if (pageable(src, bytes)) {
+    defer_to_device(vp(dst), src, bytes, true);
+    return CUDA_SUCCESS;
+  }
+  flush_legacy(t_current);  // from pinned memory: synchronous
   std::memcpy(vp(dst), src, bytes);
   return CUDA_SUCCESS;
 }
@@ -667,7 +731,54 @@ CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes) {
   ENTER(cuMemcpyDtoH_v2, "dst=%p src=%p bytes=%zu", dst, vp(src), bytes)
   NEED_CTX
   if (!is_host(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  flush_legacy(t_current);  // ordered after the legacy stream; returns when done
   std::memcpy(dst, vp(src), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize() {
+  std::vector<StreamImpl*> streams;
+  {
+    ENTER(cuCtxSynchronize, "dev=%d", t_current ? t_current->device : -1)
+    NEED_CTX
+    flush_legacy(t_current);
+    for (StreamImpl* st : g_streams)
+      if (st->ctx == t_current) streams.push_back(st);
+  }
+  for (StreamImpl* st : streams) st->drain();
+  return CUDA_SUCCESS;
+}
+
+int can_access_peer(int dev, int peer) {
+  const char* off = std::getenv("DS_CUDA_DOUBLE_NO_PEER");
+  if (off && *off == '1') return 0;
+  return dev != peer ? 1 : 0;
+}
+
+CUresult cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
+  ENTER(cuDeviceCanAccessPeer, "dev=%d peer=%d", dev, peer)
+  NEED_INIT
+  if (!can || dev < 0 || dev >= device_count() || peer < 0 || peer >= device_count())
+    return CUDA_ERROR_INVALID_DEVICE;
+  *can = can_access_peer(dev, peer);
+  log_line("cuDeviceCanAccessPeer", "-> can=%d", *can);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peer_ctx, unsigned int flags) {
+  std::lock_guard<std::recursive_mutex> lock(g_mutex);  // g_ctx is read before ENTER logs
+  Ctx* peer = reinterpret_cast<Ctx*>(peer_ctx);
+  bool known = false;
+  for (auto& kv : g_ctx) known = known || &kv.second == peer;
+  ENTER(cuCtxEnablePeerAccess, "dev=%d peer_dev=%d flags=%u", t_current ? t_current->device : -1,
+        known ? peer->device : -1, flags)
+  NEED_CTX
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!known || peer->refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (peer == t_current) return CUDA_ERROR_INVALID_DEVICE;
+  if (!can_access_peer(t_current->device, peer->device)) return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+  if (!t_current->peers.insert(peer->device).second) return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  log_line("cuCtxEnablePeerAccess", "-> enabled dev=%d peer_dev=%d", t_current->device, peer->device);
   return CUDA_SUCCESS;
 }
 
@@ -732,6 +843,7 @@ CUresult cuGraphAddMemcpyNode(CUgraphNode* node, CUgraph g, const CUgraphNode* d
   return CUDA_SUCCESS;
 }
 
+#ifndef DS_DOUBLE_NO_GRAPH
 CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph g, unsigned long long flags) {
   ENTER(cuGraphInstantiateWithFlags, "graph=%p flags=%llu", static_cast<void*>(g), flags)
   NEED_CTX
@@ -743,6 +855,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph g, unsigned long
   log_line("cuGraphInstantiateWithFlags", "-> exec=%p nodes=%zu", static_cast<void*>(e), e->nodes.size());
   return CUDA_SUCCESS;
 }
+#endif
 
 CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
   ENTER(cuGraphLaunch, "exec=%p stream=%p", static_cast<void*>(exec), static_cast<void*>(s))
@@ -854,6 +967,9 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cu
       E(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),
       E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2),
       E(cuCtxSetCurrent, 4000, cuCtxSetCurrent),
+      E(cuCtxSynchronize, 2000, cuCtxSynchronize),
+      E(cuDeviceCanAccessPeer, 4000, cuDeviceCanAccessPeer),
+      E(cuCtxEnablePeerAccess, 4000, cuCtxEnablePeerAccess),
       E(cuMemGetInfo, 3020, cuMemGetInfo_v2),
       E(cuMemAlloc, 3020, cuMemAlloc_v2),
       E(cuMemFree, 3020, cuMemFree_v2),
@@ -869,6 +985,9 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cu
       E(cuEventDestroy, 4000, cuEventDestroy_v2),
       E(cuEventRecord, 2000, cuEventRecord),
       E(cuEventElapsedTime, 2000, cuEventElapsedTime),
+#ifndef DS_DOUBLE_NO_BATCH
+      E(cuEventElapsedTime, 12080, cuEventElapsedTime_v2),
+#endif
       E(cuMemcpy, 4000, cuMemcpy),
       E(cuMemcpyAsync, 4000, cuMemcpyAsync),
       E(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2),
@@ -882,7 +1001,9 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cu
 #endif
       E(cuGraphCreate, 10000, cuGraphCreate),
       E(cuGraphAddMemcpyNode, 10000, cuGraphAddMemcpyNode),
+#ifndef DS_DOUBLE_NO_GRAPH
       E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags),
+#endif
       E(cuGraphLaunch, 10000, cuGraphLaunch),
       E(cuGraphExecDestroy, 10000, cuGraphExecDestroy),
       E(cuGraphDestroy, 10000, cuGraphDestroy),
