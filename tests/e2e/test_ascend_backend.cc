@@ -640,7 +640,7 @@ TEST(AscendPeer, WithoutPeerAccessTheCopyBetweenDevicesFails) {
                                 "4", "-i", "1", "-d", "2"},
                                env);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.err.find("device 1 cannot reach device 0 directly (aclrtDeviceCanAccessPeer(1, 0) says the devices "
+  EXPECT_NE(r.err.find("device 1 has no peer access to device 0 (aclrtDeviceCanAccessPeer(1, 0) says the devices "
                        "cannot exchange data)"),
             std::string::npos)
       << r.err;
