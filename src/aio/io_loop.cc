@@ -21,13 +21,19 @@ struct Pending {
 
 }  // namespace
 
-PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shards) {
+PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shards,
+                    const BufferRing& ring, const PassHooks& hooks) {
   PassResult r;
   const size_t n = shards.size();
   const unsigned depth = engine.depth();
+  if (ring.buffers.empty()) throw RunError("run_pass: no host buffers");
   std::vector<IoCompletion> events(depth);
   std::vector<uint64_t> inflight_offset(n, 0);  // offset of a shard's request in flight
-  std::deque<Pending> retries;                   // remainders of short transfers, first
+  std::vector<char*> buffer_of(n, nullptr);      // the ring buffer a shard holds
+  std::vector<char*> free_buffers;
+  for (auto it = ring.buffers.rbegin(); it != ring.buffers.rend(); ++it)
+    free_buffers.push_back(static_cast<char*>(*it));
+  std::deque<Pending> retries;  // remainders of short transfers, first
   size_t next = 0, done = 0;
   unsigned idle_commits = 0;
 
@@ -35,24 +41,29 @@ PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shard
     const int64_t start = now_ns();
     while (done < n) {
       check_interrupted();
-      // Fill the queue: remainders first, then shards in order.
+      // Fill the queue: remainders first, then shards in order while a buffer is free.
       for (;;) {
         Pending p;
-        if (!retries.empty())
+        const bool retry = !retries.empty();
+        if (retry)
           p = retries.front();
-        else if (next < n)
+        else if (next < n && !free_buffers.empty())
           p = Pending{next, 0};
         else
           break;
         const ShardIo& s = shards[p.shard];
-        const IoRequest req{op, s.fd, static_cast<char*>(s.buf) + p.offset,
-                            s.bytes - p.offset, p.offset, p.shard};
+        char* buf = retry ? buffer_of[p.shard] : free_buffers.back();
+        if (!retry && hooks.prepare) hooks.prepare(p.shard, buf);
+        const IoRequest req{op, s.fd, buf + p.offset, s.bytes - p.offset, p.offset, p.shard};
         if (!engine.queue(req)) break;
         inflight_offset[p.shard] = p.offset;
-        if (!retries.empty())
+        if (retry) {
           retries.pop_front();
-        else
+        } else {
+          buffer_of[p.shard] = buf;
+          free_buffers.pop_back();
           ++next;
+        }
       }
       if (engine.queued() > 0) {
         const int64_t t0 = now_ns();
@@ -99,6 +110,8 @@ PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shard
           retries.push_back(Pending{c.tag, off + moved});
           continue;
         }
+        if (hooks.complete) hooks.complete(c.tag, buffer_of[c.tag]);
+        free_buffers.push_back(buffer_of[c.tag]);
         ++done;
       }
     }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "aio/io_engine.h"
@@ -11,11 +12,26 @@
 
 namespace ds {
 
-// One shard: a whole file of `bytes`, moved to or from `buf` in one request.
+// One shard: a whole file of `bytes`, moved in one request.
 struct ShardIo {
   int fd;
-  void* buf;
   size_t bytes;
+};
+
+// Host buffers, as fio has them: one per request in flight (at least depth(),
+// or one per shard when there are fewer shards), each as large as a shard and
+// reused. A shard is given a free buffer when it is queued and keeps it until
+// it is completely moved.
+struct BufferRing {
+  std::vector<void*> buffers;
+};
+
+// Optional hooks, run inside the timed pass (--validate only): `prepare` before
+// a shard's request is queued (fill what a write will send, or poison what a
+// read will fill), `complete` once the shard is completely moved.
+struct PassHooks {
+  std::function<void(size_t shard, void* buf)> prepare;
+  std::function<void(size_t shard, void* buf)> complete;
 };
 
 struct PassResult {
@@ -36,10 +52,12 @@ class IoFailure : public RunError {
   size_t shards_done;  // shards completely moved in this pass before the failure
 };
 
-// Moves every shard once: writes (dump) or reads (load). A short transfer is
-// resubmitted for the remainder and counted; a failed one throws IoFailure.
-// Polls the interrupt flag; on any exception it drains the engine first, so
-// no request still uses a buffer when the caller releases it.
-PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shards);
+// Moves every shard once: writes (dump) or reads (load), in shard order. A short
+// transfer is resubmitted for the remainder and counted; a failed one throws
+// IoFailure. Polls the interrupt flag; on any exception it drains the engine
+// first, so no request still uses a buffer when the caller releases it.
+// Requests in flight are bounded by depth() and by the ring's size.
+PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shards,
+                    const BufferRing& ring, const PassHooks& hooks = {});
 
 }  // namespace ds

@@ -1,0 +1,342 @@
+// `dev-sandbox aio` end to end: both engines and both host buffer types on a
+// disk filesystem with --validate; tmpfs refused and --buffered; a full
+// filesystem; Ctrl-C; bad options. Every run is a few MiB and a few epochs.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli_harness.h"
+
+namespace {
+
+using dstest::lines_starting;
+using dstest::run_tool;
+using dstest::split_ws;
+
+constexpr long kTmpfsMagic = 0x01021994;
+
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> v;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        v.push_back(e->d_name);
+    closedir(d);
+  }
+  return v;
+}
+
+void remove_tree(const std::string& dir) {
+  for (const auto& e : entries(dir)) unlink((dir + "/" + e).c_str());
+  rmdir(dir.c_str());
+}
+
+bool is_tmpfs(const std::string& path) {
+  struct statfs st;
+  return statfs(path.c_str(), &st) == 0 && static_cast<long>(st.f_type) == kTmpfsMagic;
+}
+
+// Whether a 4 KiB O_DIRECT write works in `dir`.
+bool direct_io_works(const std::string& dir) {
+  const std::string f = dir + "/odirect-probe";
+  const int fd = open(f.c_str(), O_CREAT | O_WRONLY | O_DIRECT, 0644);
+  if (fd < 0) return false;
+  void* buf = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const bool ok = buf != MAP_FAILED && pwrite(fd, buf, 4096, 0) == 4096;
+  if (buf != MAP_FAILED) munmap(buf, 4096);
+  close(fd);
+  unlink(f.c_str());
+  return ok;
+}
+
+// A fresh directory on a disk filesystem that does O_DIRECT (the build tree,
+// else /var/tmp); empty when there is none.
+std::string disk_base() {
+  static const std::string base = [] {
+    for (const std::string cand : {std::string(DS_AIO_TEST_BASE), std::string("/var/tmp")}) {
+      std::string tmpl = cand + "/aio-e2e-XXXXXX";
+      if (!mkdtemp(&tmpl[0])) continue;
+      if (!is_tmpfs(tmpl) && direct_io_works(tmpl)) return tmpl;
+      rmdir(tmpl.c_str());
+    }
+    return std::string();
+  }();
+  return base;
+}
+
+std::string unique_name(const std::string& stem) {
+  static int serial = 0;
+  return stem + "-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
+}
+
+class AioEnv : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!disk_base().empty()) remove_tree(disk_base());
+  }
+};
+[[maybe_unused]] const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new AioEnv);
+
+struct Row {
+  std::string from, to, method, size_kb, count;
+  double bw = 0;
+};
+
+// The result row after the title of `block` ("aio_dump" / "aio_load").
+Row row_of(const std::string& out, const std::string& block) {
+  const size_t title = out.find("[[ " + block + " ]]");
+  if (title == std::string::npos) return {};
+  const std::string rest = out.substr(title);
+  const auto rows = lines_starting(rest, "  ");
+  if (rows.size() < 2) return {};
+  const auto cells = split_ws(rows[1]);
+  if (cells.size() < 6) return {};
+  Row r{cells[0], cells[1], cells[2], cells[3], cells[4], 0};
+  r.bw = std::atof(cells.back().c_str());
+  return r;
+}
+
+bool uring_unavailable(const dstest::RunResult& r) {
+  return r.exit_code == 1 && contains(r.err, "io_uring_queue_init");
+}
+
+struct Combo {
+  const char* engine;
+  const char* io_type;
+};
+
+void PrintTo(const Combo& c, std::ostream* os) { *os << c.engine << "/" << c.io_type; }
+
+class AioEndToEnd : public ::testing::TestWithParam<Combo> {};
+
+TEST_P(AioEndToEnd, DumpsLoadsValidatesAndCleansUp) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const Combo c = GetParam();
+  const std::string ws = disk_base() + "/" + unique_name("ws");  // the tool creates it
+  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--engine", c.engine,
+                           "--io-type", c.io_type, "--io-size", "16K", "--io-number", "24",
+                           "--iodepth", "3", "--epoch-number", "3", "--validate"});
+  if (std::string(c.engine) == "io_uring" && uring_unavailable(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string method = std::string(c.engine) == "libaio" ? "LIBAIO" : "IO_URING";
+  const std::string host = std::string("sim::") + (std::string(c.io_type) == "mmap" ? "mmap" : "host") + "::0";
+  const Row dump = row_of(r.out, "aio_dump"), load = row_of(r.out, "aio_load");
+  EXPECT_EQ(dump.from, host);
+  EXPECT_EQ(dump.to.rfind("file::", 0), 0u) << dump.to;
+  EXPECT_EQ(load.from, dump.to);
+  EXPECT_EQ(load.to, host);
+  for (const Row& row : {dump, load}) {
+    EXPECT_EQ(row.method, method);
+    EXPECT_EQ(row.size_kb, "16");
+    EXPECT_EQ(row.count, "24");
+    EXPECT_GT(row.bw, 0.0);
+  }
+  EXPECT_TRUE(contains(r.out, "IO(us)-(Min/Max/Avg/P50/P90)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "O_DIRECT")) << r.out;
+  EXPECT_TRUE(contains(r.out, "[validation] aio_dump PASS")) << r.out;
+  EXPECT_TRUE(contains(r.out, "[validation] aio_load PASS")) << r.out;
+  EXPECT_FALSE(exists(ws)) << "the workspace it created was left behind";
+}
+
+INSTANTIATE_TEST_SUITE_P(Aio, AioEndToEnd,
+                         ::testing::Values(Combo{"libaio", "mmap"}, Combo{"libaio", "alloc"},
+                                           Combo{"io_uring", "mmap"}, Combo{"io_uring", "alloc"}),
+                         [](const ::testing::TestParamInfo<Combo>& i) {
+                           return std::string(i.param.engine) + "_" + i.param.io_type;
+                         });
+
+TEST(AioEndToEnd, ExistingWorkspaceStaysAndKeepKeepsShards) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("existing");
+  ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+  auto r = run_tool({"aio", "--workspace", ws, "--io-size", "16K", "--io-number", "5",
+                     "--epoch-number", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(exists(ws));
+  EXPECT_TRUE(entries(ws).empty()) << "shard files left behind";
+  r = run_tool({"aio", "--workspace", ws, "--io-size", "16K", "--io-number", "5",
+                "--epoch-number", "1", "--keep"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto kept = entries(ws);
+  EXPECT_EQ(kept.size(), 5u);
+  for (const auto& f : kept) {
+    struct stat st;
+    ASSERT_EQ(stat((ws + "/" + f).c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 16384) << f;
+  }
+  remove_tree(ws);
+}
+
+TEST(AioEndToEnd, TmpfsIsRefusedNamingTheFilesystemAndBuffered) {
+  if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  const std::string ws = "/dev/shm/" + unique_name("ds-aio-e2e");
+  const auto r = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4",
+                           "--epoch-number", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "tmpfs")) << r.err;
+  EXPECT_TRUE(contains(r.err, "O_DIRECT")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--buffered")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(AioEndToEnd, BufferedOnTmpfsRunsAndSaysSo) {
+  if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  const std::string ws = "/dev/shm/" + unique_name("ds-aio-e2e");
+  const auto r = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+                           "--epoch-number", "2", "--buffered", "--validate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(row_of(r.out, "aio_dump").method, "LIBAIO+BUF");
+  EXPECT_EQ(row_of(r.out, "aio_load").method, "LIBAIO+BUF");
+  EXPECT_EQ(row_of(r.out, "aio_dump").to, "file::tmpfs");
+  EXPECT_TRUE(contains(r.out, "[validation] aio_load PASS")) << r.out;
+  EXPECT_TRUE(contains(r.err, "buffered")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// A 4 MiB tmpfs mount: the 8 MiB dump cannot fit.
+TEST(AioEndToEnd, FullFilesystemFailsAndRemovesWhatItWrote) {
+  char tmpl[] = "/tmp/ds-aio-enospc-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string mnt = tmpl;
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4M") != 0) {
+    const int err = errno;
+    rmdir(mnt.c_str());
+    GTEST_SKIP() << "mount -t tmpfs -o size=4M not permitted here: " << std::strerror(err);
+  }
+  const auto r = run_tool({"aio", "--workspace", mnt + "/ws", "--io-size", "1M", "--io-number",
+                           "8", "--epoch-number", "2", "--buffered"});
+  const auto left = entries(mnt);
+  umount(mnt.c_str());
+  rmdir(mnt.c_str());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
+  EXPECT_TRUE(contains(r.err, "of 8 shards")) << r.err;  // how far it got
+  EXPECT_TRUE(contains(r.err, "removed")) << r.err;
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
+}
+
+TEST(AioEndToEnd, CtrlCLeavesNoShardFiles) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("sigint");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(DS_BINARY, DS_BINARY, "aio", "--workspace", ws.c_str(), "--io-size", "64K",
+          "--io-number", "32", "--iodepth", "8", "--epoch-number", "1000000", nullptr);
+    _exit(127);
+  }
+  // Wait until every shard file exists (the epochs are running), then Ctrl-C.
+  bool running = false;
+  for (int i = 0; i < 1000 && !running; ++i) {
+    running = entries(ws).size() >= 32;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(pid, SIGINT);
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 1000 && !ended; ++i) {  // 10 s, then it is a failure
+    ended = waitpid(pid, &status, WNOHANG) == pid;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!ended) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    remove_tree(ws);
+    FAIL() << "still running 10 s after SIGINT";
+  }
+  ASSERT_TRUE(running) << "the shard files never appeared";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_FALSE(exists(ws)) << "left behind: " << entries(ws).size() << " entries";
+  remove_tree(ws);
+}
+
+TEST(AioEndToEnd, UnusableWorkspaceIsARunError) {
+  char tmpl[] = "/tmp/ds-aio-file-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  auto r = run_tool({"aio", "--workspace", std::string(tmpl) + "/ws", "--io-number", "2",
+                     "--epoch-number", "1"});
+  unlink(tmpl);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "not a directory")) << r.err;
+  r = run_tool({"aio", "--workspace", "/proc/ds-aio-no-such-dir", "--io-number", "2",
+                "--epoch-number", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "cannot create workspace")) << r.err;
+}
+
+TEST(AioEndToEnd, TooMuchMemoryIsRefusedUpFront) {
+  const std::string ws = "/tmp/" + unique_name("ds-aio-mem");
+  // One 1 GiB buffer per I/O in flight: 1000 GiB.
+  const auto r = run_tool({"aio", "--workspace", ws, "--io-size", "1G", "--io-number", "5000",
+                           "--iodepth", "1000"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "MemAvailable")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--iodepth")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
+  const std::string ws = "/tmp/" + unique_name("ds-aio-bad");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"aio"}, "--workspace"},
+      {{"aio", "--workspace", ws, "--io-size", "1000"}, "--io-size"},
+      {{"aio", "--workspace", ws, "--io-size", "16Q"}, "--io-size"},
+      {{"aio", "--workspace", ws, "--io-size", "0"}, "--io-size"},
+      {{"aio", "--workspace", ws, "--io-size", "2G"}, "--io-size"},
+      {{"aio", "--workspace", ws, "--io-number", "0"}, "--io-number"},
+      {{"aio", "--workspace", ws, "--epoch-number", "-1"}, "--epoch-number"},
+      {{"aio", "--workspace", ws, "--iodepth", "0"}, "--iodepth"},
+      {{"aio", "--workspace", ws, "--iodepth", "many"}, "--iodepth"},
+      {{"aio", "--workspace", ws, "--engine", "spdk"}, "--engine"},
+      {{"aio", "--workspace", ws, "--io-type", "gpu"}, "--io-type"},
+      {{"aio", "--workspace", ws, "--device-id", "x"}, "--device-id"},
+      {{"aio", "--workspace", ws, "--io-type", "alloc", "--device-id", "99"}, "--device-id"},
+      {{"aio", "--workspace", ws, "--bogus"}, "--bogus"},
+      {{"aio", "--workspace"}, "--workspace"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_tool(c.first, {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
+    std::string cmd;
+    for (const auto& a : c.first) cmd += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.second)) << cmd << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << cmd << "\n" << r.out;
+  }
+  EXPECT_FALSE(exists(ws)) << "a bad command line created the workspace";
+}
+
+}  // namespace
