@@ -366,25 +366,10 @@ void measure_aio(const AioParams& p, const GlobalOptions& g, ResultWriter& write
 int run_aio(const AioArgs& args, const GlobalOptions& g) {
   const AioParams p = parse_aio(args);
   auto writer = make_writer(args.out, std::cout);
-  bool begun = false;
-  std::string current;
-  try {
+  write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
     measure_aio(p, g, *writer, begun, current);
-    return 0;
-  } catch (const UsageError&) {
-    throw;  // the command line was wrong: no document, and the writer removes its new file
-  } catch (const std::exception& e) {
-    // A failure still leaves a document saying what failed.
-    if (!begun) {
-      RunInfo info;
-      info.tool_version = DS_VERSION;
-      info.command_line = g.command_line;
-      writer->begin(info);
-    }
-    writer->fail(current, e.what());
-    writer->finish();
-    throw;
-  }
+  });
+  return 0;
 }
 
 }  // namespace

@@ -112,25 +112,10 @@ int run_copy(const CopyArgs& a, const GlobalOptions& g) {
   if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
 
   auto writer = make_writer(a.out, std::cout);
-  bool begun = false;
-  try {
+  write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string&) {
     measure(a, g, p, names, steps, *writer, begun);
-    return 0;
-  } catch (const UsageError&) {
-    throw;  // the command line was wrong: no document, and the writer removes its new file
-  } catch (const std::exception& e) {
-    // A failure before or between the cases still leaves a document saying what
-    // failed (the writer ignores this when run_cases already recorded it).
-    if (!begun) {
-      RunInfo info;
-      info.tool_version = DS_VERSION;
-      info.command_line = g.command_line;
-      writer->begin(info);
-    }
-    writer->fail("", e.what());
-    writer->finish();
-    throw;
-  }
+  });
+  return 0;
 }
 
 }  // namespace

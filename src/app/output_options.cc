@@ -101,4 +101,25 @@ std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& 
   return w;
 }
 
+void write_or_record_failure(ResultWriter& writer, const std::vector<std::string>& command_line,
+                             const std::function<void(bool& begun, std::string& current)>& measure) {
+  bool begun = false;
+  std::string current;
+  try {
+    measure(begun, current);
+  } catch (const UsageError&) {
+    throw;  // no document, and the writer removes a file it created
+  } catch (const std::exception& e) {
+    if (!begun) {
+      RunInfo info;
+      info.tool_version = DS_VERSION;
+      info.command_line = command_line;
+      writer.begin(info);
+    }
+    writer.fail(current, e.what());  // ignored when the run already recorded it
+    writer.finish();
+    throw;
+  }
+}
+
 }  // namespace ds

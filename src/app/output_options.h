@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <memory>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "output/result.h"
 
@@ -24,6 +26,14 @@ void add_output_options(CLI::App* app, OutputOptions& o);
 // removed again when the writer is dropped without finish() (a usage error after
 // it was made), so a wrong command line leaves nothing behind.
 std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& out);
+
+// Runs `measure`, which writes a run's results into `writer` (calling begin()
+// itself and setting `begun`). A usage error passes through untouched (no
+// document: the command line was wrong). Any other failure still leaves a whole
+// document saying what failed: a header if `measure` had not begun one, then
+// the error under the name in `current` (which `measure` keeps up to date).
+void write_or_record_failure(ResultWriter& writer, const std::vector<std::string>& command_line,
+                             const std::function<void(bool& begun, std::string& current)>& measure);
 
 // Throws UsageError unless `format` is text, json or csv.
 void check_format(const std::string& format);

@@ -21,16 +21,10 @@ struct TransArgs {
   OutputOptions out;
 };
 
-int run_trans(const TransArgs& a, const GlobalOptions& g) {
-  CopyParams p;
-  p.block_bytes = parse_size("-s", a.size);
-  p.blocks = parse_count("-n", a.blocks, 1);
-  p.devices = parse_int("-d", a.devices, 1, kMaxDevices);
-  p.iterations = parse_int("-i", a.iterations, 1, kMaxIterations);
-  p.warmup = parse_int("--warmup", a.warmup, 0, kMaxIterations);
-  p.validate = a.validate;
-  check_format(a.out.format);
-
+// After the command line was read: select the backend, build the matrix, run
+// it into `writer` (`begun` once it got the run's header).
+void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, ResultWriter& writer,
+             bool& begun) {
   SelectedBackend selected = select_backend(g.backend);
   const std::vector<TransCombo> combos = trans_matrix(a.filters, *selected.backend);
   if (combos.empty()) {
@@ -48,9 +42,22 @@ int run_trans(const TransArgs& a, const GlobalOptions& g) {
     runs.push_back({c.spec, p});
     runs.back().params.streams = c.streams;
   }
+  writer.begin(run_info(selected, g.command_line));
+  begun = true;
+  run_cases(runs, selected, writer);
+}
+
+int run_trans(const TransArgs& a, const GlobalOptions& g) {
+  CopyParams p;
+  p.block_bytes = parse_size("-s", a.size);
+  p.blocks = parse_count("-n", a.blocks, 1);
+  p.devices = parse_int("-d", a.devices, 1, kMaxDevices);
+  p.iterations = parse_int("-i", a.iterations, 1, kMaxIterations);
+  p.warmup = parse_int("--warmup", a.warmup, 0, kMaxIterations);
+  p.validate = a.validate;
   auto writer = make_writer(a.out, std::cout);
-  writer->begin(run_info(selected, g.command_line));
-  run_cases(runs, selected, *writer);
+  write_or_record_failure(*writer, g.command_line,
+                          [&](bool& begun, std::string&) { measure(a, g, p, *writer, begun); });
   return 0;
 }
 
