@@ -29,7 +29,7 @@ bool is_locked_kind(BufKind kind);
 
 // A buffer: its memory and, for registered kinds, the registration (released first).
 struct Buffer {
-  BufKind kind;
+  BufKind kind = BufKind::kPageable;
   std::unique_ptr<Memory> memory;        // what owns the bytes (null for a borrowed region)
   std::unique_ptr<Memory> registration;  // page-lock / device mapping, if any
   void* host = nullptr;                  // CPU address, null for device memory
