@@ -301,52 +301,39 @@ void measure_aio(const AioParams& p, const GlobalOptions& g, ResultWriter& write
   writer.begin(run_info(selected, g.command_line));
   begun = true;
 
-  current = "aio_dump";
+  // The epochs of one direction: one sample per epoch (the wall time to move
+  // every shard) and the time spent in submission calls.
   uint64_t short_transfers = 0;
   std::vector<int64_t> wall, submit;
-  {
-    ProgressScope progress("aio_dump", p.io_size, 0, p.epochs);
+  auto run_epochs = [&](const char* name, IoOp op, const char* what, const PassHooks& hooks) {
+    current = name;
+    wall.clear();
+    submit.clear();
+    ProgressScope progress(name, p.io_size, 0, p.epochs);
     for (int e = 1; e <= p.epochs; ++e) {
       check_interrupted();
       epoch = e;
       PassResult r;
       try {
-        r = run_pass(*engine, IoOp::kWrite, shards, ring, dump_hooks);
+        r = run_pass(*engine, op, shards, ring, hooks);
       } catch (const IoFailure& f) {
-        throw describe(f, "dump", e, p, files, fs, direct);
+        throw describe(f, what, e, p, files, fs, direct);
       }
       wall.push_back(r.wall_ns);
       submit.push_back(r.submit_ns);
       short_transfers += r.short_transfers;
       progress_iteration(e);
     }
-  }
+  };
+
+  run_epochs("aio_dump", IoOp::kWrite, "dump", dump_hooks);
   if (p.validate) verify_files(files, p);
   writer.add(make_result("aio_dump", "write " + shards_text + " from " + memory_text + " to " +
                                          files_text + how,
                          host, file, method, p, wall, submit, setup_s));
   if (p.validate) writer.validation("aio_dump", true);
 
-  current = "aio_load";
-  wall.clear();
-  submit.clear();
-  {
-    ProgressScope progress("aio_load", p.io_size, 0, p.epochs);
-    for (int e = 1; e <= p.epochs; ++e) {
-      check_interrupted();
-      epoch = e;
-      PassResult r;
-      try {
-        r = run_pass(*engine, IoOp::kRead, shards, ring, load_hooks);
-      } catch (const IoFailure& f) {
-        throw describe(f, "load", e, p, files, fs, direct);
-      }
-      wall.push_back(r.wall_ns);
-      submit.push_back(r.submit_ns);
-      short_transfers += r.short_transfers;
-      progress_iteration(e);
-    }
-  }
+  run_epochs("aio_load", IoOp::kRead, "load", load_hooks);
   writer.add(make_result("aio_load", "read " + shards_text + " from " + files_text + " into " +
                                          memory_text + how,
                          file, host, method, p, wall, submit, 0));
