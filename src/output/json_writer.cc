@@ -8,8 +8,8 @@ namespace {
 
 // Keys in the order a reader expects (tool, backend, ..., results); plain
 // sorted keys with nlohmann_json older than 3.9, which has no ordered_json.
-#if NLOHMANN_JSON_VERSION_MAJOR > 3 || \
-    (NLOHMANN_JSON_VERSION_MAJOR == 3 && NLOHMANN_JSON_VERSION_MINOR >= 9)
+// (json.hpp undefines its version macros at its end, so CMake tells us.)
+#if DS_JSON_HAS_ORDERED
 using json = nlohmann::ordered_json;
 #else
 using json = nlohmann::json;
