@@ -20,6 +20,29 @@ expect 2 "dev-sandbox" run
 expect 2 "unknown option" build dev-sandbox --colour
 expect 2 "--jobs" build dev-sandbox --jobs 0
 expect 2 "usage" 
+expect 2 "only --build-dir" clean dev-sandbox --bogus
+expect 2 "only --build-dir" doctor dev-sandbox --bogus
+expect 2 "only --build-dir" test --bogus
+expect 2 "needs a value" clean dev-sandbox --build-dir
+# The remembered build directory belongs to one checkout, and clean forgets it.
+state=$(mktemp -d)
+export XDG_STATE_HOME=$state
+root=$(cd "$(dirname "$tk")" && pwd)
+mkdir -p "$state/ucm-toolkit"
+printf '%s\t%s\n' "/some/other/checkout" "/tmp/elsewhere" > "$state/ucm-toolkit/dev-sandbox.build-dirs"
+out=$("$tk" doctor dev-sandbox 2>/dev/null | head -1)
+[[ "$out" == "build dir: $root/build" ]] || { echo "FAIL: another checkout's build dir leaked: $out"; fail=1; }
+printf '%s\t%s\n' "$root" "$state/bd" >> "$state/ucm-toolkit/dev-sandbox.build-dirs"
+out=$("$tk" doctor dev-sandbox 2>/dev/null | head -1)
+if [[ "$out" == "build dir: $state/bd" ]]; then
+  "$tk" clean dev-sandbox 2>/dev/null  # removes $state/bd only: checked just above
+else
+  echo "FAIL: remembered build dir not used: $out"; fail=1
+fi
+out=$("$tk" doctor dev-sandbox 2>/dev/null | head -1)
+[[ "$out" == "build dir: $root/build" ]] || { echo "FAIL: clean did not forget the build dir: $out"; fail=1; }
+grep -q "/some/other/checkout" "$state/ucm-toolkit/dev-sandbox.build-dirs" || { echo "FAIL: clean forgot another checkout"; fail=1; }
+rm -rf "$state"
 out=$("$tk" --help); rc=$?
 [[ $rc -eq 0 && "$out" == *"ucm-toolkit test"* ]] || { echo "FAIL: --help"; fail=1; }
 exit $fail
