@@ -363,7 +363,7 @@ int run_aio(const AioArgs& args, const GlobalOptions& g) {
 
 Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   auto a = std::make_shared<AioArgs>();
-  CLI::App* c = root.add_subcommand("aio", "disk dump/load bandwidth with libaio or io_uring (SPEC §2.5)");
+  CLI::App* c = root.add_subcommand("aio", "disk dump/load bandwidth with libaio or io_uring");
   c->add_option("--workspace", a->workspace, "directory for the shard files (created if missing)")
       ->required()
       ->type_name("DIR");

@@ -41,14 +41,21 @@ int run_cli(int argc, char** argv) {
 
   CLI::App root{"dev-sandbox: how fast KV-cache data moves host -> device and disk <-> host"};
   root.name("dev-sandbox");
-  root.footer(kQuickHelp);
-  root.add_option("--backend", global.backend, "auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND)");
+  root.add_option("--backend", global.backend, "auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND)")
+      ->type_name("B");
   root.require_subcommand(0, 1);
   std::vector<Command> commands = {add_copy_command(root, global),
                                    add_doctor_command(root, global),
                                    add_trans_command(root, global),
                                    add_aio_command(root, global)};
-  for (auto& c : commands) c.app->fallthrough();
+  root.footer(kQuickHelp);
+  for (auto& c : commands) {
+    c.app->fallthrough();
+    // --backend belongs to the whole program but is accepted after the sub-command too.
+    const std::string backend_line =
+        "\nAlso: --backend auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND), before or after the sub-command.";
+    c.app->footer(c.app->get_name() == "copy" ? backend_line + "\n" + kQuickHelp : backend_line);
+  }
 
   // Quick mode is copy with the three selectors: insert the sub-command word
   // unless one was given (the first word that is neither an option nor the

@@ -122,25 +122,26 @@ int run_copy(const CopyArgs& a, const GlobalOptions& g) {
 
 Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   auto args = std::make_shared<CopyArgs>();
-  CLI::App* c = root.add_subcommand("copy", "measure one or more named copy cases (SPEC §3)");
-  c->add_option("-t", args->cases, "case name; repeat to run several, in order");
-  args->size_option = c->add_option("-s", args->size, "one block's size: bytes, or with K/M/G suffix (default 512M)");
-  c->add_option("-n", args->blocks, "blocks per device; with -f, IO tasks per device (default 8)");
-  c->add_option("-i", args->iterations, "measured iterations (default 128)");
-  c->add_option("-d", args->devices, "devices (cards) (default 8)");
+  CLI::App* c = root.add_subcommand("copy", "measure one or more named copy cases (-t NAME; quick mode maps to one)");
+  c->add_option("-t", args->cases, "case name; repeat to run several, in order")->type_name("NAME");
+  args->size_option = c->add_option("-s", args->size, "one block's size: bytes, or with K/M/G suffix (default 512M)")->type_name("SIZE");
+  c->add_option("-n", args->blocks, "blocks per device; with -f, IO tasks per device (default 8)")->type_name("N");
+  c->add_option("-i", args->iterations, "measured iterations (default 128)")->type_name("N");
+  c->add_option("-d", args->devices, "devices (cards) (default 8)")->type_name("N");
   c->add_option("-f,--frags", args->frags,
-                "fragments per IO task on the direct path; 0: every block is a task (default 0)");
-  c->add_option("--streams", args->streams, "streams per device for multi-stream cases (default 4)");
-  c->add_option("--warmup", args->warmup, "iterations run first and not counted (default 2)");
+                "fragments per IO task on the direct path; 0: every block is a task (default 0)")->type_name("F");
+  c->add_option("--streams", args->streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
+  c->add_option("--warmup", args->warmup, "iterations run first and not counted (default 2)")->type_name("W");
   c->add_flag("--validate", args->validate, "check every destination byte after the run");
-  c->add_option("--model-type", args->model_type, "quick mode: gqa|mla");
-  c->add_option("--iodirect", args->iodirect, "quick mode: true|false");
-  c->add_option("--sdma", args->sdma, "quick mode: true|false");
+  c->add_option("--model-type", args->model_type, "quick mode: gqa|mla")->type_name("gqa|mla");
+  c->add_option("--iodirect", args->iodirect, "quick mode: true|false")->type_name("true|false");
+  c->add_option("--sdma", args->sdma, "quick mode: true|false")->type_name("true|false");
   add_output_options(c, args->out);
   c->add_option("--sweep", args->sweep,
                 "FROM:TO: run at every power-of-two block size in the range (e.g. 4K:64M); "
-                "-n shrinks as blocks grow to keep the bytes per iteration of the first size");
-  c->add_option("--plot", args->plot, "with --sweep: write an SVG chart of bandwidth by block size");
+                "-n shrinks as blocks grow to keep the bytes per iteration of the first size")
+      ->type_name("FROM:TO");
+  c->add_option("--plot", args->plot, "with --sweep: write an SVG chart of bandwidth by block size")->type_name("FILE.svg");
   return {c, [args, &global] { return run_copy(*args, global); }};
 }
 

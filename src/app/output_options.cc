@@ -66,8 +66,8 @@ class OutputWriter : public ResultWriter {
 }  // namespace
 
 void add_output_options(CLI::App* app, OutputOptions& o) {
-  app->add_option("--format", o.format, "text|json|csv (default text)");
-  app->add_option("--output", o.output, "write results to FILE instead of stdout");
+  app->add_option("--format", o.format, "text|json|csv (default text)")->type_name("text|json|csv");
+  app->add_option("--output", o.output, "write results to FILE instead of stdout")->type_name("FILE");
 }
 
 void check_format(const std::string& format) {

@@ -67,16 +67,16 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   auto a = std::make_shared<TransArgs>();
   CLI::App* c = root.add_subcommand(
       "trans", "sweep direction x host buffer x device buffer x method, one block per combination");
-  c->add_option("-t", a->filters.directions, "direction: H2D|D2H (default both)")->expected(1);
-  c->add_option("-H", a->filters.host_types, "host buffer: normal|anonymous|registered|pinned; repeatable (default all)");
-  c->add_option("-D", a->filters.device_types, "device buffer: normal; repeatable (default all)");
+  c->add_option("-t", a->filters.directions, "direction: H2D|D2H (default both)")->expected(1)->type_name("H2D|D2H");
+  c->add_option("-H", a->filters.host_types, "host buffer: normal|anonymous|registered|pinned; repeatable (default all)")->type_name("TYPE");
+  c->add_option("-D", a->filters.device_types, "device buffer: normal; repeatable (default all)")->type_name("TYPE");
   c->add_option("-M", a->filters.methods,
-                "method: ce|batch_ce|ms_<S>|sm (cuda)|memcpy (sim); repeatable (default all, ms_4)");
-  c->add_option("-s", a->size, "transfer size: bytes or K/M/G (default 32768)");
-  c->add_option("-n", a->blocks, "transfers per device per iteration (default 1024)");
-  c->add_option("-d", a->devices, "devices, all running at once (default 8)");
-  c->add_option("-i", a->iterations, "iterations (default 1024)");
-  c->add_option("--warmup", a->warmup, "iterations run first and not counted (default 2)");
+                "method: ce|batch_ce|ms_<S>|sm (cuda)|memcpy (sim); repeatable (default all, ms_4)")->type_name("METHOD");
+  c->add_option("-s", a->size, "transfer size: bytes or K/M/G (default 32768)")->type_name("BYTES");
+  c->add_option("-n", a->blocks, "transfers per device per iteration (default 1024)")->type_name("N");
+  c->add_option("-d", a->devices, "devices, all running at once (default 8)")->type_name("N");
+  c->add_option("-i", a->iterations, "iterations (default 1024)")->type_name("N");
+  c->add_option("--warmup", a->warmup, "iterations run first and not counted (default 2)")->type_name("W");
   c->add_flag("--validate", a->validate, "check every destination byte after each combination");
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_trans(*a, global); }};

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -135,6 +136,12 @@ SelectedBackend select_backend(const std::string& requested) {
   if (name.empty()) {
     const char* env = std::getenv("DEV_SANDBOX_BACKEND");
     name = (env && *env) ? env : "auto";
+    if (name != "auto" &&
+        std::find(backend_names().begin(), backend_names().end(), name) == backend_names().end()) {
+      std::string accepted = "auto";
+      for (const auto& n : backend_names()) accepted += "|" + n;
+      throw UsageError("DEV_SANDBOX_BACKEND is '" + name + "': accepts " + accepted);
+    }
   }
   if (name != "auto") {
     SelectedBackend s{make_backend(name), {}};

@@ -111,12 +111,12 @@ class SimBackend : public Backend {
 
 int sim_device_count() {
   const char* env = std::getenv("DEV_SANDBOX_SIM_DEVICES");
-  if (env && *env) {
-    char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    if (*end == '\0' && v >= 1 && v <= 1024) return static_cast<int>(v);
-  }
-  return 8;
+  if (!env || !*env) return 8;
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < 1 || v > 1024)
+    throw RunError(std::string("DEV_SANDBOX_SIM_DEVICES is '") + env + "': expects a whole number from 1 to 1024");
+  return static_cast<int>(v);
 }
 
 std::unique_ptr<Backend> make_sim_backend() { return std::make_unique<SimBackend>(); }
