@@ -137,3 +137,12 @@ TEST(Cli, QuickModeWhenAnOptionValueIsACommandName) {
   EXPECT_NE(slurp(path).find("all_host_to_all_device_ce_multi_stream"), std::string::npos);
   std::remove(path.c_str());
 }
+
+TEST(BadInput, EnvironmentVariablesAreNamed) {
+  RunResult r = run_tool({"copy", "-t", "host_to_device_ce", "-i", "1"}, {{"DEV_SANDBOX_BACKEND", "bogus"}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("DEV_SANDBOX_BACKEND is 'bogus'"), std::string::npos) << r.err;
+  r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-i", "1"}, {{"DEV_SANDBOX_SIM_DEVICES", "0"}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("DEV_SANDBOX_SIM_DEVICES is '0'"), std::string::npos) << r.err;
+}
