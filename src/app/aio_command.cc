@@ -268,7 +268,10 @@ void measure_aio(const AioParams& p, const GlobalOptions& g, ResultWriter& write
   const std::string file = "file::" + fs.type;
   const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
                           (direct ? "O_DIRECT" : "buffered") + ", iodepth " +
-                          std::to_string(p.iodepth);
+                          std::to_string(p.iodepth) +
+                          (p.buffers < static_cast<uint64_t>(p.iodepth)
+                               ? " (" + std::to_string(p.buffers) + " in flight at most: one per shard)"
+                               : "");
   const std::string shards_text =
       std::to_string(p.io_number) + " shards of " + format_bytes(p.io_size);
   const std::string memory_text =
