@@ -237,7 +237,9 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
     if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
       std::string why;
       if (!dev->enable_peer_access(0, &why))
-        std::fprintf(stderr, "dev-sandbox: note: device %d has no peer access to device 0 (%s): the runtime stages these copies through the host or refuses them\n",
+        std::fprintf(stderr,
+                     "dev-sandbox: note: device %d has no peer access to device 0 (%s): the "
+                     "runtime stages these copies through the host or refuses them\n",
                      w, why.c_str());
     }
 
@@ -270,29 +272,29 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   {
     ProgressScope progress(spec.name, p.block_bytes, p.warmup, p.iterations);
     if (spec.topology == Topology::kFork) {
-    run_workers(Fanout::kFork, d,
-                [&](int w) {
-                  backend.init_process();  // in the child, after fork
-                  body(w);
-                },
-                barrier);
-  } else {
-    // In-process topologies still run in a child of this process: the runtime is
-    // never initialised here, so a later fork case starts from a clean process.
-    run_isolated(
-        [&] {
-          backend.init_process();
-          if (spec.shared_src) {
-            coordinator = backend.open_device(0);
-            shared_src = make_buffer(spec.src, *coordinator, per);
-            fill_blocks(*coordinator, shared_src, 0, nblocks, block);
-          }
-          run_workers(fanout_of(spec.topology), d, body, barrier);
-          shared_src = Buffer();
-          coordinator.reset();
-        },
-        barrier);
-  }
+      run_workers(Fanout::kFork, d,
+                  [&](int w) {
+                    backend.init_process();  // in the child, after fork
+                    body(w);
+                  },
+                  barrier);
+    } else {
+      // In-process topologies still run in a child of this process: the runtime is
+      // never initialised here, so a later fork case starts from a clean process.
+      run_isolated(
+          [&] {
+            backend.init_process();
+            if (spec.shared_src) {
+              coordinator = backend.open_device(0);
+              shared_src = make_buffer(spec.src, *coordinator, per);
+              fill_blocks(*coordinator, shared_src, 0, nblocks, block);
+            }
+            run_workers(fanout_of(spec.topology), d, body, barrier);
+            shared_src = Buffer();
+            coordinator.reset();
+          },
+          barrier);
+    }
   }
 
   CaseResult r;
