@@ -130,14 +130,6 @@ std::set<int> init_pids(const std::vector<Call>& calls) {
   return inited;
 }
 
-std::vector<std::string> row_of(const std::string& out, const std::string& name) {
-  const size_t t = out.find("[[ " + name + " ]]");
-  if (t == std::string::npos) return {};
-  const size_t header = out.find('\n', t) + 1;
-  const size_t row = out.find('\n', header) + 1;
-  return split_ws(out.substr(row, out.find('\n', row) - row));
-}
-
 int count_calls(const std::vector<Call>& calls, const std::string& name, int pid = -1) {
   int n = 0;
   for (const Call& c : calls) n += c.name == name && (pid < 0 || c.pid == pid) && c.args.rfind("->", 0) != 0;

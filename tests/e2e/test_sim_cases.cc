@@ -40,14 +40,6 @@ const SimCase kCases[] = {
     {"shm_to_all_host_memcpy", true, "sim::shm::0", "sim::host::all", "MEMCPY-FORK"},
 };
 
-// The row under the header of the block titled `name`.
-std::vector<std::string> row_of(const std::string& out, const std::string& name) {
-  const size_t t = out.find("[[ " + name + " ]]");
-  if (t == std::string::npos) return {};
-  const size_t header = out.find('\n', t) + 1;
-  const size_t row = out.find('\n', header) + 1;
-  return split_ws(out.substr(row, out.find('\n', row) - row));
-}
 
 class SimCaseTest : public ::testing::TestWithParam<SimCase> {};
 
