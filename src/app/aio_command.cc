@@ -98,7 +98,7 @@ AioParams parse_aio(const AioArgs& a) {
 }
 
 // SPEC §6: refuse up front rather than be OOM-killed half way.
-void check_memory(const AioParams& p) {
+void check_memory(const AioParams& p, const Backend& backend) {
   const std::string lower = "; lower --io-size or --iodepth";
   const uint64_t ring = p.buffers * p.io_size;
   const uint64_t verify = p.validate ? p.io_size : 0;  // read-back scratch buffer
@@ -111,7 +111,8 @@ void check_memory(const AioParams& p) {
                    std::to_string(p.buffers) + " buffers, one per I/O in flight) but MemAvailable is " +
                    format_bytes(avail) + lower);
   const uint64_t limit = memlock_limit_bytes();
-  if (p.alloc && ring > limit)
+  // Only memory our own code mlock()s counts; a vendor driver pins in its kernel module.
+  if (p.alloc && backend.mlocks(HostLock::kPinnedAlloc) && ring > limit)
     throw RunError("memory locking refused for aio --io-type alloc: it locks " + format_bytes(ring) +
                    " but RLIMIT_MEMLOCK is " + format_bytes(limit) +
                    "; raise it with `ulimit -l unlimited`" + lower);
@@ -200,7 +201,7 @@ void measure_aio(const AioParams& p, const GlobalOptions& g, ResultWriter& write
     throw UsageError("option --device-id got " + std::to_string(p.device_id) + " but the " +
                      backend.name() + " backend sees " + std::to_string(selected.probe.device_count) +
                      " device" + (selected.probe.device_count == 1 ? "" : "s"));
-  check_memory(p);
+  check_memory(p, backend);
 
   const int64_t setup_start = now_ns();
   Workspace workspace(p.workspace);

@@ -16,6 +16,18 @@ std::string memlock_text() {
   return l == UINT64_MAX ? "unlimited (or CAP_IPC_LOCK)" : format_bytes(l);
 }
 
+// Which of this backend's host buffers our own code locks with mlock(), and so
+// count against RLIMIT_MEMLOCK.
+std::string memlock_use_text(const Backend& b) {
+  const bool pinned = b.mlocks(HostLock::kPinnedAlloc), reg = b.mlocks(HostLock::kRegistration);
+  if (pinned && reg) return "pinned and registered buffers are locked with mlock (RLIMIT_MEMLOCK applies)";
+  if (reg)
+    return "registered buffers (odirect, shm) are locked with mlock before registration (RLIMIT_MEMLOCK "
+           "applies to them); pinned ones are pinned by the driver";
+  if (pinned) return "pinned buffers are locked with mlock (RLIMIT_MEMLOCK applies)";
+  return "the driver pins host buffers itself (RLIMIT_MEMLOCK does not apply)";
+}
+
 int run_doctor() {
   std::cout << "dev-sandbox " << DS_VERSION << " (" << DS_BUILD_TYPE << " build)\n";
   std::cout << "features: libaio " << (DS_HAVE_LIBAIO ? "yes" : "no") << ", io_uring "
@@ -35,6 +47,7 @@ int run_doctor() {
               << (p.device_count == 1 ? "" : "s") << "\n";
     for (const auto& d : p.devices) std::cout << "  " << d << "\n";
     for (const auto& f : p.facts) std::cout << "  " << f.first << ": " << f.second << "\n";
+    std::cout << "  memory locking: " << memlock_use_text(*b) << "\n";
     std::cout << "  direct path: "
               << (p.direct_unavailable.empty() ? b->direct_method() : "not available: " + p.direct_unavailable)
               << "\n";

@@ -5,6 +5,19 @@
 
 namespace ds {
 
+std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe& probe) {
+  if (spec.engine == EngineKind::kDirect && !probe.direct_unavailable.empty()) return probe.direct_unavailable;
+  // Registered kinds (and the mapped pinned buffer of the direct path) need host
+  // registration; a shared region read by CPU memcpy is not registered.
+  auto registers = [&](BufKind k) {
+    if (k == BufKind::kShm) return spec.engine != EngineKind::kMemcpy;
+    return k == BufKind::kPinnedMapped || k == BufKind::kOdirect || k == BufKind::kRegistered;
+  };
+  if ((registers(spec.src) || registers(spec.dst)) && !probe.register_unavailable.empty())
+    return probe.register_unavailable;
+  return "";
+}
+
 void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams& params,
                            const SelectedBackend& selected) {
   const Backend& b = *selected.backend;
@@ -12,8 +25,8 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
   for (const auto& c : cases) {
     const std::string why = unsupported_reason(c, b);
     if (!why.empty()) throw UsageError(c.name + " cannot run on " + b.name() + ": " + why);
-    if (c.engine == EngineKind::kDirect && !selected.probe.direct_unavailable.empty())
-      throw RunError(c.name + ": not supported on this machine: " + selected.probe.direct_unavailable);
+    const std::string machine = machine_unsupported_reason(c, selected.probe);
+    if (!machine.empty()) throw RunError(c.name + ": not supported on this machine: " + machine);
     multi = multi || c.topology != Topology::kSingle;
   }
   // Single-card cases use device 0 whatever -d says (d is 1 for them, SPEC §4.1),

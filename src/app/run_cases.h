@@ -12,8 +12,12 @@
 
 namespace ds {
 
+// Empty when this machine (as the backend's probe found it) can run the case,
+// else why not: no direct path, or no way to register host memory.
+std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe& probe);
+
 // UsageError when -d exceeds the devices the backend sees (naming both);
-// RunError when a direct-path case cannot run on this machine.
+// RunError when a case cannot run on this machine (machine_unsupported_reason).
 void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams& params,
                            const SelectedBackend& selected);
 

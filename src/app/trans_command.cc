@@ -33,12 +33,27 @@ void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, Re
     throw UsageError("the filters match no combination the " + selected.backend->name() +
                      " backend offers; it offers:" + list);
   }
+  // Combinations this machine cannot run (e.g. registered memory on a runtime
+  // without host registration) are left out with a note, as long as others remain.
+  std::vector<TransCombo> runnable;
+  std::string left_out;
+  for (const auto& c : combos) {
+    const std::string why = machine_unsupported_reason(c.spec, selected.probe);
+    if (why.empty()) {
+      runnable.push_back(c);
+    } else {
+      std::cerr << "dev-sandbox: note: " << c.spec.name << " left out: not supported on this machine: " << why
+                << "\n";
+      left_out = c.spec.name + ": not supported on this machine: " + why;
+    }
+  }
+  if (runnable.empty()) throw RunError(left_out);
   std::vector<CaseSpec> specs;
-  for (const auto& c : combos) specs.push_back(c.spec);
+  for (const auto& c : runnable) specs.push_back(c.spec);
   check_against_backend(specs, p, selected);
 
   std::vector<CaseRun> runs;
-  for (const auto& c : combos) {
+  for (const auto& c : runnable) {
     runs.push_back({c.spec, p});
     runs.back().params.streams = c.streams;
   }

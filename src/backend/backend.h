@@ -108,7 +108,18 @@ class Device {
   virtual void prepare_batch(const CopyDesc* descs, size_t n, CopyDir dir);
   virtual void prepare_direct(const CopyDesc* descs, size_t n);
   virtual void prepare_kernel_copy();
+
+  // Why copy_batch() issued its descriptors one copy at a time instead of as one
+  // batched submission (the runtime has no batch call, or refused it); empty while
+  // every batch went out as a batch. The case then names the engine that really
+  // ran (CE, not CE-BATCH) and reports this text once.
+  virtual std::string batch_fallback() const { return {}; }
 };
+
+// Host memory a case locks, by how it is made: the runtime's own page-locked
+// allocation (pinned kinds) or registering memory we mapped ourselves (odirect,
+// shm, registered).
+enum class HostLock { kPinnedAlloc, kRegistration };
 
 enum class Capability {
   kDirect,      // the direct (SDMA-like) H2D path
@@ -127,6 +138,7 @@ struct BackendProbe {
   std::vector<std::string> devices;           // one line per device
   std::vector<std::pair<std::string, std::string>> facts;  // extra doctor lines
   std::string direct_unavailable;             // empty: the direct path works here
+  std::string register_unavailable;           // empty: host memory can be registered here
 };
 
 class Backend {
@@ -139,6 +151,9 @@ class Backend {
   virtual bool has(Capability cap) const = 0;
   // Device memory lives in host RAM (sim): the host memory check counts it.
   virtual bool device_memory_is_host() const { return false; }
+  // Whether our own code mlock()s memory of this kind, so that it counts against
+  // RLIMIT_MEMLOCK. Memory the vendor's driver pins in its kernel module does not.
+  virtual bool mlocks(HostLock /*kind*/) const { return false; }
 
   // Initialise the runtime in this process. Called once per process that uses
   // devices: in each child after fork, or in the only process. Throws RunError.

@@ -44,7 +44,8 @@ nlohmann::json to_json(const BackendProbe& p) {
           {"device_count", p.device_count},
           {"devices", p.devices},
           {"facts", p.facts},
-          {"direct_unavailable", p.direct_unavailable}};
+          {"direct_unavailable", p.direct_unavailable},
+          {"register_unavailable", p.register_unavailable}};
 }
 
 BackendProbe from_json(const nlohmann::json& j) {
@@ -57,6 +58,7 @@ BackendProbe from_json(const nlohmann::json& j) {
   p.devices = j.at("devices").get<std::vector<std::string>>();
   p.facts = j.at("facts").get<std::vector<std::pair<std::string, std::string>>>();
   p.direct_unavailable = j.at("direct_unavailable");
+  p.register_unavailable = j.at("register_unavailable");
   return p;
 }
 

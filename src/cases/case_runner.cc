@@ -31,6 +31,7 @@ struct IterRecord {
 
 struct WorkerShared {
   int64_t setup_done;
+  char batch_fallback[512];  // Device::batch_fallback() of this worker, NUL-terminated
 };
 
 // Layout of the memory shared by the workers of one case.
@@ -105,6 +106,11 @@ void check_blocks(Device& dev, const Buffer& buf, int owner, uint64_t nblocks, s
   }
 }
 
+CaseSpec with_engine(CaseSpec spec, EngineKind engine) {
+  spec.engine = engine;
+  return spec;
+}
+
 Fanout fanout_of(Topology t) {
   switch (t) {
     case Topology::kSingle: return Fanout::kInline;
@@ -143,13 +149,17 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
                   "record bytes"),
       "records");
   n.host = host;
-  // Locked per process: fork children each lock their own; threads share one process.
+  // Locked per process, counting only what our own code mlock()s (the backend says
+  // which): fork children each lock their own; threads share one process.
   const uint64_t procs_share = spec.topology == Topology::kFork ? 1 : dd;
-  const bool src_locked =
-      is_locked_kind(spec.src) && !(spec.src == BufKind::kShm && spec.engine == EngineKind::kMemcpy);
+  auto mlocked = [&](BufKind k) {
+    HostLock how;
+    return host_lock_of(k, &how) && backend.mlocks(how);
+  };
+  const bool src_locked = mlocked(spec.src) && !(spec.src == BufKind::kShm && spec.engine == EngineKind::kMemcpy);
   uint64_t locked = 0;
   if (src_locked) locked += spec.shared_src ? per : checked_mul(per, procs_share, "locked bytes");
-  if (is_locked_kind(spec.dst)) locked += checked_mul(per, procs_share, "locked bytes");
+  if (mlocked(spec.dst)) locked += checked_mul(per, procs_share, "locked bytes");
   n.locked_per_process = locked;
   return n;
 }
@@ -266,6 +276,9 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
       if (w == 0) progress_iteration(it + 1);  // after `done`: outside the timing
     }
     init.reset();
+    const std::string fallback = dev->batch_fallback();
+    std::snprintf(shared.workers[w].batch_fallback, sizeof shared.workers[w].batch_fallback, "%s",
+                  fallback.c_str());
     if (p.validate) check_blocks(*dev, dst, spec.shared_src ? 0 : w, nblocks, block, spec.name, w);
   };
 
@@ -303,6 +316,17 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   r.from = from_label(spec, backend);
   r.to = to_label(spec, backend);
   r.method = method_name(spec, backend);
+  // A batch the runtime could not take went out one copy per block: say so, and
+  // name the engine that ran (CE), not the one asked for.
+  for (int w = 0; w < d; ++w) {
+    const std::string why = shared.workers[w].batch_fallback;
+    if (why.empty() || std::find(r.notes.begin(), r.notes.end(), why) != r.notes.end()) continue;
+    r.notes.push_back(why);
+    std::fprintf(stderr, "dev-sandbox: note: %s: %s, so every block was its own copy (Method %s)\n",
+                 spec.name.c_str(), why.c_str(), method_name(with_engine(spec, EngineKind::kCe), backend).c_str());
+  }
+  if (!r.notes.empty() && spec.engine == EngineKind::kCeBatch)
+    r.method = method_name(with_engine(spec, EngineKind::kCe), backend);
   r.block_bytes = p.block_bytes;
   r.count = static_cast<uint64_t>(d) * nblocks;
   r.devices = d;

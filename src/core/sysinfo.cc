@@ -3,8 +3,10 @@
 #include <dirent.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -86,6 +88,13 @@ int numa_nodes() {
   }
   closedir(d);
   return n > 0 ? n : 1;
+}
+
+std::string kernel_release() {
+  const char* forced = std::getenv("DEV_SANDBOX_KERNEL_RELEASE");
+  if (forced && *forced) return forced;
+  utsname u;
+  return uname(&u) == 0 ? std::string(u.release) : std::string();
 }
 
 }  // namespace ds

@@ -16,5 +16,8 @@ std::string meminfo_field(const std::string& key);  // raw value text, "" if abs
 std::string read_first_line(const std::string& path);
 int online_cpus();
 int numa_nodes();
+// The running kernel's release (uname -r), or DEV_SANDBOX_KERNEL_RELEASE when set:
+// behaviour that depends on the kernel can then be tested on any kernel.
+std::string kernel_release();
 
 }  // namespace ds

@@ -26,8 +26,16 @@ bool is_mapped_kind(BufKind kind) {
          kind == BufKind::kRegistered;
 }
 
-bool is_locked_kind(BufKind kind) {
-  return kind == BufKind::kPinned || kind == BufKind::kPinnedMapped || is_mapped_kind(kind);
+bool host_lock_of(BufKind kind, HostLock* how) {
+  if (kind == BufKind::kPinned || kind == BufKind::kPinnedMapped) {
+    *how = HostLock::kPinnedAlloc;
+    return true;
+  }
+  if (kind == BufKind::kOdirect || kind == BufKind::kShm || kind == BufKind::kRegistered) {
+    *how = HostLock::kRegistration;
+    return true;
+  }
+  return false;
 }
 
 Buffer register_region(BufKind kind, Device& device, void* ptr, size_t bytes) {

@@ -24,8 +24,9 @@ const char* label_kind(BufKind kind);
 bool is_device_kind(BufKind kind);
 // Host kinds a direct (SDMA) copy can read from: mapped into the device.
 bool is_mapped_kind(BufKind kind);
-// Host memory locked by this buffer (pinned or registered), for the memlock check.
-bool is_locked_kind(BufKind kind);
+// Host memory locked by this buffer (pinned or registered): true, and how it is
+// locked in *how; false for memory nobody locks.
+bool host_lock_of(BufKind kind, HostLock* how);
 
 // A buffer: its memory and, for registered kinds, the registration (released first).
 struct Buffer {

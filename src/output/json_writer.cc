@@ -47,6 +47,7 @@ json result_json(const CaseResult& r) {
   j["wall_bandwidth_gib_s"] = r.wall_bandwidth_gib_s();
   j["validated"] = r.validated ? json(*r.validated) : json(nullptr);
   j["setup_s"] = r.setup_s;
+  j["notes"] = r.notes;
   return j;
 }
 

@@ -25,6 +25,9 @@ struct CaseResult {
   Stats submit, copy, wall;         // nanoseconds
   std::optional<bool> validated;    // null when --validate was not asked
   double setup_s = 0;               // allocation, registration, fork: not in the stats
+  // What ran differently from what the case asks for, and why (e.g. a batch the
+  // runtime refused, issued as single copies); each also said once on stderr.
+  std::vector<std::string> notes;
 
   double bandwidth_gib_s() const;       // from copy.avg (SPEC §4.3)
   double bandwidth_gb_s() const;        // the same, decimal

@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,7 +31,31 @@ namespace {
   _exit(127);
 }
 
+constexpr uid_t kNobody = 65534;
+
+// Whether uid/gid 65534 can run the binary and read every absolute path named in `env`.
+bool nobody_can_run(const std::map<std::string, std::string>& env) {
+  if (geteuid() != 0) return false;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(1);
+    if (access(DS_BINARY, X_OK) != 0) _exit(1);
+    for (const auto& kv : env)
+      if (!kv.second.empty() && kv.second[0] == '/' && access(kv.second.c_str(), F_OK) == 0 &&
+          access(kv.second.c_str(), R_OK) != 0)
+        _exit(1);
+    _exit(0);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 }  // namespace
+
+std::string unprivileged_mode(const std::map<std::string, std::string>& env) {
+  return nobody_can_run(env) ? "uid 65534" : "without CAP_IPC_LOCK";
+}
 
 RunResult run_tool(const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env) {
@@ -43,6 +68,7 @@ RunResult run_tool_opts(const std::vector<std::string>& args, const RunOptions& 
   const auto& env = options.env;
   int out[2], err[2];
   if (pipe(out) != 0 || pipe(err) != 0) return {};
+  const bool as_nobody = options.unprivileged && nobody_can_run(env);
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out[1], 1);
@@ -55,7 +81,10 @@ RunResult run_tool_opts(const std::vector<std::string>& args, const RunOptions& 
       rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(options.memlock_limit);
       if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0) _exit(126);
     }
-    if (options.drop_ipc_lock && prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) != 0) _exit(126);
+    if ((options.drop_ipc_lock || (options.unprivileged && !as_nobody)) &&
+        prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) != 0 && geteuid() == 0)
+      _exit(126);
+    if (as_nobody && (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0)) _exit(126);
     exec_tool(args);
   }
   close(out[1]);

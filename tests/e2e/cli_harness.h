@@ -16,7 +16,14 @@ struct RunOptions {
   std::map<std::string, std::string> env;  // extra environment
   long memlock_limit = -1;                 // RLIMIT_MEMLOCK for the tool, bytes (-1: as is)
   bool drop_ipc_lock = false;              // drop CAP_IPC_LOCK, as an unprivileged user has
+  // Run as an unprivileged user: as root, as uid/gid 65534 (nobody) when that user can
+  // reach the binary and every absolute path in `env`; otherwise (or when already not
+  // root) as the current user without CAP_IPC_LOCK. Either way RLIMIT_MEMLOCK binds.
+  bool unprivileged = false;
 };
+
+// How run_tool_opts runs an unprivileged tool here: "uid 65534" or "without CAP_IPC_LOCK".
+std::string unprivileged_mode(const std::map<std::string, std::string>& env);
 
 // Runs the dev-sandbox binary (DS_BINARY) with `args`, extra environment `env`.
 RunResult run_tool(const std::vector<std::string>& args,

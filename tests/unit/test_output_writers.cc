@@ -103,8 +103,10 @@ TEST(OutputJson, DocumentCarriesRunInfoAndEveryField) {
   for (const char* key : {"name", "brief", "from", "to", "method", "block_bytes", "count",
                           "devices", "streams", "frags", "iterations", "warmup", "time_label",
                           "submit_us", "copy_us", "wall_us", "bandwidth_gib_s", "bandwidth_gb_s",
-                          "wall_bandwidth_gib_s", "validated", "setup_s"})
+                          "wall_bandwidth_gib_s", "validated", "setup_s", "notes"})
     EXPECT_TRUE(r.contains(key)) << key;
+  EXPECT_TRUE(r["notes"].is_array());
+  EXPECT_TRUE(r["notes"].empty());
   EXPECT_EQ(r["block_bytes"], 16384);
   EXPECT_EQ(r["count"], 4096);
   EXPECT_EQ(r["time_label"], "Copy");

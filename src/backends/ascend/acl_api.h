@@ -34,6 +34,17 @@
 //   gets access to the peer); docs "aclrtMemcpy": on Atlas A2 a copy between two devices
 //   needs it first. Dev guide "跨Device的数据交互": device 1 enables peer 0, then copies
 //   device 0's memory to device 1.
+// - aclrtCreateEventExWithFlag(aclrtEvent*, uint32_t) (events meant to be reused: no
+//   aclrtResetEvent allowed on them; without ACL_EVENT_SYNC no aclrtStreamWaitEvent),
+//   aclrtResetEvent(aclrtEvent, aclrtStream): hicann/runtime include/external/acl/acl_rt.h
+//   and docs/zh/api_ref/07_event_management.md; torch_npu prefers the Ex call for reuse.
+// - ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000: hicann/runtime
+//   include/external/acl/error_codes/rt_error_codes.h; api_impl.cc MemcpyBatchAsync
+//   answers it where the driver has no batched copies.
+// - descAddrType RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_DEVICE 1 and what a launch does with
+//   each kind (host: BAR pool up to PCIE_BAR_COPY_SIZE, else device malloc + blocking
+//   H2D copy per launch; device: used in place): hicann/runtime
+//   src/runtime/feature/ffts/ffts_task.cc FftsPlusTaskInit, core/src/pool/pool.hpp.
 // - ACL_EVENT_SYNC 0x1 (an event other streams may wait on with aclrtStreamWaitEvent;
 //   without it that is not allowed), ACL_EVENT_TIME_LINE 0x8: CANN docs
 //   "aclrtCreateEventWithFlag"; aclrtStreamWaitEvent(aclrtStream, aclrtEvent): docs of
@@ -55,8 +66,9 @@
 //   pkg_inc/runtime/rt_external_stars_define.h (hicann/runtime has the same file).
 // - rtFftsPlusTaskInfo_t (pack(1); sqe, descBuf, descBufLen, dump info, descAddrType,
 //   argsHandleInfoNum, argsHandleInfoPtr), RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST 0,
-//   rtFftsPlusTaskLaunch(rtFftsPlusTaskInfo_t*, rtStream_t) and
-//   rtFftsPlusTaskLaunchWithFlag(rtFftsPlusTaskInfo_t*, rtStream_t, uint32_t):
+//   rtFftsPlusTaskLaunchWithFlag(rtFftsPlusTaskInfo_t*, rtStream_t, uint32_t) (the
+//   exported launch: libruntime is built with hidden visibility and the plain
+//   rtFftsPlusTaskLaunch carries no default-visibility marker, api_c_standard_soc.cc):
 //   mirror-cann/runtime pkg_inc/runtime/rt_external_ffts.h (older CANN: the first three
 //   fields only; the extra fields we send are zero, so either reading is the same).
 // - How an SDMA copy context is filled (contextType SDMA, threadDim 1, sdmaSqeHeader
@@ -89,6 +101,9 @@ using aclrtEvent = void*;
 
 constexpr aclError ACL_SUCCESS = 0;
 constexpr aclError ACL_ERROR_REPEAT_INITIALIZE = 100002;
+// "feature not support" (rt_error_codes.h): e.g. aclrtMemcpyBatchAsync where the
+// driver lacks batched copies.
+constexpr aclError ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
 
 enum aclrtMemcpyKind : int {
   ACL_MEMCPY_HOST_TO_HOST = 0,
@@ -152,6 +167,15 @@ constexpr uint16_t RT_CTX_TYPE_SDMA = 0x0008;
 constexpr int RT_CTX_SUCCESSOR_NUM = 26;
 constexpr uint16_t RT_FFTS_PLUS_TYPE = 4;
 constexpr uint32_t RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST = 0;
+constexpr uint32_t RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_DEVICE = 1;
+// Host context buffers up to this size go to the device through the PCIe BAR pool
+// at launch; larger ones cost a device allocation and a blocking copy per launch
+// (PCIE_BAR_COPY_SIZE in the runtime's pool.hpp: 1 KiB on x86, 4 KiB on ARM).
+#if defined(__aarch64__)
+constexpr size_t kFftsHostDescBarBytes = 4096;
+#else
+constexpr size_t kFftsHostDescBarBytes = 1024;
+#endif
 constexpr uint32_t kSdmaFp32AtomicMoveSqe = 0x1E70;  // plain move, as UCM and HCCL use it
 constexpr uint8_t kFftsSubTypeCommunication = 0x5A;
 constexpr uint16_t kFftsMaxReadyLanes = 8;
@@ -287,6 +311,8 @@ using aclrtDestroyStream_t = aclError (*)(aclrtStream);
 using aclrtSynchronizeStream_t = aclError (*)(aclrtStream);
 using aclrtCreateEvent_t = aclError (*)(aclrtEvent*);
 using aclrtCreateEventWithFlag_t = aclError (*)(aclrtEvent*, uint32_t);
+using aclrtCreateEventExWithFlag_t = aclError (*)(aclrtEvent*, uint32_t);
+using aclrtResetEvent_t = aclError (*)(aclrtEvent, aclrtStream);
 using aclrtRecordEvent_t = aclError (*)(aclrtEvent, aclrtStream);
 using aclrtEventElapsedTime_t = aclError (*)(float*, aclrtEvent, aclrtEvent);
 using aclrtDestroyEvent_t = aclError (*)(aclrtEvent);
@@ -296,7 +322,6 @@ using aclrtMemcpyAsync_t = aclError (*)(void*, size_t, const void*, size_t, aclr
 using aclrtMemcpyBatchAsync_t = aclError (*)(void**, size_t*, void**, size_t*, size_t,
                                              aclrtMemcpyBatchAttr*, size_t*, size_t, size_t*,
                                              aclrtStream);
-using rtFftsPlusTaskLaunch_t = rtError_t (*)(rtFftsPlusTaskInfo_t*, void*);
 using rtFftsPlusTaskLaunchWithFlag_t = rtError_t (*)(rtFftsPlusTaskInfo_t*, void*, uint32_t);
 
 }  // namespace acl

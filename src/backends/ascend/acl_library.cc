@@ -1,11 +1,13 @@
 #include "backends/ascend/acl_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -44,6 +46,13 @@ std::string dlerror_text_of(const char* err, const std::string& path) {
   std::string e = err ? err : "not found";
   if (e.compare(0, path.size() + 2, path + ": ") == 0) e.erase(0, path.size() + 2);
   return e;
+}
+
+// The file a handle's object was loaded from.
+std::string loaded_path(void* handle, const std::string& fallback) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name) return map->l_name;
+  return fallback;
 }
 
 template <typename F>
@@ -90,8 +99,6 @@ AclLibrary open_libraries() {
   need("aclrtFree", lib.aclrtFree);
   need("aclrtMallocHost", lib.aclrtMallocHost);
   need("aclrtFreeHost", lib.aclrtFreeHost);
-  need("aclrtHostRegister", lib.aclrtHostRegister);
-  need("aclrtHostUnregister", lib.aclrtHostUnregister);
   need("aclrtCreateStream", lib.aclrtCreateStream);
   need("aclrtDestroyStream", lib.aclrtDestroyStream);
   need("aclrtSynchronizeStream", lib.aclrtSynchronizeStream);
@@ -104,7 +111,11 @@ AclLibrary open_libraries() {
   if (!missing.empty())
     throw RunError(lib.path + " lacks AscendCL entry points this tool needs: " + missing +
                    " (an older CANN than the one this binding was written against)");
+  bind(handle, "aclrtHostRegister", lib.aclrtHostRegister);
+  bind(handle, "aclrtHostUnregister", lib.aclrtHostUnregister);
   bind(handle, "aclrtCreateEventWithFlag", lib.aclrtCreateEventWithFlag);
+  bind(handle, "aclrtCreateEventExWithFlag", lib.aclrtCreateEventExWithFlag);
+  bind(handle, "aclrtResetEvent", lib.aclrtResetEvent);
   bind(handle, "aclrtGetVersion", lib.aclrtGetVersion);
   bind(handle, "aclsysGetCANNVersion", lib.aclsysGetCANNVersion);
   bind(handle, "aclrtGetSocName", lib.aclrtGetSocName);
@@ -115,29 +126,36 @@ AclLibrary open_libraries() {
   bind(handle, "aclrtDeviceEnablePeerAccess", lib.aclrtDeviceEnablePeerAccess);
   bind(handle, "aclrtStreamWaitEvent", lib.aclrtStreamWaitEvent);
 
-  // The runtime library with the FFTS+ launch: named explicitly, or next to AscendCL.
+  // The runtime library with the FFTS+ launch. Its stream handles are only valid in
+  // the instance AscendCL itself uses, so: the one named explicitly, else the one
+  // AscendCL already loaded (RTLD_NOLOAD finds it by name), else the file next to
+  // libascendcl.so.
   std::string rt = env_or_empty("DEV_SANDBOX_ACL_RT_LIB");
+  void* rt_handle = nullptr;
   if (rt.empty()) {
-    const std::string dir = dir_of(lib.path);
-    rt = dir.empty() ? "libruntime.so" : dir + "/libruntime.so";
+    rt_handle = dlopen("libruntime.so", RTLD_NOW | RTLD_NOLOAD);
+    if (rt_handle) {
+      rt = loaded_path(rt_handle, "libruntime.so");
+    } else {
+      const std::string dir = dir_of(lib.path);
+      rt = dir.empty() ? "libruntime.so" : dir + "/libruntime.so";
+    }
   }
-  void* rt_handle = dlopen(rt.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!rt_handle) rt_handle = dlopen(rt.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!rt_handle) {
     lib.rt_why = "the Ascend runtime library " + rt + " could not be opened (" +
                  dlerror_text_of(dlerror(), rt) + ")";
   } else {
     lib.rt_path = rt;
     bind(rt_handle, "rtFftsPlusTaskLaunchWithFlag", lib.rtFftsPlusTaskLaunchWithFlag);
-    bind(rt_handle, "rtFftsPlusTaskLaunch", lib.rtFftsPlusTaskLaunch);
-    if (!lib.has_ffts_launch())
-      lib.rt_why = rt + " does not export rtFftsPlusTaskLaunchWithFlag or rtFftsPlusTaskLaunch";
+    if (!lib.has_ffts_launch()) lib.rt_why = rt + " does not export rtFftsPlusTaskLaunchWithFlag";
   }
   return lib;
 }
 
 }  // namespace
 
-void AclLibrary::fail(const char* call, aclError code, const std::string& where) const {
+void AclLibrary::fail(const char* call, aclError code, const std::string& where, const char* hint) const {
   std::string msg = std::string(call) + (where.empty() ? "" : " (" + where + ")") + " failed with error " +
                     std::to_string(code);
   const char* recent = aclGetRecentErrMsg ? aclGetRecentErrMsg() : nullptr;
@@ -146,7 +164,7 @@ void AclLibrary::fail(const char* call, aclError code, const std::string& where)
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
     msg += ": " + text;
   }
-  throw RunError(msg);
+  throw RunError(msg + (hint ? hint : ""));
 }
 
 const AclLibrary& load_acl_library() {
@@ -178,22 +196,31 @@ std::string ffts_unsupported_reason(const char* soc_name) {
   return "SoC " + soc + " has no FFTS+ (FFTS+ is on Ascend910B1-B4 / Atlas A2 and Ascend910_93xx / Atlas A3)";
 }
 
-std::string foreign_registration_refused_reason(const char* kernel_release) {
-  if (!kernel_release || !*kernel_release) return "";  // unknown: let the runtime decide
+bool registration_needs_locked_pages(const char* kernel_release) {
+  if (!kernel_release || !*kernel_release) return false;  // unknown: let the runtime decide
   const char* p = kernel_release;
   char* end = nullptr;
   const long major = std::strtol(p, &end, 10);
-  if (end == p) return "";
+  if (end == p) return false;
   long minor = 0;
   if (*end == '.') {
     const char* q = end + 1;
     minor = std::strtol(q, &end, 10);
     if (end == q) minor = 0;
   }
-  if (major > 5 || (major == 5 && minor > 10)) return "";
-  return std::string("kernel ") + kernel_release +
-         " is 5.10 or older, where the CANN docs allow aclrtHostRegister only for memory from "
-         "aclrtMallocHost (odirect mmap and shared memory cannot be registered)";
+  return !(major > 5 || (major == 5 && minor > 10));
+}
+
+std::string AclLibrary::register_missing() const {
+  if (has_register_v2() || has_register_v1()) return "";
+  std::string missing;
+  for (const auto& e : {std::make_pair("aclrtHostRegister", aclrtHostRegister != nullptr),
+                        std::make_pair("aclrtHostRegisterV2", aclrtHostRegisterV2 != nullptr),
+                        std::make_pair("aclrtHostGetDevicePointer", aclrtHostGetDevicePointer != nullptr),
+                        std::make_pair("aclrtHostUnregister", aclrtHostUnregister != nullptr)})
+    if (!e.second) missing += std::string(missing.empty() ? "" : ", ") + e.first;
+  return path + " does not export " + missing +
+         ", so host memory cannot be registered with the device (aclrtHostRegister arrived in CANN 8.1)";
 }
 
 }  // namespace acl

@@ -26,8 +26,6 @@ struct AclLibrary {
   aclrtFree_t aclrtFree = nullptr;
   aclrtMallocHost_t aclrtMallocHost = nullptr;
   aclrtFreeHost_t aclrtFreeHost = nullptr;
-  aclrtHostRegister_t aclrtHostRegister = nullptr;
-  aclrtHostUnregister_t aclrtHostUnregister = nullptr;
   aclrtCreateStream_t aclrtCreateStream = nullptr;
   aclrtDestroyStream_t aclrtDestroyStream = nullptr;
   aclrtSynchronizeStream_t aclrtSynchronizeStream = nullptr;
@@ -38,7 +36,11 @@ struct AclLibrary {
   aclrtMemcpy_t aclrtMemcpy = nullptr;
   aclrtMemcpyAsync_t aclrtMemcpyAsync = nullptr;
   // Optional: absent in some CANN versions.
+  aclrtHostRegister_t aclrtHostRegister = nullptr;      // CANN 8.1 and newer
+  aclrtHostUnregister_t aclrtHostUnregister = nullptr;  // CANN 8.1 and newer
   aclrtCreateEventWithFlag_t aclrtCreateEventWithFlag = nullptr;
+  aclrtCreateEventExWithFlag_t aclrtCreateEventExWithFlag = nullptr;  // reusable events
+  aclrtResetEvent_t aclrtResetEvent = nullptr;
   aclrtGetVersion_t aclrtGetVersion = nullptr;
   aclsysGetCANNVersion_t aclsysGetCANNVersion = nullptr;
   aclrtGetSocName_t aclrtGetSocName = nullptr;
@@ -49,15 +51,19 @@ struct AclLibrary {
   aclrtDeviceEnablePeerAccess_t aclrtDeviceEnablePeerAccess = nullptr;
   aclrtStreamWaitEvent_t aclrtStreamWaitEvent = nullptr;
 
-  bool has_register_v2() const { return aclrtHostRegisterV2 && aclrtHostGetDevicePointer; }
-  // FFTS+ launch, from the runtime library: WithFlag preferred.
+  bool has_register_v2() const { return aclrtHostRegisterV2 && aclrtHostGetDevicePointer && aclrtHostUnregister; }
+  bool has_register_v1() const { return aclrtHostRegister && aclrtHostUnregister; }
+  // Empty when host memory can be registered (V2, or V1), else which entry points
+  // this CANN lacks: the cases that register memory say so and do not run.
+  std::string register_missing() const;
+  // FFTS+ launch, from the runtime library (the exported entry point).
   rtFftsPlusTaskLaunchWithFlag_t rtFftsPlusTaskLaunchWithFlag = nullptr;
-  rtFftsPlusTaskLaunch_t rtFftsPlusTaskLaunch = nullptr;
 
-  bool has_ffts_launch() const { return rtFftsPlusTaskLaunchWithFlag || rtFftsPlusTaskLaunch; }
+  bool has_ffts_launch() const { return rtFftsPlusTaskLaunchWithFlag != nullptr; }
 
-  // "call returned CODE: recent error text" as a RunError; `where` adds context.
-  [[noreturn]] void fail(const char* call, aclError code, const std::string& where = "") const;
+  // "call (where) failed with error CODE: recent error text<hint>" as a RunError.
+  [[noreturn]] void fail(const char* call, aclError code, const std::string& where = "",
+                         const char* hint = "") const;
   void check(aclError code, const char* call, const std::string& where = "") const {
     if (code != ACL_SUCCESS) fail(call, code, where);
   }
@@ -71,9 +77,11 @@ const AclLibrary& load_acl_library();
 // Empty when the SoC has FFTS+, else why not.
 std::string ffts_unsupported_reason(const char* soc_name);
 
-// Empty when host memory not from aclrtMallocHost may be registered on a kernel of
-// this release (uname -r), else why not: the CANN docs allow it only above 5.10.
-std::string foreign_registration_refused_reason(const char* kernel_release);
+// True on kernels 5.10 and older (release as uname -r gives it), where the CANN docs
+// allow registering only aclrtMallocHost memory: there the backend locks the pages of
+// its own mappings with mlock() before registering them, as UCM does. False when the
+// release cannot be read (the runtime decides).
+bool registration_needs_locked_pages(const char* kernel_release);
 
 }  // namespace acl
 }  // namespace ds

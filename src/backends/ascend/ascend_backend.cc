@@ -1,6 +1,5 @@
 #include "backends/ascend/ascend_backend.h"
 
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,12 +10,15 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/ascend/acl_api.h"
 #include "backends/ascend/acl_library.h"
 #include "core/error.h"
+#include "core/sysinfo.h"
 #include "core/units.h"
+#include "memory/host_memory.h"
 
 namespace ds {
 
@@ -61,14 +63,19 @@ uint32_t high32(const void* p) {
   return static_cast<uint32_t>(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)) >> 32);
 }
 
-// The running kernel's release (uname -r), read once.
-const char* kernel_release() {
-  static const std::string release = [] {
-    utsname u;
-    return uname(&u) == 0 ? std::string(u.release) : std::string();
-  }();
-  return release.c_str();
-}
+constexpr size_t kRegisterAlign = 4096;  // aclrtHostRegister(V2): 4 KiB aligned address and length
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// Kernels 5.10 and older: the CANN docs allow registering only aclrtMallocHost memory,
+// so our own mappings are locked with mlock() first, as UCM does.
+bool lock_before_register() { return registration_needs_locked_pages(kernel_release().c_str()); }
+
+// Appended where the runtime's own pinning failed: it pins in its driver, outside
+// RLIMIT_MEMLOCK, but a limit may still be what refused it.
+const char* kPinHint =
+    "; the Ascend driver pins these pages itself: if a memory-lock limit refused them, raise it with "
+    "`ulimit -l unlimited`";
 
 // Said once per process, at the first registration without aclrtHostRegisterV2.
 void note_pageable_registration() {
@@ -81,11 +88,16 @@ void note_pageable_registration() {
                "after its copy)\n");
 }
 
-// What one FFTS+ launch hands the runtime; kept alive until its stream is synchronised.
+// One IO task's FFTS+ launch, built once (at setup, by prepare_direct): the SQE and
+// the SDMA contexts, and, when the contexts are larger than what the runtime sends
+// through its PCIe BAR pool, a copy of them in device memory that every launch uses in
+// place. With host contexts over that size the runtime would allocate device memory
+// and copy them with a blocking H2D copy on every launch (ffts_task.cc).
 struct FftsTask {
-  rtFftsPlusSqe_t sqe;
+  std::vector<CopyDesc> descs;  // what it was built from
+  rtFftsPlusSqe_t sqe{};
   std::vector<rtFftsPlusSdmaCtx_t> contexts;
-  rtFftsPlusTaskInfo_t info;
+  void* device_contexts = nullptr;  // in the device arena; null: the host contexts are sent
 };
 
 class AscendStream;
@@ -116,36 +128,22 @@ class AscendStream : public Stream {
     (void)lib_.aclrtSynchronizeStream(handle_);
     completed();
   }
-
-  FftsTask& next_task() {
-    if (spare_.empty()) {
-      in_flight_.push_back(std::make_unique<FftsTask>());
-    } else {
-      in_flight_.push_back(std::move(spare_.back()));
-      spare_.pop_back();
-    }
-    return *in_flight_.back();
-  }
-  void completed() {
-    dirty_ = false;
-    for (auto& t : in_flight_) spare_.push_back(std::move(t));
-    in_flight_.clear();
-  }
+  void completed() { dirty_ = false; }
 
  private:
   const AclLibrary& lib_;
   aclrtStream handle_;
   std::shared_ptr<StreamSet> set_;
   bool dirty_ = false;
-  std::vector<std::unique_ptr<FftsTask>> in_flight_, spare_;
 };
 
 // An event, and where a device with several streams also marks it on its timing
 // stream (see AscendDevice::record).
 class AscendEvent : public Event {
  public:
-  AscendEvent(const AclLibrary& lib, aclrtEvent handle, bool sync, std::shared_ptr<StreamSet> streams)
-      : lib_(lib), handle_(handle), sync_(sync), streams_(std::move(streams)) {}
+  AscendEvent(const AclLibrary& lib, aclrtEvent handle, bool sync, bool reusable,
+              std::shared_ptr<StreamSet> streams)
+      : lib_(lib), handle_(handle), sync_(sync), reusable_(reusable), streams_(std::move(streams)) {}
   ~AscendEvent() override {
     for (AscendStream* s : *streams_) s->drain();
     (void)lib_.aclrtDestroyEvent(handle_);
@@ -153,6 +151,9 @@ class AscendEvent : public Event {
   }
   aclrtEvent handle() const { return handle_; }
   bool sync() const { return sync_; }  // created with ACL_EVENT_SYNC: other streams may wait on it
+  // Made by aclrtCreateEventExWithFlag: reused as is (aclrtResetEvent is not allowed on
+  // it); other events are reset after each wait.
+  bool reusable() const { return reusable_; }
 
   AscendStream* last_stream = nullptr;  // where it was last recorded
   aclrtEvent twin_ = nullptr;           // the same moment, recorded on the timing stream
@@ -162,8 +163,68 @@ class AscendEvent : public Event {
   const AclLibrary& lib_;
   aclrtEvent handle_;
   bool sync_;
+  bool reusable_;
   std::shared_ptr<StreamSet> streams_;
 };
+
+// Device memory for FFTS+ context descriptors, handed out in 512-byte aligned pieces
+// from a few large allocations (aclrtMalloc has a coarse granularity).
+class DescArena {
+ public:
+  DescArena(const AclLibrary& lib, std::string where) : lib_(lib), where_(std::move(where)) {}
+  ~DescArena() {
+    for (void* c : chunks_) (void)lib_.aclrtFree(c);
+  }
+  void* take(size_t bytes) {
+    bytes = round_up(bytes, kPiece);
+    if (left_ < bytes) {
+      const size_t chunk = std::max(kChunk, bytes);
+      void* p = nullptr;
+      lib_.check(lib_.aclrtMalloc(&p, chunk, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc",
+                 where_ + ", FFTS+ context descriptors, " + format_bytes(chunk));
+      chunks_.push_back(p);
+      next_ = static_cast<char*>(p);
+      left_ = chunk;
+    }
+    void* at = next_;
+    next_ += bytes;
+    left_ -= bytes;
+    return at;
+  }
+
+ private:
+  static constexpr size_t kPiece = 512, kChunk = 2u << 20;
+  const AclLibrary& lib_;
+  std::string where_;
+  std::vector<void*> chunks_;
+  char* next_ = nullptr;
+  size_t left_ = 0;
+};
+
+// Prepared FFTS+ tasks are found by the fragment list's address and length (the case's
+// plan does not move during a run); a launch compares the list and rebuilds if it changed.
+struct TaskKey {
+  const CopyDesc* descs;
+  size_t n;
+  bool operator==(const TaskKey& o) const { return descs == o.descs && n == o.n; }
+};
+struct TaskKeyHash {
+  size_t operator()(const TaskKey& k) const {
+    return std::hash<const void*>()(k.descs) ^ (std::hash<size_t>()(k.n) * 0x9e3779b97f4a7c15ULL);
+  }
+};
+
+// Where FFTS+ contexts go: DEV_SANDBOX_FFTS_DESC=host|device forces one (to compare on
+// hardware); auto: device memory when the contexts outgrow the runtime's BAR copy.
+bool contexts_in_device_memory(size_t contexts) {
+  const char* v = std::getenv("DEV_SANDBOX_FFTS_DESC");
+  const std::string mode = v && *v ? v : "auto";
+  if (mode == "host") return false;
+  if (mode == "device") return true;
+  if (mode != "auto")
+    throw RunError("DEV_SANDBOX_FFTS_DESC is '" + mode + "': expects auto, host or device");
+  return contexts * sizeof(rtFftsPlusSdmaCtx_t) > kFftsHostDescBarBytes;
+}
 
 AscendStream& stream_of(Stream& s) { return static_cast<AscendStream&>(s); }
 AscendEvent& event_of(Event& e) { return static_cast<AscendEvent&>(e); }
@@ -180,6 +241,8 @@ class AscendDevice : public Device {
 
   ~AscendDevice() override {
     timeline_.reset();  // a stream goes before its device is reset
+    prepared_.clear();
+    arena_.reset();     // device memory, before the device is reset
     // Every aclrtSetDevice of this object (one per bound thread) gets its reset.
     for (int i = 0; i < set_count_; ++i) (void)lib_.aclrtResetDevice(index_);
     ProcessState& s = process_state();
@@ -208,20 +271,35 @@ class AscendDevice : public Device {
     return std::make_unique<Memory>(nullptr, p, bytes, [lib, p] { (void)lib->aclrtFree(p); });
   }
 
+  // aclrtMallocHost promises 64-byte alignment only, while registration (the direct
+  // path) and O_DIRECT (aio --io-type alloc) need 4 KiB: one 4 KiB more is allocated
+  // and the buffer starts at the first 4 KiB boundary in it, as UCM does.
   std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool mapped) override {
-    void* p = nullptr;
-    lib_.check(lib_.aclrtMallocHost(&p, bytes), "aclrtMallocHost", where_ + ", " + format_bytes(bytes));
+    const size_t span = round_up(bytes, kRegisterAlign);
+    void* raw = nullptr;
+    const aclError rc = lib_.aclrtMallocHost(&raw, span + kRegisterAlign);
+    if (rc != ACL_SUCCESS) lib_.fail("aclrtMallocHost", rc, where_ + ", " + format_bytes(span + kRegisterAlign), kPinHint);
     const AclLibrary* lib = &lib_;
-    if (!mapped) return std::make_unique<Memory>(p, p, bytes, [lib, p] { (void)lib->aclrtFreeHost(p); });
+    void* p = reinterpret_cast<void*>(round_up(reinterpret_cast<uintptr_t>(raw), kRegisterAlign));
+    if (!mapped) return std::make_unique<Memory>(p, p, bytes, [lib, raw] { (void)lib->aclrtFreeHost(raw); });
+    // Mapped into the device for the direct path. Not ACL_HOST_REG_PINNED: this memory
+    // is page-locked already, and the runtime refuses PINNED for it.
+    const std::string where = where_ + ", pinned host memory, " + format_bytes(span);
     void* dev = nullptr;
-    const aclError rc = lib_.aclrtHostRegister(p, bytes, ACL_HOST_REGISTER_MAPPED, &dev);
-    if (rc != ACL_SUCCESS) {
-      (void)lib_.aclrtFreeHost(p);
-      lib_.fail("aclrtHostRegister", rc, where_ + ", pinned host memory, " + format_bytes(bytes));
+    try {
+      if (lib_.has_register_v1()) {
+        const aclError r = lib_.aclrtHostRegister(p, span, ACL_HOST_REGISTER_MAPPED, &dev);
+        if (r != ACL_SUCCESS) lib_.fail("aclrtHostRegister", r, where, kPinHint);
+      } else {
+        dev = register_v2(p, span, ACL_HOST_REG_MAPPED, where);
+      }
+    } catch (...) {
+      (void)lib_.aclrtFreeHost(raw);
+      throw;
     }
-    return std::make_unique<Memory>(p, dev, bytes, [lib, p] {
+    return std::make_unique<Memory>(p, dev, bytes, [lib, p, raw] {
       (void)lib->aclrtHostUnregister(p);
-      (void)lib->aclrtFreeHost(p);
+      (void)lib->aclrtFreeHost(raw);
     });
   }
 
@@ -229,26 +307,34 @@ class AscendDevice : public Device {
     // Memory not from aclrtMallocHost (odirect mmap, shared memory). Registration is
     // always mapped (the direct path reads the mapped address); CE copies use the CPU
     // address, which is page-locked only through aclrtHostRegisterV2's PINNED flag.
-    const std::string refused = foreign_registration_refused_reason(kernel_release());
-    if (!refused.empty())
-      throw RunError("ascend: host memory not from aclrtMallocHost cannot be registered here: " + refused);
-    const std::string where = where_ + ", " + format_bytes(bytes);
+    const std::string missing = lib_.register_missing();
+    if (!missing.empty()) throw RunError("ascend: " + missing);
+    if (reinterpret_cast<uintptr_t>(ptr) % kRegisterAlign != 0)
+      throw RunError("internal: host memory to register is not 4 KiB aligned");
+    // Our mappings are page granular, so the rounded length stays inside them.
+    const size_t span = round_up(bytes, kRegisterAlign);
+    std::string where = where_ + ", " + format_bytes(span);
+    // Kernels 5.10 and older: lock the pages first (our mlock, charged to RLIMIT_MEMLOCK),
+    // then register, as UCM does; only the runtime's own answer refuses it.
+    std::unique_ptr<Memory> locked;
+    if (lock_before_register()) {
+      locked = lock_pages(ptr, span);
+      where += ", pages locked first: kernel " + kernel_release() + " is 5.10 or older";
+    }
     const AclLibrary* lib = &lib_;
     void* dev = nullptr;
     if (lib_.has_register_v2()) {
-      lib_.check(lib_.aclrtHostRegisterV2(ptr, bytes, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED),
-                 "aclrtHostRegisterV2", where + ", MAPPED | PINNED");
-      const aclError rc = lib_.aclrtHostGetDevicePointer(ptr, &dev, 0);
-      if (rc != ACL_SUCCESS || !dev) {
-        (void)lib_.aclrtHostUnregister(ptr);
-        if (rc != ACL_SUCCESS) lib_.fail("aclrtHostGetDevicePointer", rc, where);
-        throw RunError("aclrtHostGetDevicePointer (" + where + ") gave no device address for registered memory");
-      }
+      dev = register_v2(ptr, span, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED, where + ", MAPPED | PINNED");
     } else {
       note_pageable_registration();
-      lib_.check(lib_.aclrtHostRegister(ptr, bytes, ACL_HOST_REGISTER_MAPPED, &dev), "aclrtHostRegister", where);
+      const aclError r = lib_.aclrtHostRegister(ptr, span, ACL_HOST_REGISTER_MAPPED, &dev);
+      if (r != ACL_SUCCESS) lib_.fail("aclrtHostRegister", r, where, kPinHint);
     }
-    return std::make_unique<Memory>(ptr, dev, bytes, [lib, ptr] { (void)lib->aclrtHostUnregister(ptr); });
+    auto lock = std::make_shared<std::unique_ptr<Memory>>(std::move(locked));
+    return std::make_unique<Memory>(ptr, dev, bytes, [lib, ptr, lock] {
+      (void)lib->aclrtHostUnregister(ptr);
+      lock->reset();  // munlock after the runtime let go
+    });
   }
 
   std::unique_ptr<Stream> create_stream() override {
@@ -259,9 +345,10 @@ class AscendDevice : public Device {
 
   std::unique_ptr<Event> create_event() override {
     // SYNC as well where streams can wait on events: the timing stream waits on it.
-    const bool sync = lib_.aclrtCreateEventWithFlag && lib_.aclrtStreamWaitEvent;
-    const aclrtEvent e = new_event(sync ? ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC : ACL_EVENT_TIME_LINE);
-    return std::make_unique<AscendEvent>(lib_, e, sync, streams_);
+    const bool sync = (lib_.aclrtCreateEventExWithFlag || lib_.aclrtCreateEventWithFlag) && lib_.aclrtStreamWaitEvent;
+    bool reusable = false;
+    const aclrtEvent e = new_event(sync ? ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC : ACL_EVENT_TIME_LINE, &reusable);
+    return std::make_unique<AscendEvent>(lib_, e, sync, reusable, streams_);
   }
 
   // aclrtEventElapsedTime is documented for two events of one stream only, while the
@@ -283,9 +370,17 @@ class AscendDevice : public Device {
       lib_.check(lib_.aclrtCreateStream(&h), "aclrtCreateStream", where_ + ", timing stream");
       timeline_ = std::make_unique<AscendStream>(lib_, h, streams_);
     }
-    if (!ev.twin_) ev.twin_ = new_event(ACL_EVENT_TIME_LINE);
+    if (!ev.twin_) {
+      bool reusable = false;
+      ev.twin_ = new_event(ACL_EVENT_TIME_LINE, &reusable);
+    }
     lib_.check(lib_.aclrtStreamWaitEvent(timeline_->handle(), ev.handle()), "aclrtStreamWaitEvent",
                where_ + ", timing stream");
+    // An event that is waited on is reset after the wait before its next record (the
+    // CANN docs); events of aclrtCreateEventExWithFlag are made for reuse instead.
+    if (!ev.reusable() && lib_.aclrtResetEvent)
+      lib_.check(lib_.aclrtResetEvent(ev.handle(), timeline_->handle()), "aclrtResetEvent",
+                 where_ + ", timing stream");
     lib_.check(lib_.aclrtRecordEvent(ev.twin_, timeline_->handle()), "aclrtRecordEvent", where_ + ", timing stream");
     ev.twin_valid = true;
   }
@@ -324,9 +419,18 @@ class AscendDevice : public Device {
   }
 
   void copy_batch(const CopyDesc* d, size_t n, CopyDir dir, Stream& s) override {
-    // The batch API copies host to device or device to host only (CANN docs).
-    if (!lib_.aclrtMemcpyBatchAsync || (dir != CopyDir::kH2D && dir != CopyDir::kD2H)) {
-      // Documented fallback (doctor says which): the blocks one after another.
+    // The batch API copies host to device or device to host only (CANN docs); where the
+    // library lacks it or the driver refused it (207000), one aclrtMemcpyAsync per block,
+    // and batch_fallback() says so: the Method then names CE, not CE-BATCH.
+    std::string single;
+    if (!lib_.aclrtMemcpyBatchAsync)
+      single = "this CANN's libascendcl.so does not export aclrtMemcpyBatchAsync";
+    else if (batch_refused_)
+      single = batch_refused_text;
+    else if (dir != CopyDir::kH2D && dir != CopyDir::kD2H)
+      single = "aclrtMemcpyBatchAsync copies host to device or device to host only, not " + std::string(to_string(dir));
+    if (!single.empty()) {
+      batch_fallback_ = single;
       for (size_t i = 0; i < n; ++i) copy_async(d[i], dir, s);
       return;
     }
@@ -338,8 +442,8 @@ class AscendDevice : public Device {
       srcs_[i] = const_cast<void*>(d[i].src);
       sizes_[i] = d[i].bytes;
     }
-    const bool dst_dev = dir == CopyDir::kH2D || dir == CopyDir::kD2D;
-    const bool src_dev = dir == CopyDir::kD2H || dir == CopyDir::kD2D;
+    const bool dst_dev = dir == CopyDir::kH2D;
+    const bool src_dev = dir == CopyDir::kD2H;
     aclrtMemcpyBatchAttr attr{};
     attr.dstLoc = {dst_dev ? static_cast<uint32_t>(index_) : 0u,
                    dst_dev ? ACL_MEM_LOCATION_TYPE_DEVICE : ACL_MEM_LOCATION_TYPE_HOST};
@@ -351,59 +455,43 @@ class AscendDevice : public Device {
     const aclError rc = lib_.aclrtMemcpyBatchAsync(dsts_.data(), sizes_.data(), srcs_.data(), sizes_.data(),
                                                    n, &attr, &attr_index, 1, &fail_index,
                                                    stream_of(s).handle());
+    if (rc == ACL_ERROR_RT_FEATURE_NOT_SUPPORT) {
+      // The driver lacks batched copies (e.g. 910B drivers without the feature): from
+      // now on every block is its own copy.
+      batch_refused_ = true;
+      batch_fallback_ = batch_refused_text;
+      for (size_t i = 0; i < n; ++i) copy_async(d[i], dir, s);
+      return;
+    }
     if (rc != ACL_SUCCESS)
       lib_.fail("aclrtMemcpyBatchAsync", rc,
                 where_ + ", " + std::to_string(n) + " copies" +
                     (fail_index < n ? ", failIndex " + std::to_string(fail_index) : ""));
   }
 
+  std::string batch_fallback() const override { return batch_fallback_; }
+
+  void prepare_direct(const CopyDesc* d, size_t n) override {
+    if (n > 0) task(d, n);
+  }
+
   void direct_task(const CopyDesc* d, size_t n, Stream& s) override {
     if (!lib_.has_ffts_launch()) throw RunError("FFTS+ is not available: " + lib_.rt_why);
     if (n == 0) return;
-    if (n > 0xFFFF) throw RunError("one FFTS+ task holds at most 65535 contexts; lower -f");
     AscendStream& st = stream_of(s);
-    FftsTask& t = st.next_task();
-    t.contexts.assign(n, rtFftsPlusSdmaCtx_t{});
-    // The first `lanes` contexts start ready; context i then follows i - lanes.
-    const size_t lanes = std::min<size_t>(n, kFftsMaxReadyLanes);
-    for (size_t i = 0; i < n; ++i) {
-      if (d[i].bytes > 0xFFFFFFFFull)
-        throw RunError("an SDMA context copies at most 4 GiB - 1 bytes; lower -s");
-      rtFftsPlusSdmaCtx_t& c = t.contexts[i];
-      c.contextType = RT_CTX_TYPE_SDMA;
-      c.threadDim = 1;
-      c.sdmaSqeHeader = kSdmaFp32AtomicMoveSqe;
-      c.sourceAddressBaseL = low32(d[i].src);
-      c.sourceAddressBaseH = high32(d[i].src);
-      c.destinationAddressBaseL = low32(d[i].dst);
-      c.destinationAddressBaseH = high32(d[i].dst);
-      c.nonTailDataLength = static_cast<uint32_t>(d[i].bytes);
-      c.tailDataLength = static_cast<uint32_t>(d[i].bytes);
-      if (i >= lanes) {
-        rtFftsPlusSdmaCtx_t& pred = t.contexts[i - lanes];
-        pred.successorList[pred.successorNum++] = static_cast<uint16_t>(i);
-        c.predCntInit = 1;
-        c.predCnt = 1;
-      }
-    }
-    t.sqe = rtFftsPlusSqe_t{};
-    t.sqe.typeBits = sqe_type_bits(RT_FFTS_PLUS_TYPE);
-    t.sqe.subType = kFftsSubTypeCommunication;
-    t.sqe.totalContextNum = static_cast<uint16_t>(n);
-    t.sqe.readyContextNum = static_cast<uint16_t>(lanes);
-    t.sqe.preloadContextNum = static_cast<uint16_t>(lanes);
-    t.sqe.timeout = 0;
-    t.info = rtFftsPlusTaskInfo_t{};
-    t.info.fftsPlusSqe = &t.sqe;
-    t.info.descBuf = t.contexts.data();
-    t.info.descBufLen = sizeof(rtFftsPlusSdmaCtx_t) * n;
-    t.info.descAddrType = RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST;
-    const bool with_flag = lib_.rtFftsPlusTaskLaunchWithFlag != nullptr;
-    const rtError_t rc = with_flag ? lib_.rtFftsPlusTaskLaunchWithFlag(&t.info, st.handle(), 0)
-                                   : lib_.rtFftsPlusTaskLaunch(&t.info, st.handle());
+    const FftsTask& t = task(d, n);
+    // The runtime copies the SQE (and host contexts) during the launch, so nothing
+    // here has to outlive the call.
+    rtFftsPlusTaskInfo_t info{};
+    info.fftsPlusSqe = &t.sqe;
+    info.descBuf = t.device_contexts ? t.device_contexts : static_cast<const void*>(t.contexts.data());
+    info.descBufLen = sizeof(rtFftsPlusSdmaCtx_t) * n;
+    info.descAddrType = t.device_contexts ? RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_DEVICE : RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST;
+    const rtError_t rc = lib_.rtFftsPlusTaskLaunchWithFlag(&info, st.handle(), 0);
     if (rc != 0)
-      lib_.fail(with_flag ? "rtFftsPlusTaskLaunchWithFlag" : "rtFftsPlusTaskLaunch", rc,
-                where_ + ", " + std::to_string(n) + " SDMA context" + (n == 1 ? "" : "s"));
+      lib_.fail("rtFftsPlusTaskLaunchWithFlag", rc,
+                where_ + ", " + std::to_string(n) + " SDMA context" + (n == 1 ? "" : "s") +
+                    (t.device_contexts ? " in device memory" : ""));
   }
 
   void copy_sync(const CopyDesc& d, CopyDir dir) override {
@@ -432,25 +520,105 @@ class AscendDevice : public Device {
   }
 
  private:
-  const AclLibrary& lib_;
-  int index_;
-  pid_t owner_pid_;
-  std::string where_;
-  int set_count_ = 0;
+  // aclrtHostRegisterV2 with `flags`, then the mapped device address.
+  void* register_v2(void* ptr, size_t span, uint32_t flags, const std::string& where) {
+    const aclError rc = lib_.aclrtHostRegisterV2(ptr, span, flags);
+    if (rc != ACL_SUCCESS) lib_.fail("aclrtHostRegisterV2", rc, where, kPinHint);
+    void* dev = nullptr;
+    const aclError g = lib_.aclrtHostGetDevicePointer(ptr, &dev, 0);
+    if (g != ACL_SUCCESS || !dev) {
+      (void)lib_.aclrtHostUnregister(ptr);
+      if (g != ACL_SUCCESS) lib_.fail("aclrtHostGetDevicePointer", g, where);
+      throw RunError("aclrtHostGetDevicePointer (" + where + ") gave no device address for registered memory");
+    }
+    return dev;
+  }
 
-  aclrtEvent new_event(uint32_t flags) {
+  // The prepared task for this fragment list, built (or rebuilt) when missing or stale.
+  const FftsTask& task(const CopyDesc* d, size_t n) {
+    const TaskKey key{d, n};
+    auto it = prepared_.find(key);
+    if (it != prepared_.end() && std::memcmp(it->second.descs.data(), d, n * sizeof(CopyDesc)) == 0)
+      return it->second;
+    FftsTask t = build_task(d, n);
+    if (it != prepared_.end()) {
+      it->second = std::move(t);  // its old device contexts stay in the arena unused
+      return it->second;
+    }
+    return prepared_.emplace(key, std::move(t)).first->second;
+  }
+
+  FftsTask build_task(const CopyDesc* d, size_t n) {
+    if (n > 0xFFFF) throw RunError("one FFTS+ task holds at most 65535 contexts; lower -f");
+    FftsTask t;
+    t.descs.assign(d, d + n);
+    t.contexts.assign(n, rtFftsPlusSdmaCtx_t{});
+    // The first `lanes` contexts start ready; context i then follows i - lanes.
+    const size_t lanes = std::min<size_t>(n, kFftsMaxReadyLanes);
+    for (size_t i = 0; i < n; ++i) {
+      if (d[i].bytes > 0xFFFFFFFFull) throw RunError("an SDMA context copies at most 4 GiB - 1 bytes; lower -s");
+      rtFftsPlusSdmaCtx_t& c = t.contexts[i];
+      c.contextType = RT_CTX_TYPE_SDMA;
+      c.threadDim = 1;
+      c.sdmaSqeHeader = kSdmaFp32AtomicMoveSqe;
+      c.sourceAddressBaseL = low32(d[i].src);
+      c.sourceAddressBaseH = high32(d[i].src);
+      c.destinationAddressBaseL = low32(d[i].dst);
+      c.destinationAddressBaseH = high32(d[i].dst);
+      c.nonTailDataLength = static_cast<uint32_t>(d[i].bytes);
+      c.tailDataLength = static_cast<uint32_t>(d[i].bytes);
+      if (i >= lanes) {
+        rtFftsPlusSdmaCtx_t& pred = t.contexts[i - lanes];
+        pred.successorList[pred.successorNum++] = static_cast<uint16_t>(i);
+        c.predCntInit = 1;
+        c.predCnt = 1;
+      }
+    }
+    t.sqe.typeBits = sqe_type_bits(RT_FFTS_PLUS_TYPE);
+    t.sqe.subType = kFftsSubTypeCommunication;
+    t.sqe.totalContextNum = static_cast<uint16_t>(n);
+    t.sqe.readyContextNum = static_cast<uint16_t>(lanes);
+    t.sqe.preloadContextNum = static_cast<uint16_t>(lanes);
+    t.sqe.timeout = 0;
+    if (contexts_in_device_memory(n)) {
+      const size_t bytes = sizeof(rtFftsPlusSdmaCtx_t) * n;
+      if (!arena_) arena_ = std::make_unique<DescArena>(lib_, where_);
+      t.device_contexts = arena_->take(bytes);
+      lib_.check(lib_.aclrtMemcpy(t.device_contexts, bytes, t.contexts.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
+                 "aclrtMemcpy", where_ + ", FFTS+ context descriptors to the device");
+    }
+    return t;
+  }
+
+  aclrtEvent new_event(uint32_t flags, bool* reusable) {
     aclrtEvent e = nullptr;
-    if (lib_.aclrtCreateEventWithFlag) {
+    *reusable = false;
+    if (lib_.aclrtCreateEventExWithFlag) {
+      lib_.check(lib_.aclrtCreateEventExWithFlag(&e, flags), "aclrtCreateEventExWithFlag", where_);
+      *reusable = true;
+    } else if (lib_.aclrtCreateEventWithFlag) {
       lib_.check(lib_.aclrtCreateEventWithFlag(&e, flags), "aclrtCreateEventWithFlag", where_);
     } else {
       lib_.check(lib_.aclrtCreateEvent(&e), "aclrtCreateEvent", where_);
     }
     return e;
   }
+
+  const AclLibrary& lib_;
+  int index_;
+  pid_t owner_pid_;
+  std::string where_;
+  int set_count_ = 0;
   std::shared_ptr<StreamSet> streams_ = std::make_shared<StreamSet>();
   std::unique_ptr<AscendStream> timeline_;  // the timing stream, made on the first multi-stream record
   std::vector<void*> dsts_, srcs_;
   std::vector<size_t> sizes_;
+  std::string batch_fallback_;  // why batches went out as single copies; empty: they did not
+  bool batch_refused_ = false;  // the driver answered 207000: no more batch calls
+  static constexpr const char* batch_refused_text =
+      "aclrtMemcpyBatchAsync answered 207000 (feature not supported by this driver)";
+  std::unique_ptr<DescArena> arena_;
+  std::unordered_map<TaskKey, FftsTask, TaskKeyHash> prepared_;
 };
 
 class AscendBackend : public Backend {
@@ -468,6 +636,9 @@ class AscendBackend : public Backend {
   std::string label_prefix() const override { return "acl"; }
   std::string direct_method() const override { return "FFTS-SDMA"; }
   bool has(Capability cap) const override { return cap == Capability::kDirect; }
+  // The driver pins pinned and registered memory itself; only on kernels 5.10 and
+  // older do we lock our own mappings with mlock before registering them.
+  bool mlocks(HostLock kind) const override { return kind == HostLock::kRegistration && lock_before_register(); }
 
   void init_process() override {
     lib_ = &load_acl_library();
@@ -512,9 +683,7 @@ class AscendBackend : public Backend {
     p.facts.push_back(
         {"FFTS+", p.direct_unavailable.empty()
                       ? std::string("available (") +
-                            (lib.rtFftsPlusTaskLaunchWithFlag ? "rtFftsPlusTaskLaunchWithFlag"
-                                                              : "rtFftsPlusTaskLaunch") +
-                            ", SoC " + soc_text + ")"
+                            "rtFftsPlusTaskLaunchWithFlag, SoC " + soc_text + ")"
                       : "not available: " + p.direct_unavailable});
     p.facts.push_back({"batch copy (CE-BATCH)",
                        lib.aclrtMemcpyBatchAsync
@@ -523,16 +692,31 @@ class AscendBackend : public Backend {
                              "block)"
                            : "fallback: aclrtMemcpyBatchAsync is not exported by this CANN, so one "
                              "aclrtMemcpyAsync per block in one submission loop"});
-    const std::string refused = foreign_registration_refused_reason(kernel_release());
-    p.facts.push_back(
-        {"host registration (odirect, shm)",
-         std::string(lib.has_register_v2()
-                         ? "aclrtHostRegisterV2(MAPPED | PINNED) + aclrtHostGetDevicePointer: page-locked, CE "
-                           "copies from it are asynchronous"
-                         : "aclrtHostRegister (mapped only; this CANN has no aclrtHostRegisterV2/"
-                           "aclrtHostGetDevicePointer): CE copies from registered memory are pageable on this "
-                           "CANN (each aclrtMemcpyAsync returns after its copy)") +
-             (refused.empty() ? "" : "; refused here: " + refused)});
+    p.register_unavailable = lib.register_missing();
+    const std::string kernel = kernel_release();
+    const std::string lock_first =
+        lock_before_register() ? "; kernel " + kernel + " is 5.10 or older, where the CANN docs allow registering only "
+                                 "aclrtMallocHost memory: the pages are locked with mlock first (RLIMIT_MEMLOCK "
+                                 "applies), as UCM does"
+                               : "";
+    std::string reg;
+    if (!p.register_unavailable.empty())
+      reg = "not available: " + p.register_unavailable;
+    else if (lib.has_register_v2())
+      reg = "aclrtHostRegisterV2(MAPPED | PINNED) + aclrtHostGetDevicePointer: page-locked, CE copies from it are "
+            "asynchronous" + lock_first;
+    else
+      reg = "aclrtHostRegister (mapped only; this CANN has no aclrtHostRegisterV2/aclrtHostGetDevicePointer): CE "
+            "copies from registered memory are pageable on this CANN (each aclrtMemcpyAsync returns after its "
+            "copy)" + lock_first;
+    p.facts.push_back({"host registration (odirect, shm)", reg});
+    p.facts.push_back({"events", lib.aclrtCreateEventExWithFlag
+                                     ? "aclrtCreateEventExWithFlag (made for reuse, never reset)"
+                                     : "aclrtCreateEventWithFlag, reset with aclrtResetEvent after each wait"});
+    p.facts.push_back({"FFTS+ context descriptors",
+                       "built once at setup; a task's contexts go in device memory when they exceed the runtime's "
+                       "PCIe BAR copy (" + std::to_string(kFftsHostDescBarBytes / sizeof(rtFftsPlusSdmaCtx_t)) +
+                       " contexts), else they are sent from host memory at each launch"});
     p.facts.push_back({"peer access (device to device)",
                        lib.aclrtDeviceCanAccessPeer && lib.aclrtDeviceEnablePeerAccess
                            ? "aclrtDeviceCanAccessPeer + aclrtDeviceEnablePeerAccess on each reading device"

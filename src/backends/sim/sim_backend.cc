@@ -91,6 +91,8 @@ class SimBackend : public Backend {
   std::string direct_method() const override { return "SDMA"; }
   bool has(Capability cap) const override { return cap != Capability::kKernelCopy; }
   bool device_memory_is_host() const override { return true; }
+  // Pinned and registered memory is mmap + mlock here: RLIMIT_MEMLOCK applies.
+  bool mlocks(HostLock) const override { return true; }
   void init_process() override {}
   BackendProbe probe() override {
     BackendProbe p;

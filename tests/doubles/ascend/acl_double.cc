@@ -10,10 +10,27 @@
 // aclrtMemcpyAsync from host memory that is not page-locked (neither aclrtMallocHost
 // nor registered with ACL_HOST_REG_PINNED) returns only after the copy: the log says
 // pageable=1 for those.
+// Like the real runtime it hands out aclrtMallocHost memory that is 64-byte but not
+// 4 KiB aligned, refuses to register an address or length that is not 4 KiB aligned
+// (107000), refuses on kernels 5.10 and older (DEV_SANDBOX_KERNEL_RELEASE, else uname)
+// to register memory that is neither from aclrtMallocHost nor locked (mlock), refuses
+// ACL_HOST_REG_PINNED for aclrtMallocHost memory, refuses to record an event again that
+// a stream waited on unless aclrtResetEvent came in between (events of
+// aclrtCreateEventExWithFlag are reused instead and refuse aclrtResetEvent), and with
+// DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1 answers aclrtMemcpyBatchAsync with 207000 as a
+// driver without batched copies does. Each stream is announced to the runtime double it
+// is linked against (libruntime.so, as the real libascendcl.so depends on it), which
+// launches only on streams of its own instance.
 // Built without aclrtHostRegisterV2/aclrtHostGetDevicePointer when
-// DS_DOUBLE_NO_REGISTER_V2 is defined (an older CANN).
+// DS_DOUBLE_NO_REGISTER_V2 is defined (an older CANN), and without those,
+// aclrtHostRegister/aclrtHostUnregister, aclrtCreateEventExWithFlag and
+// aclrtMemcpyBatchAsync when DS_DOUBLE_OLD_CANN is defined (CANN before 8.1).
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <time.h>
+
+#include <fstream>
+#include <sstream>
 
 #include <condition_variable>
 #include <deque>
@@ -29,6 +46,9 @@ using dsdouble::log_call;
 namespace {
 
 using aclError = int;
+
+constexpr int kParamInvalid = 107000;     // ACL_ERROR_RT_PARAM_INVALID ("driver error:invalid value")
+constexpr int kFeatureNotSupport = 207000;  // ACL_ERROR_RT_FEATURE_NOT_SUPPORT
 
 // Device memory and mapped host memory live at addresses the CPU must not use.
 constexpr uint64_t kDeviceAlias = 1ull << 45;
@@ -47,6 +67,7 @@ struct State {
   pid_t init_pid = 0;
   std::map<uint64_t, Region> device_allocs;  // by device address
   std::map<uint64_t, uint64_t> pinned;        // aclrtMallocHost: cpu address -> size
+  std::map<uint64_t, uint64_t> pinned_base;   // aclrtMallocHost: cpu address -> its mapping
   std::map<uint64_t, Region> registrations;   // by cpu address
   std::map<uint64_t, uint64_t> mapped;        // mapped address -> cpu address
   std::map<int, long> device_refs;
@@ -139,6 +160,81 @@ bool host_locked(uint64_t addr, uint64_t len) {
   if (it == m.begin()) return false;
   --it;
   return it->second.pinned && addr + len <= it->first + it->second.size;
+}
+
+// Whether [addr, addr+len) lies inside one aclrtMallocHost allocation. Caller holds st().mu.
+bool in_malloc_host(uint64_t addr, uint64_t len) {
+  auto& m = st().pinned;
+  auto it = m.upper_bound(addr);
+  if (it == m.begin()) return false;
+  --it;
+  return addr + len <= it->first + it->second;
+}
+
+// The kernel release as the runtime sees it (the tests set DEV_SANDBOX_KERNEL_RELEASE).
+std::string kernel_release() {
+  const char* forced = std::getenv("DEV_SANDBOX_KERNEL_RELEASE");
+  if (forced && *forced) return forced;
+  utsname u;
+  return uname(&u) == 0 ? std::string(u.release) : std::string();
+}
+
+bool kernel_up_to_510(const std::string& release) {
+  int major = 0, minor = 0;
+  if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) < 1) return false;
+  return major < 5 || (major == 5 && minor <= 10);
+}
+
+// Whether every page of [addr, addr+len) is locked (mlock), from /proc/self/smaps.
+bool pages_locked(uint64_t addr, uint64_t len) {
+  std::ifstream in("/proc/self/smaps");
+  std::string line;
+  uint64_t lo = 0, hi = 0;
+  uint64_t covered_to = addr;
+  bool in_range = false;
+  while (std::getline(in, line)) {
+    unsigned long long a = 0, b = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &a, &b) == 2 && line.find(':') != std::string::npos &&
+        line.find('-') < line.find(' ')) {
+      lo = a;
+      hi = b;
+      in_range = hi > addr && lo < addr + len;
+      continue;
+    }
+    if (!in_range || line.rfind("VmFlags:", 0) != 0) continue;
+    std::istringstream flags(line.substr(8));
+    std::string f;
+    bool locked = false;
+    while (flags >> f) locked = locked || f == "lo";
+    if (!locked || lo > covered_to) return false;
+    covered_to = std::max<uint64_t>(covered_to, hi);
+  }
+  return covered_to >= addr + len;
+}
+
+// What aclrtHostRegister(V2) checks before mapping `ptr` (flag: the V2 flags, or 0 for V1).
+[[maybe_unused]] aclError register_checks(const char* call, uint64_t cpu, uint64_t size, uint32_t flag) {
+  // The driver wants 4 KiB pages: address and length (ACL_ERROR_RT_PARAM_INVALID).
+  if (cpu % 4096 != 0 || size % 4096 != 0)
+    return fail(kParamInvalid, fmt("%s: driver error:invalid value (address 0x%llx or length %llu is not 4 KiB "
+                                   "aligned)",
+                                   call, (unsigned long long)cpu, (unsigned long long)size));
+  bool from_malloc_host;
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    from_malloc_host = in_malloc_host(cpu, size);
+  }
+  if (from_malloc_host && (flag & 0x10000000u))
+    return fail(kParamInvalid,
+                fmt("%s: ACL_HOST_REG_PINNED is for memory that is not page-locked yet; this is aclrtMallocHost "
+                    "memory",
+                    call));
+  const std::string kernel = kernel_release();
+  if (!from_malloc_host && kernel_up_to_510(kernel) && !pages_locked(cpu, size))
+    return fail(kParamInvalid, fmt("%s: kernel %s: only aclrtMallocHost memory (or locked pages) can be "
+                                   "registered on kernels 5.10 and older",
+                                   call, kernel.c_str()));
+  return dsdouble::kSuccess;
 }
 
 bool is_alias(uint64_t addr) { return device_cpu(addr, 1) != nullptr || mapped_cpu(addr, 1) != nullptr; }
@@ -237,7 +333,9 @@ struct DEvent {
   int64_t stamp = -1;  // set by the stream thread when reached
   int pending = 0;     // records queued and not yet reached
   uint32_t flags = 0;
-  bool with_flag = false;      // from aclrtCreateEventWithFlag
+  bool with_flag = false;      // from aclrtCreateEventWithFlag or aclrtCreateEventExWithFlag
+  bool ex = false;             // from aclrtCreateEventExWithFlag: reusable, no aclrtResetEvent
+  bool needs_reset = false;    // a stream waited on it: reset before it is recorded again
   void* stream = nullptr;      // where it was last recorded
   uint64_t recorded = 0;       // records issued
   uint64_t reached = 0;        // the latest record reached
@@ -518,11 +616,15 @@ aclError aclrtMallocHost(void** ptr, size_t size) {
     log_call("aclrtMallocHost", fmt("size=%zu error=%d", size, rc));
     return rc;
   }
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (p == MAP_FAILED) return fail(200000, "aclrtMallocHost: out of memory");
+  // The docs promise 64-byte alignment only: hand out memory 64 bytes past a page
+  // boundary, so a caller that needs 4 KiB must align it itself.
+  void* base = mmap(nullptr, size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (base == MAP_FAILED) return fail(200000, "aclrtMallocHost: out of memory");
+  void* p = static_cast<char*>(base) + 64;
   {
     std::lock_guard<std::mutex> lock(st().mu);
     st().pinned[reinterpret_cast<uint64_t>(p)] = size;
+    st().pinned_base[reinterpret_cast<uint64_t>(p)] = reinterpret_cast<uint64_t>(base);
   }
   *ptr = p;
   log_call("aclrtMallocHost", fmt("size=%zu ptr=0x%llx", size, (unsigned long long)reinterpret_cast<uint64_t>(p)));
@@ -538,15 +640,20 @@ aclError aclrtFreeHost(void* ptr) {
     st().recent_error = "aclrtFreeHost: not an aclrtMallocHost pointer";
     return dsdouble::kInvalidParam;
   }
-  if (st().registrations.count(it->first)) {
-    st().recent_error = "aclrtFreeHost: the memory is still registered (aclrtHostUnregister first)";
-    return dsdouble::kInvalidParam;
+  {
+    auto reg = st().registrations.lower_bound(it->first);
+    if (reg != st().registrations.end() && reg->first < it->first + it->second) {
+      st().recent_error = "aclrtFreeHost: the memory is still registered (aclrtHostUnregister first)";
+      return dsdouble::kInvalidParam;
+    }
   }
-  munmap(ptr, it->second);
+  munmap(reinterpret_cast<void*>(st().pinned_base.at(it->first)), it->second + 4096);
+  st().pinned_base.erase(it->first);
   st().pinned.erase(it);
   return dsdouble::kSuccess;
 }
 
+#ifndef DS_DOUBLE_OLD_CANN
 aclError aclrtHostRegister(void* ptr, uint64_t size, int type, void** dev) {
   const uint64_t cpu = reinterpret_cast<uint64_t>(ptr);
   if (aclError rc = enter("aclrtHostRegister", true)) {
@@ -555,7 +662,11 @@ aclError aclrtHostRegister(void* ptr, uint64_t size, int type, void** dev) {
     return rc;
   }
   if (type != 0) return fail(dsdouble::kInvalidParam, fmt("aclrtHostRegister: type %d is not MAPPED", type));
-  if (cpu % 4096 != 0) return fail(dsdouble::kInvalidParam, "aclrtHostRegister: pointer not 4 KiB aligned");
+  if (aclError rc = register_checks("aclrtHostRegister", cpu, size, 0)) {
+    log_call("aclrtHostRegister", fmt("ptr=0x%llx size=%llu error=%d", (unsigned long long)cpu,
+                                      (unsigned long long)size, rc));
+    return rc;
+  }
   const uint64_t alias = cpu ^ kMappedAlias;
   {
     std::lock_guard<std::mutex> lock(st().mu);
@@ -572,7 +683,9 @@ aclError aclrtHostRegister(void* ptr, uint64_t size, int type, void** dev) {
   return dsdouble::kSuccess;
 }
 
-#ifndef DS_DOUBLE_NO_REGISTER_V2
+#endif
+
+#if !defined(DS_DOUBLE_NO_REGISTER_V2) && !defined(DS_DOUBLE_OLD_CANN)
 constexpr uint32_t kRegMapped = 0x2, kRegPinned = 0x10000000;
 
 aclError aclrtHostRegisterV2(void* ptr, uint64_t size, uint32_t flag) {
@@ -584,7 +697,11 @@ aclError aclrtHostRegisterV2(void* ptr, uint64_t size, uint32_t flag) {
   }
   if (flag == 0 || (flag & ~(kRegMapped | kRegPinned)) != 0)
     return fail(dsdouble::kInvalidParam, fmt("aclrtHostRegisterV2: flag 0x%x (this double: MAPPED 0x2 | PINNED 0x10000000)", flag));
-  if (cpu % 4096 != 0) return fail(dsdouble::kInvalidParam, "aclrtHostRegisterV2: pointer not 4 KiB aligned");
+  if (aclError rc = register_checks("aclrtHostRegisterV2", cpu, size, flag)) {
+    log_call("aclrtHostRegisterV2", fmt("ptr=0x%llx size=%llu flags=0x%x error=%d", (unsigned long long)cpu,
+                                        (unsigned long long)size, flag, rc));
+    return rc;
+  }
   {
     std::lock_guard<std::mutex> lock(st().mu);
     if (st().registrations.count(cpu)) {
@@ -619,6 +736,7 @@ aclError aclrtHostGetDevicePointer(void* host, void** dev, uint32_t flag) {
 }
 #endif
 
+#ifndef DS_DOUBLE_OLD_CANN
 aclError aclrtHostUnregister(void* ptr) {
   const uint64_t cpu = reinterpret_cast<uint64_t>(ptr);
   log_call("aclrtHostUnregister", fmt("ptr=0x%llx", (unsigned long long)cpu));
@@ -633,6 +751,8 @@ aclError aclrtHostUnregister(void* ptr) {
   st().registrations.erase(it);
   return dsdouble::kSuccess;
 }
+
+#endif
 
 // ---- streams and events ----
 
@@ -649,6 +769,7 @@ aclError aclrtCreateStream(void** stream) {
     std::lock_guard<std::mutex> lock(st().mu);
     st().streams.insert(s);
   }
+  dsdouble_rt_adopt_stream(s);  // the runtime instance this library is linked against
   *stream = s;
   log_call("aclrtCreateStream", fmt("device=%d stream=%p", t_device, static_cast<void*>(s)));
   return dsdouble::kSuccess;
@@ -681,6 +802,7 @@ aclError aclrtDestroyStream(void* stream) {
     std::lock_guard<std::mutex> lock(st().mu);
     st().streams.erase(stream);
   }
+  dsdouble_rt_forget_stream(s);
   delete s;
   return dsdouble::kSuccess;
 }
@@ -689,7 +811,8 @@ aclError create_event(const char* call, void** event, uint32_t flag) {
   if (aclError rc = enter(call, true)) return rc;
   DEvent* e = new DEvent();
   e->flags = flag;
-  e->with_flag = std::strcmp(call, "aclrtCreateEventWithFlag") == 0;
+  e->ex = std::strcmp(call, "aclrtCreateEventExWithFlag") == 0;
+  e->with_flag = e->ex || std::strcmp(call, "aclrtCreateEventWithFlag") == 0;
   {
     std::lock_guard<std::mutex> lock(st().mu);
     st().events.insert(e);
@@ -703,6 +826,32 @@ aclError aclrtCreateEvent(void** event) { return create_event("aclrtCreateEvent"
 
 aclError aclrtCreateEventWithFlag(void** event, uint32_t flag) {
   return create_event("aclrtCreateEventWithFlag", event, flag);
+}
+
+#ifndef DS_DOUBLE_OLD_CANN
+aclError aclrtCreateEventExWithFlag(void** event, uint32_t flag) {
+  return create_event("aclrtCreateEventExWithFlag", event, flag);
+}
+#endif
+
+// Resets the event after the work queued on `stream` so far (a wait on it, typically).
+aclError aclrtResetEvent(void* event, void* stream) {
+  log_call("aclrtResetEvent", fmt("event=%p stream=%p", event, stream));
+  if (aclError rc = enter("aclrtResetEvent", false)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtResetEvent: unknown stream");
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    if (!st().events.count(event)) {
+      st().recent_error = "aclrtResetEvent: unknown event";
+      return dsdouble::kInvalidParam;
+    }
+  }
+  DEvent* e = static_cast<DEvent*>(event);
+  std::lock_guard<std::mutex> lock(e->mu);
+  // The CANN docs: events of aclrtCreateEventExWithFlag cannot be used with aclrtResetEvent.
+  if (e->ex) return fail(dsdouble::kInvalidParam, "aclrtResetEvent: the event was made by aclrtCreateEventExWithFlag");
+  e->needs_reset = false;
+  return dsdouble::kSuccess;
 }
 
 aclError aclrtDestroyEvent(void* event) {
@@ -735,6 +884,10 @@ aclError aclrtRecordEvent(void* event, void* stream) {
   uint64_t gen;
   {
     std::lock_guard<std::mutex> lock(e->mu);
+    if (e->needs_reset)
+      return fail(dsdouble::kInvalidParam,
+                  "aclrtRecordEvent: a stream waited on this event and it was not reset (aclrtResetEvent) before "
+                  "this record");
     e->stamp = -1;
     ++e->pending;
     e->stream = stream;
@@ -762,6 +915,7 @@ aclError aclrtStreamWaitEvent(void* stream, void* event) {
     if (e->with_flag && !(e->flags & 0x1u))
       return fail(dsdouble::kInvalidParam, "aclrtStreamWaitEvent: the event was created without ACL_EVENT_SYNC");
     gen = e->recorded;
+    if (!e->ex) e->needs_reset = true;
   }
   if (gen > 0) api_enqueue(stream, run_wait, new WaitOp{e, gen});
   return dsdouble::kSuccess;
@@ -818,7 +972,7 @@ aclError aclrtMemcpyAsync(void* dst, size_t dest_max, const void* src, size_t co
   return dsdouble::kSuccess;
 }
 
-#ifndef DS_DOUBLE_NO_BATCH
+#if !defined(DS_DOUBLE_NO_BATCH) && !defined(DS_DOUBLE_OLD_CANN)
 struct MemLocation {
   uint32_t id;
   int type;  // 0 host, 1 device
@@ -835,6 +989,12 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
   log_call("aclrtMemcpyBatchAsync", fmt("count=%zu num_attrs=%zu stream=%p", n, num_attrs, stream));
   if (aclError rc = enter("aclrtMemcpyBatchAsync", true)) return rc;
   if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: unknown stream");
+  // A driver without batched copies (the runtime's feature check says no).
+  if (dsdouble::env_long("DS_ACL_DOUBLE_BATCH_UNSUPPORTED", 0)) {
+    log_call("aclrtMemcpyBatchAsync", "-> 207000 feature not supported");
+    if (fail_index) *fail_index = SIZE_MAX;
+    return fail(kFeatureNotSupport, "aclrtMemcpyBatchAsync: feature not support (test double)");
+  }
   if (n == 0 || num_attrs == 0 || !attrs || !attr_indexes || attr_indexes[0] != 0)
     return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: attrs must cover the copies from index 0");
   std::vector<CopyOp> ops(n);

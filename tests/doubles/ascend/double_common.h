@@ -12,6 +12,8 @@
 //   DS_ACL_DOUBLE_NO_PEER=1      aclrtDeviceCanAccessPeer says no, aclrtDeviceEnablePeerAccess fails
 //   DS_ACL_DOUBLE_SKEW=bytes     the runtime double reads the SDMA source and destination
 //                                address words this many bytes off (proves a wrong layout fails)
+//   DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1  aclrtMemcpyBatchAsync answers 207000 (no batch in the driver)
+//   DEV_SANDBOX_KERNEL_RELEASE   the kernel release both the backend and the doubles go by
 #pragma once
 
 #include <fcntl.h>
@@ -25,6 +27,12 @@
 #include <map>
 #include <mutex>
 #include <string>
+
+// Exported by the runtime double (libruntime.so), called by the AscendCL double, which is
+// linked against it as the real libascendcl.so is: the runtime launches only on streams
+// announced to its own instance, so a second copy of libruntime.so sees invalid handles.
+extern "C" void dsdouble_rt_adopt_stream(void* stream);
+extern "C" void dsdouble_rt_forget_stream(void* stream);
 
 namespace dsdouble {
 

@@ -5,8 +5,20 @@
 // the stream in dependency order: the first readyContextNum contexts start, each
 // finished context releases its successors. A context encoded at the wrong place
 // moves the wrong bytes or addresses nothing valid, and the run fails.
-// Built twice: with rtFftsPlusTaskLaunch(WithFlag), and (DS_DOUBLE_HIDE_FFTS) without,
-// to stand for a runtime that has no FFTS+.
+// What it refuses, as the runtime and the hardware would: more ready contexts than the
+// 8 SDMA lanes, an SQE that is not FFTS+ or whose subType is not 0x5A, a context that is
+// not a plain SDMA move (sdmaSqeHeader opcode 0 with its address-space bits set), a
+// context buffer whose length is not 128 x contexts, device context memory that is not
+// device memory, and a stream this instance of the library did not see created (a second
+// copy of libruntime.so). Host contexts are copied at the launch, as the runtime does
+// (through its PCIe BAR pool up to 1 KiB on x86 / 4 KiB on ARM, else a device allocation
+// and a blocking copy: the log says which); device contexts are read where they are.
+// Only rtFftsPlusTaskLaunchWithFlag is exported (libruntime.so is built with hidden
+// visibility and the plain rtFftsPlusTaskLaunch is not marked for export).
+// Built twice: with the launch, and (DS_DOUBLE_HIDE_FFTS) without, to stand for a
+// runtime that has no FFTS+.
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "double_common.h"
@@ -29,6 +41,20 @@ constexpr size_t kCtxThreadDim = 74, kCtxSrcL = 88, kCtxSrcH = 92, kCtxSrcOff = 
 constexpr size_t kCtxDstL = 100, kCtxDstH = 104, kCtxDstOff = 108, kCtxLen = 112, kCtxTailLen = 116;
 constexpr uint16_t kCtxTypeSdma = 8;
 constexpr int kMaxSuccessors = 26;
+constexpr size_t kCtxSqeHeader = 76;
+constexpr uint32_t kSqeOpcodeMask = 0xF;         // sdmaSqeHeader bits 0-3: opcode, 0 = plain move
+constexpr uint32_t kSqeAddressValid = 0x1E00;    // sssv | dssv | sns | dns
+constexpr uint8_t kSubTypeCommunication = 0x5A;
+constexpr uint16_t kReadyLanes = 8;              // SDMA contexts that can start at once
+constexpr uint16_t kMaxPreload = 128;
+#if defined(__aarch64__)
+constexpr size_t kBarCopyBytes = 4096;
+#else
+constexpr size_t kBarCopyBytes = 1024;
+#endif
+
+std::mutex g_mu;
+std::set<void*> g_streams;  // streams the AscendCL double announced to this instance
 
 template <typename T>
 T get(const unsigned char* base, size_t off) {
@@ -38,7 +64,9 @@ T get(const unsigned char* base, size_t off) {
 }
 
 struct Task {
-  const unsigned char* contexts;  // the caller's buffer, read when the task runs
+  std::vector<unsigned char> copied;  // host contexts, copied at the launch
+  uint64_t device_contexts = 0;       // or contexts in device memory, read when the task runs
+  const unsigned char* contexts = nullptr;
   uint16_t total, ready;
   dsdouble::StreamApi* api;
   void* stream;
@@ -46,6 +74,15 @@ struct Task {
 
 std::string run_task(void* arg) {
   Task* t = static_cast<Task*>(arg);
+  if (t->device_contexts) {
+    std::string why;
+    t->contexts = static_cast<const unsigned char*>(
+        t->api->resolve_sdma(t->device_contexts, static_cast<uint64_t>(t->total) * kCtxBytes, true, &why));
+    if (!t->contexts) {
+      delete t;
+      return "FFTS+ task: context descriptors: " + why;
+    }
+  }
   const size_t skew = static_cast<size_t>(dsdouble::env_long("DS_ACL_DOUBLE_SKEW", 0));
   std::vector<int> pending(t->total);
   std::vector<bool> done(t->total, false);
@@ -76,6 +113,11 @@ std::string run_task(void* arg) {
     }
     if (get<uint16_t>(c, kCtxThreadDim) != 1) {
       err = fmt("context %u: threadDim %u", i, get<uint16_t>(c, kCtxThreadDim));
+      break;
+    }
+    const uint32_t hdr = get<uint32_t>(c, kCtxSqeHeader);
+    if ((hdr & kSqeOpcodeMask) != 0 || (hdr & kSqeAddressValid) != kSqeAddressValid) {
+      err = fmt("context %u: sdmaSqeHeader 0x%x is not a plain move with valid source and destination", i, hdr);
       break;
     }
     const uint64_t src = (static_cast<uint64_t>(get<uint32_t>(c, kCtxSrcH + skew)) << 32 |
@@ -130,6 +172,12 @@ std::string run_task(void* arg) {
     return dsdouble::kInjected;
   }
   if (!api || api->magic != dsdouble::kStreamMagic) return refuse("not a stream of the AscendCL double");
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_streams.count(stream))
+      return refuse("the stream was not created through this instance of libruntime.so (is a second copy "
+                    "of the runtime loaded?)");
+  }
   if (!api->initialised()) return refuse("no aclInit in this process or no device set on this thread");
   if (!info) return refuse("null task info");
   const unsigned char* sqe = get<const unsigned char*>(info, kTaskSqe);
@@ -137,19 +185,48 @@ std::string run_task(void* arg) {
   const size_t desc_len = get<size_t>(info, kTaskDescLen);
   const uint32_t addr_type = get<uint32_t>(info, kTaskDescAddrType);
   if (!sqe || !desc) return refuse("null SQE or context buffer");
-  if (addr_type != 0) return refuse(fmt("descAddrType %u is not host", addr_type));
+  if (addr_type > 1) return refuse(fmt("descAddrType %u is neither host (0) nor device (1)", addr_type));
   const uint16_t type = get<uint16_t>(sqe, kSqeTypeWord) & 0x7;
   const uint16_t total = get<uint16_t>(sqe, kSqeTotal);
   const uint16_t ready = get<uint16_t>(sqe, kSqeReady);
   const uint16_t preload = get<uint16_t>(sqe, kSqePreload);
+  const uint8_t subtype = get<uint8_t>(sqe, kSqeSubType);
   if (type != kFftsPlusType) return refuse(fmt("fftsType %u is not FFTS+ (4)", type));
-  if (total == 0 || ready == 0 || ready > total || preload > total)
+  if (subtype != kSubTypeCommunication) return refuse(fmt("SQE subType 0x%x is not 0x5A (communication task)", subtype));
+  if (total == 0 || ready == 0 || ready > total || preload > total || preload > kMaxPreload)
     return refuse(fmt("context counts total %u ready %u preload %u", total, ready, preload));
+  if (ready > kReadyLanes)
+    return refuse(fmt("readyContextNum %u: the SDMA engine has %u ready lanes; the others must follow through "
+                      "successor lists",
+                      ready, kReadyLanes));
   if (desc_len != static_cast<size_t>(total) * kCtxBytes)
     return refuse(fmt("descBufLen %zu for %u contexts", desc_len, total));
-  log_call(call, fmt("contexts=%u ready=%u subtype=0x%x flag=%u stream=%p", total, ready,
-                     get<uint8_t>(sqe, kSqeSubType), flag, stream));
-  api->enqueue(stream, run_task, new Task{desc, total, ready, api, stream});
+  auto* task = new Task();
+  task->total = total;
+  task->ready = ready;
+  task->api = api;
+  task->stream = stream;
+  std::string how;
+  if (addr_type == 1) {
+    // Device memory: used in place; it must be device memory, 128-byte aligned.
+    const uint64_t at = reinterpret_cast<uint64_t>(desc);
+    std::string why;
+    if (at % 128 != 0 || !api->resolve_sdma(at, desc_len, true, &why)) {
+      delete task;
+      return refuse(fmt("descBuf 0x%llx (device) is not 128-byte aligned device memory %s",
+                        (unsigned long long)at, why.c_str()));
+    }
+    task->device_contexts = at;
+    how = "desc=device";
+  } else {
+    // Host memory: copied now; the caller may reuse its buffer once the call returns.
+    task->copied.assign(desc, desc + desc_len);
+    task->contexts = task->copied.data();
+    how = desc_len <= kBarCopyBytes ? "desc=host copy=bar" : "desc=host copy=alloc+sync";
+  }
+  log_call(call, fmt("contexts=%u ready=%u subtype=0x%x %s flag=%u stream=%p", total, ready, subtype, how.c_str(),
+                     flag, stream));
+  api->enqueue(stream, run_task, task);
   return dsdouble::kSuccess;
 }
 
@@ -161,9 +238,17 @@ extern "C" {
 int rtFftsPlusTaskLaunchWithFlag(void* info, void* stream, uint32_t flag) {
   return launch("rtFftsPlusTaskLaunchWithFlag", info, stream, flag);
 }
-
-int rtFftsPlusTaskLaunch(void* info, void* stream) { return launch("rtFftsPlusTaskLaunch", info, stream, 0); }
 #endif
+
+void dsdouble_rt_adopt_stream(void* stream) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_streams.insert(stream);
+}
+
+void dsdouble_rt_forget_stream(void* stream) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_streams.erase(stream);
+}
 
 // Something else the real library exports, so the hidden variant is still a runtime library.
 int rtGetDeviceCount(int32_t* count) {
