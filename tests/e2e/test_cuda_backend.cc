@@ -511,10 +511,46 @@ TEST(CudaKernel, CommittedPtxDeclaresTheKernelWeLaunch) {
   const std::string ptx = text.str();
   EXPECT_NE(ptx.find("\n.version 6.3\n"), std::string::npos) << "an ISA older drivers load";
   EXPECT_NE(ptx.find("\n.target sm_75\n"), std::string::npos);
+  // ds_copy_kernel(dst, src, bytes, head, width): kernel_copy passes these five
+  // 64-bit values, and the driver reads as many as the PTX declares.
   EXPECT_NE(ptx.find(".visible .entry ds_copy_kernel(\n\t.param .u64 ds_copy_kernel_param_0,\n"
-                     "\t.param .u64 ds_copy_kernel_param_1,\n\t.param .u64 ds_copy_kernel_param_2\n)"),
+                     "\t.param .u64 ds_copy_kernel_param_1,\n\t.param .u64 ds_copy_kernel_param_2,\n"
+                     "\t.param .u64 ds_copy_kernel_param_3,\n\t.param .u64 ds_copy_kernel_param_4\n)"),
             std::string::npos)
       << ptx;
+  EXPECT_EQ(ptx.find(".entry", ptx.find(".entry") + 1), std::string::npos) << "one kernel";
+}
+
+// Block sizes that leave most blocks off 16-byte alignment (-s 1000: every other
+// block starts at 8 mod 16; -s 4097: block i at i mod 16), with an odd block
+// count: the kernel still copies them 16 bytes at a time after a short head.
+TEST(CudaKernel, OddBlockSizesUse16ByteUnitsAfterAHead) {
+  for (const char* name : {"host_to_device_sm", "device_to_host_sm"})
+    for (const char* size : {"1000", "4097"}) {
+      SCOPED_TRACE(std::string(name) + " -s " + size);
+      CallLog log;
+      RunResult r = run_tool({"copy", "--backend", "cuda", "-t", name, "-s", size, "-n", "7", "-i", "2",
+                              "--warmup", "1", "-d", "1", "--validate"},
+                             double_env(log));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_NE(r.out.find(std::string("[validation] ") + name + " PASS"), std::string::npos) << r.out;
+      int launches = 0;
+      std::set<std::string> heads;
+      for (const Call& c : log.calls())
+        if (c.name == "cuLaunchKernel" && !arg(c, "width").empty()) {
+          ++launches;
+          EXPECT_EQ(arg(c, "width"), "16") << c.args;
+          EXPECT_EQ(arg(c, "bytes"), size) << c.args;
+          // The head brings dst and src to 16-byte alignment together.
+          const unsigned long long dst = std::stoull(arg(c, "dst"), nullptr, 16);
+          const unsigned long long head = std::stoull(arg(c, "head"));
+          EXPECT_EQ((dst + head) % 16, 0u) << c.args;
+          EXPECT_LT(head, 16u);
+          heads.insert(arg(c, "head"));
+        }
+      EXPECT_EQ(launches, 7 * (1 + 2)) << "n x (warmup + iterations)";
+      EXPECT_GT(heads.size(), 1u) << "some blocks did start off alignment";
+    }
 }
 
 namespace {

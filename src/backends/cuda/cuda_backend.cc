@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cuda/copy_kernel_plan.h"
 #include "backends/cuda/copy_kernel_ptx.h"
 #include "backends/cuda/cuda_driver.h"
 #include "core/error.h"
@@ -250,11 +251,13 @@ class CudaDevice : public Device {
     if (!function_) load_kernel();  // prepare_kernel_copy did it, unless not called
     CUdeviceptr dst = dptr(c.dst), src = dptr(c.src);
     unsigned long long bytes = c.bytes;
-    void* params[] = {&dst, &src, &bytes};
+    const KernelCopyPlan plan = plan_kernel_copy(dst, src);
+    unsigned long long head = plan.head, width = plan.width;
+    // ds_copy_kernel(dst, src, bytes, head, width): the PTX's five .u64 parameters.
+    void* params[] = {&dst, &src, &bytes, &head, &width};
     constexpr unsigned kThreads = 256;
-    const bool vec = ((dst | src) & 15) == 0;
-    const unsigned long long units = vec ? std::max<unsigned long long>(1, bytes / 16) : bytes;
-    const unsigned long long want = (units + kThreads - 1) / kThreads;
+    const unsigned long long units = (bytes - std::min(head, bytes)) / width;
+    const unsigned long long want = (std::max<unsigned long long>(1, units) + kThreads - 1) / kThreads;
     const unsigned blocks = static_cast<unsigned>(std::max<unsigned long long>(
         1, std::min<unsigned long long>(want, 8ULL * static_cast<unsigned>(sm_count_))));
     check_sized(d_.cuLaunchKernel(function_, blocks, 1, 1, kThreads, 1, 1, 0, stream_of(s), params, nullptr),

@@ -5,8 +5,12 @@
 // context, pointers of the right kind, handles alive, ABI versions asked for),
 // and really moves the bytes: device memory is host memory, every stream is a
 // worker thread running its work in order, events are stamped with the
-// monotonic clock when the stream reaches them, a kernel launch of our copy
-// kernel copies what its parameters name.
+// monotonic clock when the stream reaches them. cuModuleLoadData reads each
+// .entry's parameter list from the PTX, and cuLaunchKernel reads exactly those
+// parameters: for our copy kernel ds_copy_kernel(dst, src, bytes, head, width)
+// it checks that dst + head and src + head are width-aligned with head < width
+// (CUDA_ERROR_MISALIGNED_ADDRESS otherwise), logs head and width, and copies in
+// the kernel's three parts: the head bytewise, whole units, the tail.
 //
 // Environment:
 //   DS_CUDA_DOUBLE_DEVICES=N          devices (default 4)
@@ -144,11 +148,12 @@ struct ExecImpl {
   std::vector<Copy> nodes;
 };
 
-struct ModuleImpl {
-  std::set<std::string> entries;
-};
 struct FuncImpl {
   std::string name;
+  std::vector<size_t> params;  // bytes of each .param, as the PTX declares them
+};
+struct ModuleImpl {
+  std::map<std::string, FuncImpl> entries;  // .entry name -> its function handle
 };
 
 std::recursive_mutex g_mutex;
@@ -339,6 +344,9 @@ CUresult cuGetErrorName(CUresult e, const char** s) {
       break;
     case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
       *s = "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED";
+      break;
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+      *s = "CUDA_ERROR_MISALIGNED_ADDRESS";
       break;
     case CUDA_ERROR_NOT_SUPPORTED:
       *s = "CUDA_ERROR_NOT_SUPPORTED";
@@ -883,6 +891,13 @@ CUresult cuGraphDestroy(CUgraph g) {
   return CUDA_SUCCESS;
 }
 
+// Bytes of a PTX parameter type (.u64, .b32, ...); 0 for what we do not read.
+size_t ptx_param_bytes(const std::string& type) {
+  if (type.size() < 3 || type[0] != '.') return 0;
+  const int bits = std::atoi(type.c_str() + 2);
+  return (bits == 8 || bits == 16 || bits == 32 || bits == 64) ? static_cast<size_t>(bits / 8) : 0;
+}
+
 CUresult cuModuleLoadData(CUmodule* mod, const void* image) {
   ENTER(cuModuleLoadData, "image=%p", image)
   NEED_CTX
@@ -894,11 +909,25 @@ CUresult cuModuleLoadData(CUmodule* mod, const void* image) {
   auto* m = new ModuleImpl();
   for (size_t at = text.find(".entry "); at != std::string::npos; at = text.find(".entry ", at + 1)) {
     const size_t b = at + 7, e = text.find_first_of("( \t\n", b);
-    m->entries.insert(text.substr(b, e - b));
+    FuncImpl f;
+    f.name = text.substr(b, e - b);
+    // The parameter list: ".param .u64 name" entries up to the closing ')'.
+    const size_t open = text.find('(', e), close = text.find(')', e);
+    if (open != std::string::npos && close != std::string::npos && open < close) {
+      const std::string list = text.substr(open + 1, close - open - 1);
+      for (size_t p = list.find(".param"); p != std::string::npos; p = list.find(".param", p + 6)) {
+        const size_t tb = list.find('.', p + 6), te = list.find_first_of(" \t\n", tb);
+        f.params.push_back(ptx_param_bytes(list.substr(tb, te - tb)));
+      }
+    }
+    m->entries[f.name] = f;
   }
   g_modules.insert(m);
   *mod = reinterpret_cast<CUmodule>(m);
-  log_line("cuModuleLoadData", "-> module=%p entries=%zu", static_cast<void*>(m), m->entries.size());
+  std::string shape;
+  for (const auto& kv : m->entries) shape += " " + kv.first + "/" + std::to_string(kv.second.params.size());
+  log_line("cuModuleLoadData", "-> module=%p entries=%zu params=%s", static_cast<void*>(m), m->entries.size(),
+           shape.empty() ? "-" : shape.c_str() + 1);
   return CUDA_SUCCESS;
 }
 
@@ -916,11 +945,18 @@ CUresult cuModuleGetFunction(CUfunction* f, CUmodule mod, const char* name) {
   NEED_CTX
   auto* m = reinterpret_cast<ModuleImpl*>(mod);
   if (!f || !name || !g_modules.count(m)) return CUDA_ERROR_INVALID_VALUE;
-  if (!m->entries.count(name)) return CUDA_ERROR_NOT_FOUND;
-  static FuncImpl copy_kernel{"ds_copy_kernel"};
-  if (std::string(name) != copy_kernel.name) return CUDA_ERROR_NOT_SUPPORTED;  // we only run this one
-  *f = reinterpret_cast<CUfunction>(&copy_kernel);
+  auto it = m->entries.find(name);
+  if (it == m->entries.end()) return CUDA_ERROR_NOT_FOUND;
+  *f = reinterpret_cast<CUfunction>(&it->second);
   return CUDA_SUCCESS;
+}
+
+// A function of a module still loaded.
+const FuncImpl* function_of(CUfunction f) {
+  for (ModuleImpl* m : g_modules)
+    for (const auto& kv : m->entries)
+      if (reinterpret_cast<const FuncImpl*>(f) == &kv.second) return &kv.second;
+  return nullptr;
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
@@ -929,17 +965,40 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
   ENTER(cuLaunchKernel, "grid=%ux%ux%u block=%ux%ux%u stream=%p", gx, gy, gz, bx, by, bz,
         static_cast<void*>(s))
   NEED_CTX
-  if (!f || !params || extra || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+  const FuncImpl* fn = function_of(f);
+  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
+  if (!params || extra || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
       bx * by * bz > 1024 || shmem != 0)
     return CUDA_ERROR_INVALID_VALUE;
-  // ds_copy_kernel(dst, src, bytes): a grid-stride loop covers every byte.
-  const CUdeviceptr dst = *static_cast<CUdeviceptr*>(params[0]);
-  const CUdeviceptr src = *static_cast<CUdeviceptr*>(params[1]);
-  const unsigned long long bytes = *static_cast<unsigned long long*>(params[2]);
+  // The driver reads as many parameters as the PTX declares, each of its
+  // declared size. The double runs only our copy kernel, as copy_kernel.cu
+  // declares it: ds_copy_kernel(dst, src, bytes, head, width), five 64-bit values.
+  if (fn->name != "ds_copy_kernel" || fn->params != std::vector<size_t>(5, 8)) {
+    log_line("cuLaunchKernel", "-> the double runs only ds_copy_kernel with five .u64 parameters");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  uint64_t v[5];
+  for (size_t i = 0; i < 5; ++i) std::memcpy(&v[i], params[i], sizeof v[i]);
+  const uint64_t dst = v[0], src = v[1], bytes = v[2], head = v[3], width = v[4];
   // A kernel cannot dereference pageable host memory.
   if (!gpu_reachable(vp(dst), bytes) || !gpu_reachable(vp(src), bytes)) return CUDA_ERROR_INVALID_VALUE;
-  log_line("cuLaunchKernel", "dst=%p src=%p bytes=%llu", vp(dst), vp(src), bytes);
-  return enqueue_copies(s, {{vp(dst), vp(src), static_cast<size_t>(bytes)}});
+  log_line("cuLaunchKernel", "dst=%p src=%p bytes=%llu head=%llu width=%llu", vp(dst), vp(src),
+           static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(head),
+           static_cast<unsigned long long>(width));
+  // The kernel's width-byte loads and stores start at dst + head and src + head:
+  // on the GPU a misaligned one faults (reported later, at a synchronisation);
+  // here the launch says so at once.
+  if ((width != 1 && width != 2 && width != 4 && width != 8 && width != 16) || head >= width ||
+      (dst + head) % width != 0 || (src + head) % width != 0) {
+    log_line("cuLaunchKernel", "-> CUDA_ERROR_MISALIGNED_ADDRESS");
+    return CUDA_ERROR_MISALIGNED_ADDRESS;
+  }
+  // The kernel's three parts: [0, head) bytewise, whole units, the tail bytewise.
+  const uint64_t h = std::min(head, bytes);
+  const uint64_t units = (bytes - h) / width * width;
+  return enqueue_copies(s, {{vp(dst), vp(src), static_cast<size_t>(h)},
+                            {vp(dst + h), vp(src + h), static_cast<size_t>(units)},
+                            {vp(dst + h + units), vp(src + h + units), static_cast<size_t>(bytes - h - units)}});
 }
 
 // The driver's own lookup: base name -> the variant that was current at `cudaVersion`.
