@@ -204,7 +204,10 @@ TEST_P(CudaCaseTest, RunsAndValidatesThroughTheDouble) {
   const auto pids = init_pids(calls);
   EXPECT_EQ(pids.size(), c.fork ? 1u + std::stoul(d) : 2u);
   for (const Call& x : calls) {
-    EXPECT_NE(x.args, "-> version-not-sufficient") << "asked cuGetProcAddress for too old a version";
+    // Asked for a version older than the ABI began: the driver found the
+    // symbol but no variant that old (CUDA_SUCCESS, NULL, VERSION_NOT_SUFFICIENT).
+    if (x.name == "cuGetProcAddress_v2" && arg(x, "rc") == "CUDA_SUCCESS")
+      EXPECT_NE(arg(x, "status"), "VERSION_NOT_SUFFICIENT") << "asked for too old a version: " << x.args;
     // Copies on our own streams, never the legacy default stream.
     if (x.name.find("Async") != std::string::npos || x.name == "cuGraphLaunch")
       EXPECT_NE(arg(x, "stream"), "(nil)") << x.name;
@@ -368,6 +371,7 @@ TEST(CudaBinding, EntryPointsComeFromCuGetProcAddressAtTheirAbiVersion) {
   EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress_v2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("direct path: BATCH"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("event timing: cuEventElapsedTime_v2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not in this driver: none\n"), std::string::npos) << r.out;
   std::map<std::string, std::string> asked;
   for (const Call& c : log.calls())
     if (c.name == "cuGetProcAddress_v2" && c.args.rfind("->", 0) != 0) {
@@ -401,6 +405,97 @@ TEST(CudaBinding, FallsBackToExportedNamesWithoutCuGetProcAddress) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("[validation] host_to_device_batch_ce PASS"), std::string::npos);
   EXPECT_NE(r.out.find("[validation] host_to_device_sm PASS"), std::string::npos);
+}
+
+namespace {
+
+// The lookup's answer for `symbol` in the log: "rc=... pfn=... status=...".
+std::string lookup_answer(const std::vector<Call>& calls, const std::string& symbol) {
+  for (const Call& c : calls)
+    if ((c.name == "cuGetProcAddress_v2" || c.name == "cuGetProcAddress") && c.args.rfind("->", 0) == 0 &&
+        arg(c, "symbol") == symbol)
+      return "rc=" + arg(c, "rc") + " pfn=" + arg(c, "pfn") + " status=" + arg(c, "status");
+  return "";
+}
+
+// Runs the batch cases with --validate and checks they went through CUDA graphs.
+void expect_graph_path(const std::map<std::string, std::string>& env, const CallLog& log) {
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_batch_ce", "-t",
+                          "all_host_to_all_device_ffts_direct_h2d", "-s", "4K", "-n", "4", "-f", "2", "-i", "2",
+                          "-d", "2", "--validate"},
+                         env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] host_to_device_batch_ce PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[validation] all_host_to_all_device_ffts_direct_h2d PASS"), std::string::npos) << r.out;
+  EXPECT_GT(count_calls(log.calls(), "cuGraphLaunch"), 0);
+  EXPECT_EQ(count_calls(log.calls(), "cuMemcpyBatchAsync"), 0);
+}
+
+}  // namespace
+
+// A 12.4 driver asked for cuMemcpyBatchAsync at 12.8 (newer than itself):
+// CUDA_ERROR_INVALID_VALUE, so the driver has no such ABI: the graph path.
+TEST(CudaBinding, NewerVersionThanTheDriverIsInvalidValueAndMeansAbsent) {
+  CallLog log;
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, double_env(log, false));
+  EXPECT_EQ(lookup_answer(log.calls(), "cuMemcpyBatchAsync"),
+            "rc=CUDA_ERROR_INVALID_VALUE pfn=NULL status=SYMBOL_NOT_FOUND");
+  EXPECT_EQ(lookup_answer(log.calls(), "cuGraphInstantiateWithFlags"), "rc=CUDA_SUCCESS pfn=set status=SUCCESS");
+  EXPECT_NE(r.out.find("batched copies: CUDA graph of memcpy nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress_v2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cuMemcpyBatchAsync (cuGetProcAddress_v2 says CUDA_ERROR_INVALID_VALUE: CUDA 12.8 is "
+                       "newer than the driver)"),
+            std::string::npos)
+      << "absent, and not looked up by name: " << r.out;
+  CallLog run;
+  expect_graph_path(double_env(run, false), run);
+}
+
+// A 12.8 driver whose lookup does not offer cuMemcpyBatchAsync (CUDA_SUCCESS,
+// NULL) although its library exports the symbol: the driver says it lacks that
+// ABI, so the exported name is not taken either.
+TEST(CudaBinding, SymbolTheLookupDoesNotOfferIsNotTakenByName) {
+  void* h = dlopen(DS_CUDA_DOUBLE, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr);
+  EXPECT_NE(dlsym(h, "cuMemcpyBatchAsync"), nullptr) << "dlsym would have found it";
+  dlclose(h);
+  CallLog log;
+  auto env = double_env(log);
+  env["DS_CUDA_DOUBLE_LACK"] = "cuMemcpyBatchAsync";
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, env);
+  EXPECT_EQ(lookup_answer(log.calls(), "cuMemcpyBatchAsync"), "rc=CUDA_SUCCESS pfn=NULL status=SYMBOL_NOT_FOUND");
+  EXPECT_NE(r.out.find("CUDA driver 12.8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batched copies: CUDA graph of memcpy nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress_v2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not in this driver: cuMemcpyBatchAsync (cuGetProcAddress_v2 says CUDA_SUCCESS with no "
+                       "function, SYMBOL_NOT_FOUND)\n"),
+            std::string::npos)
+      << r.out;
+  CallLog run;
+  env["DS_CUDA_DOUBLE_LOG"] = run.path();
+  expect_graph_path(env, run);
+}
+
+// A driver whose lookup predates the CUDA_ERROR_INVALID_VALUE rule (CUDA 11.3
+// here) answers a request newer than itself with its newest variant, an older
+// ABI: not the cuEventElapsedTime_v2 we asked for.
+TEST(CudaBinding, AnOlderDriversAnswerForANewerAbiIsNotTaken) {
+  CallLog log;
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, old_driver_env(log));
+  bool asked = false;
+  for (const Call& c : log.calls())
+    if (c.name == "cuGetProcAddress" && c.args.rfind("->", 0) == 0 && arg(c, "symbol") == "cuEventElapsedTime" &&
+        arg(c, "version") == "12080") {
+      asked = true;
+      EXPECT_EQ(arg(c, "rc"), "CUDA_SUCCESS") << c.args;
+      EXPECT_EQ(arg(c, "pfn"), "set") << c.args;
+    }
+  EXPECT_TRUE(asked);
+  EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("event timing: cuEventElapsedTime\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cuEventElapsedTime_v2 (cuGetProcAddress gave an older variant: the driver is CUDA 11.3)"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(CudaErrors, InjectedFailureNamesTheCall) {

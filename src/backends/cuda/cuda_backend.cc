@@ -461,6 +461,9 @@ class CudaBackend : public Backend {
     p.facts.emplace_back("event timing",
                          d.cuEventElapsedTime_v2 ? "cuEventElapsedTime_v2" : "cuEventElapsedTime");
     p.facts.emplace_back("entry points", "bound through " + d.resolved_by);
+    std::string absent;
+    for (const auto& a : d.absent) absent += (absent.empty() ? "" : "; ") + a;
+    p.facts.emplace_back("not in this driver", absent.empty() ? "none" : absent);
     p.facts.emplace_back("SM copy kernel", std::string("PTX from ") + kCopyKernelPtxFrom);
     p.loaded = true;
     return p;

@@ -17,10 +17,14 @@
 //   DS_CUDA_DOUBLE_LOG=path           append "pid call args" per call
 //   DS_CUDA_DOUBLE_FAIL=call:N        the Nth call of `call` (per process) fails
 //   DS_CUDA_DOUBLE_NO_PROC_ADDRESS=1  cuGetProcAddress* say CUDA_ERROR_NOT_SUPPORTED
+//   DS_CUDA_DOUBLE_LACK=name[,name]   cuGetProcAddress* do not offer these base names
+//                                     (CUDA_SUCCESS, *pfn = NULL, SYMBOL_NOT_FOUND)
+//                                     although the symbols stay exported
 //   DS_CUDA_DOUBLE_NO_PEER=1          cuDeviceCanAccessPeer says no for every pair
-// Built with DS_DOUBLE_NO_BATCH: a driver older than CUDA 12.8 (no cuMemcpyBatchAsync,
-// no cuEventElapsedTime_v2); with DS_DOUBLE_NO_GRAPH as well: CUDA 11.3 (no
-// cuGraphInstantiateWithFlags).
+// Built with DS_DOUBLE_NO_BATCH: a CUDA 12.4 driver (no cuMemcpyBatchAsync, no
+// cuEventElapsedTime_v2); with DS_DOUBLE_NO_GRAPH as well: CUDA 11.3 (no
+// cuGraphInstantiateWithFlags, and cuGetProcAddress only, answering as CUDA 11
+// did). cuGetProcAddress answers as the driver documents it (see proc_lookup).
 //
 // The synchronous copies keep the driver's asynchrony: cuMemcpyHtoD from pageable
 // memory stages the source and returns, and device-to-device cuMemcpy returns at
@@ -55,6 +59,15 @@ using namespace ds::cu;
 namespace {
 
 constexpr size_t kTotalMem = 16ULL << 30;
+
+// The CUDA version this build of the double is a driver for.
+#if defined(DS_DOUBLE_NO_GRAPH)
+constexpr int kDriverVersion = 11030;
+#elif defined(DS_DOUBLE_NO_BATCH)
+constexpr int kDriverVersion = 12040;
+#else
+constexpr int kDriverVersion = 12080;
+#endif
 
 enum class Kind { kDevice, kPinned, kRegistered };
 
@@ -296,13 +309,7 @@ CUresult cuInit(unsigned int Flags) {
 CUresult cuDriverGetVersion(int* v) {
   ENTER(cuDriverGetVersion, "-")
   if (!v) return CUDA_ERROR_INVALID_VALUE;
-#if defined(DS_DOUBLE_NO_GRAPH)
-  *v = 11030;
-#elif defined(DS_DOUBLE_NO_BATCH)
-  *v = 12040;
-#else
-  *v = 12080;
-#endif
+  *v = kDriverVersion;
   return CUDA_SUCCESS;
 }
 
@@ -1001,105 +1008,196 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
                             {vp(dst + h + units), vp(src + h + units), static_cast<size_t>(bytes - h - units)}});
 }
 
-// The driver's own lookup: base name -> the variant that was current at `cudaVersion`.
-CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
-                             CUdriverProcAddressQueryResult* status) {
-  struct Entry {
-    const char* name;
-    int since;  // first CUDA version with this ABI
-    void* fn;
-  };
-#define E(name, since, fn) \
-  { #name, since, reinterpret_cast < void*>(&fn) }
-  static const Entry table[] = {
-      E(cuInit, 2000, cuInit),
-      E(cuDriverGetVersion, 2020, cuDriverGetVersion),
-      E(cuGetErrorString, 6000, cuGetErrorString),
-      E(cuGetErrorName, 6000, cuGetErrorName),
-      E(cuGetProcAddress, 12000, cuGetProcAddress_v2),
-      E(cuDeviceGetCount, 2000, cuDeviceGetCount),
-      E(cuDeviceGet, 2000, cuDeviceGet),
-      E(cuDeviceGetName, 2000, cuDeviceGetName),
-      E(cuDeviceGetPCIBusId, 4010, cuDeviceGetPCIBusId),
-      E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2),
-      E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute),
-      E(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),
-      E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2),
-      E(cuCtxSetCurrent, 4000, cuCtxSetCurrent),
-      E(cuCtxSynchronize, 2000, cuCtxSynchronize),
-      E(cuDeviceCanAccessPeer, 4000, cuDeviceCanAccessPeer),
-      E(cuCtxEnablePeerAccess, 4000, cuCtxEnablePeerAccess),
-      E(cuMemGetInfo, 3020, cuMemGetInfo_v2),
-      E(cuMemAlloc, 3020, cuMemAlloc_v2),
-      E(cuMemFree, 3020, cuMemFree_v2),
-      E(cuMemHostAlloc, 2020, cuMemHostAlloc),
-      E(cuMemFreeHost, 2000, cuMemFreeHost),
-      E(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer_v2),
-      E(cuMemHostRegister, 6050, cuMemHostRegister_v2),
-      E(cuMemHostUnregister, 4000, cuMemHostUnregister),
-      E(cuStreamCreate, 2000, cuStreamCreate),
-      E(cuStreamDestroy, 4000, cuStreamDestroy_v2),
-      E(cuStreamSynchronize, 2000, cuStreamSynchronize),
-      E(cuEventCreate, 2000, cuEventCreate),
-      E(cuEventDestroy, 4000, cuEventDestroy_v2),
-      E(cuEventRecord, 2000, cuEventRecord),
-      E(cuEventElapsedTime, 2000, cuEventElapsedTime),
-#ifndef DS_DOUBLE_NO_BATCH
-      E(cuEventElapsedTime, 12080, cuEventElapsedTime_v2),
-#endif
-      E(cuMemcpy, 4000, cuMemcpy),
-      E(cuMemcpyAsync, 4000, cuMemcpyAsync),
-      E(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2),
-      E(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2),
-      E(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2),
-      E(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2),
-      E(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2),
-#ifndef DS_DOUBLE_NO_BATCH
-      E(cuMemcpyBatchAsync, 12080, cuMemcpyBatchAsync),
-      E(cuMemcpyBatchAsync, 13000, cuMemcpyBatchAsync_v2),
-#endif
-      E(cuGraphCreate, 10000, cuGraphCreate),
-      E(cuGraphAddMemcpyNode, 10000, cuGraphAddMemcpyNode),
 #ifndef DS_DOUBLE_NO_GRAPH
-      E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags),
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status);
 #endif
-      E(cuGraphLaunch, 10000, cuGraphLaunch),
-      E(cuGraphExecDestroy, 10000, cuGraphExecDestroy),
-      E(cuGraphDestroy, 10000, cuGraphDestroy),
-      E(cuModuleLoadData, 2000, cuModuleLoadData),
-      E(cuModuleUnload, 2000, cuModuleUnload),
-      E(cuModuleGetFunction, 2000, cuModuleGetFunction),
-      E(cuLaunchKernel, 4000, cuLaunchKernel),
-  };
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags);
+
+}  // extern "C"
+
+namespace {
+
+struct ProcEntry {
+  const char* name;
+  int since;  // first CUDA version with this ABI
+  void* fn;
+};
+
+#define E(name, since, fn) \
+  { #name, since, reinterpret_cast<void*>(&fn) }
+const ProcEntry kProcTable[] = {
+    E(cuInit, 2000, cuInit),
+    E(cuDriverGetVersion, 2020, cuDriverGetVersion),
+    E(cuGetErrorString, 6000, cuGetErrorString),
+    E(cuGetErrorName, 6000, cuGetErrorName),
+    E(cuGetProcAddress, 11030, cuGetProcAddress),
+#ifndef DS_DOUBLE_NO_GRAPH
+    E(cuGetProcAddress, 12000, cuGetProcAddress_v2),
+#endif
+    E(cuDeviceGetCount, 2000, cuDeviceGetCount),
+    E(cuDeviceGet, 2000, cuDeviceGet),
+    E(cuDeviceGetName, 2000, cuDeviceGetName),
+    E(cuDeviceGetPCIBusId, 4010, cuDeviceGetPCIBusId),
+    E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2),
+    E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute),
+    E(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),
+    E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2),
+    E(cuCtxSetCurrent, 4000, cuCtxSetCurrent),
+    E(cuCtxSynchronize, 2000, cuCtxSynchronize),
+    E(cuDeviceCanAccessPeer, 4000, cuDeviceCanAccessPeer),
+    E(cuCtxEnablePeerAccess, 4000, cuCtxEnablePeerAccess),
+    E(cuMemGetInfo, 3020, cuMemGetInfo_v2),
+    E(cuMemAlloc, 3020, cuMemAlloc_v2),
+    E(cuMemFree, 3020, cuMemFree_v2),
+    E(cuMemHostAlloc, 2020, cuMemHostAlloc),
+    E(cuMemFreeHost, 2000, cuMemFreeHost),
+    E(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer_v2),
+    E(cuMemHostRegister, 6050, cuMemHostRegister_v2),
+    E(cuMemHostUnregister, 4000, cuMemHostUnregister),
+    E(cuStreamCreate, 2000, cuStreamCreate),
+    E(cuStreamDestroy, 4000, cuStreamDestroy_v2),
+    E(cuStreamSynchronize, 2000, cuStreamSynchronize),
+    E(cuEventCreate, 2000, cuEventCreate),
+    E(cuEventDestroy, 4000, cuEventDestroy_v2),
+    E(cuEventRecord, 2000, cuEventRecord),
+    E(cuEventElapsedTime, 2000, cuEventElapsedTime),
+#ifndef DS_DOUBLE_NO_BATCH
+    E(cuEventElapsedTime, 12080, cuEventElapsedTime_v2),
+#endif
+    E(cuMemcpy, 4000, cuMemcpy),
+    E(cuMemcpyAsync, 4000, cuMemcpyAsync),
+    E(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2),
+    E(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2),
+    E(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2),
+    E(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2),
+    E(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2),
+#ifndef DS_DOUBLE_NO_BATCH
+    // cuMemcpyBatchAsync_v2 (13.0) is exported but never returned: a 12.8
+    // driver answers a request at 13000 with CUDA_ERROR_INVALID_VALUE.
+    E(cuMemcpyBatchAsync, 12080, cuMemcpyBatchAsync),
+#endif
+    E(cuGraphCreate, 10000, cuGraphCreate),
+    E(cuGraphAddMemcpyNode, 10000, cuGraphAddMemcpyNode),
+#ifndef DS_DOUBLE_NO_GRAPH
+    E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags),
+#endif
+    E(cuGraphLaunch, 10000, cuGraphLaunch),
+    E(cuGraphExecDestroy, 10000, cuGraphExecDestroy),
+    E(cuGraphDestroy, 10000, cuGraphDestroy),
+    E(cuModuleLoadData, 2000, cuModuleLoadData),
+    E(cuModuleUnload, 2000, cuModuleUnload),
+    E(cuModuleGetFunction, 2000, cuModuleGetFunction),
+    E(cuLaunchKernel, 4000, cuLaunchKernel),
+};
 #undef E
-  ENTER(cuGetProcAddress_v2, "symbol=%s version=%d flags=%llu", symbol ? symbol : "(null)", cudaVersion,
-        static_cast<unsigned long long>(flags))
-  if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
-  *pfn = nullptr;
-  const char* off = std::getenv("DS_CUDA_DOUBLE_NO_PROC_ADDRESS");
-  if (off && *off == '1') return CUDA_ERROR_NOT_SUPPORTED;
-  // We implement the legacy-stream variants only.
-  if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) return CUDA_ERROR_NOT_FOUND;
-  const Entry* best = nullptr;
-  bool known = false;
-  for (const Entry& e : table) {
-    if (std::strcmp(e.name, symbol) != 0) continue;
-    known = true;
-    if (e.since <= cudaVersion && (!best || e.since > best->since)) best = &e;
-  }
-  if (!best) {
-    if (status && known) *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
-    log_line("cuGetProcAddress_v2", "-> %s", known ? "version-not-sufficient" : "not-found");
-    return CUDA_ERROR_NOT_FOUND;
-  }
-  *pfn = best->fn;
-  if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
-  return CUDA_SUCCESS;
+
+// DS_CUDA_DOUBLE_LACK=name[,name...]: base names the driver's lookup does not
+// offer although the library still exports the symbol.
+bool lacked(const char* symbol) {
+  const char* e = std::getenv("DS_CUDA_DOUBLE_LACK");
+  if (!e || !*e) return false;
+  const std::string list = std::string(",") + e + ",";
+  return list.find("," + std::string(symbol) + ",") != std::string::npos;
 }
 
+const char* status_name(CUdriverProcAddressQueryResult s) {
+  switch (s) {
+    case CU_GET_PROC_ADDRESS_SUCCESS:
+      return "SUCCESS";
+    case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND:
+      return "SYMBOL_NOT_FOUND";
+    case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT:
+      return "VERSION_NOT_SUFFICIENT";
+  }
+  return "?";
+}
+
+// The driver's own lookup: base name -> the variant that was current at
+// `cudaVersion`, answered the way the driver of this build answers (logged as
+// "-> symbol=S version=V rc=R pfn=P status=S").
+//   CUDA 12 (cuGetProcAddress_v2's documented contract):
+//     cudaVersion above the driver's own version  -> CUDA_ERROR_INVALID_VALUE
+//     a symbol the driver lacks, or no variant as old as cudaVersion
+//                                                 -> CUDA_SUCCESS, *pfn = NULL, and
+//        symbolStatus SYMBOL_NOT_FOUND or VERSION_NOT_SUFFICIENT
+//   CUDA 11 (DS_DOUBLE_NO_GRAPH; cuGetProcAddress only): CUDA_ERROR_NOT_FOUND for
+//     either, and no check against its own version: asked for a version newer
+//     than itself, it answers with its newest variant (an older ABI).
+CUresult proc_lookup(const char* via, const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                     CUdriverProcAddressQueryResult* status_out) {
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  CUresult r = CUDA_SUCCESS;
+  const ProcEntry* best = nullptr;
+  {
+    std::lock_guard<std::recursive_mutex> guard(g_mutex);
+    log_line(via, "symbol=%s version=%d flags=%llu", symbol ? symbol : "(null)", cudaVersion,
+             static_cast<unsigned long long>(flags));
+    if (injected(via)) {
+      log_line(via, "-> injected CUDA_ERROR_UNKNOWN");
+      return CUDA_ERROR_UNKNOWN;
+    }
+    if (status_out) *status_out = status;
+    if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
+    *pfn = nullptr;
+    const char* off = std::getenv("DS_CUDA_DOUBLE_NO_PROC_ADDRESS");
+    if (off && *off == '1') {
+      log_line(via, "-> symbol=%s version=%d rc=CUDA_ERROR_NOT_SUPPORTED", symbol, cudaVersion);
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    // We implement the legacy-stream variants only.
+    if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
+      log_line(via, "-> symbol=%s version=%d rc=CUDA_ERROR_NOT_FOUND (no per-thread variants)",
+               symbol, cudaVersion);
+      return CUDA_ERROR_NOT_FOUND;
+    }
+    bool known = false;
+    if (!lacked(symbol))
+      for (const ProcEntry& e : kProcTable) {
+        if (std::strcmp(e.name, symbol) != 0) continue;
+        known = true;
+        if (e.since <= cudaVersion && (!best || e.since > best->since)) best = &e;
+      }
+#ifdef DS_DOUBLE_NO_GRAPH
+    (void)known;
+    if (!best) r = CUDA_ERROR_NOT_FOUND;
+#else
+    if (cudaVersion > kDriverVersion) {
+      r = CUDA_ERROR_INVALID_VALUE;
+      status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      best = nullptr;
+    } else if (!best) {
+      status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    }
+#endif
+    if (best) {
+      *pfn = best->fn;
+      status = CU_GET_PROC_ADDRESS_SUCCESS;
+    }
+    if (status_out) *status_out = status;
+    const char* rc = nullptr;
+    cuGetErrorName(r, &rc);
+    log_line(via, "-> symbol=%s version=%d rc=%s pfn=%s status=%s", symbol, cudaVersion, rc,
+             best ? "set" : "NULL", status_out ? status_name(status) : "-");
+  }
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+#ifndef DS_DOUBLE_NO_GRAPH
+// CUDA 12.0+.
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status) {
+  return proc_lookup("cuGetProcAddress_v2", symbol, pfn, cudaVersion, flags, status);
+}
+#endif
+
+// CUDA 11.3's export (still exported by later drivers).
 CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) {
-  return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);
+  return proc_lookup("cuGetProcAddress", symbol, pfn, cudaVersion, flags, nullptr);
 }
 
 }  // extern "C"
