@@ -11,6 +11,13 @@
 // it checks that dst + head and src + head are width-aligned with head < width
 // (CUDA_ERROR_MISALIGNED_ADDRESS otherwise), logs head and width, and copies in
 // the kernel's three parts: the head bytewise, whole units, the tail.
+// Streams and events belong to the context current when they were made: a
+// copy, batch, graph launch, kernel launch or event record on a stream of
+// another context than the calling thread's current one is
+// CUDA_ERROR_INVALID_HANDLE, as is recording an event on a stream of another
+// context or timing two events of different contexts. cuStreamCreate accepts
+// only CU_STREAM_NON_BLOCKING (a driver takes both; we promise non-blocking
+// streams, and the double holds us to it).
 //
 // Environment:
 //   DS_CUDA_DOUBLE_DEVICES=N          devices (default 4)
@@ -145,6 +152,7 @@ struct StreamImpl {
 struct EventImpl {
   std::atomic<int64_t> ns{-1};
   bool recorded = false;
+  Ctx* ctx = nullptr;  // the context it was created in
 };
 
 struct Copy {
@@ -259,9 +267,29 @@ StreamImpl* stream_of(CUstream s) {
 
 void* vp(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
 
-CUresult enqueue_copies(CUstream s, std::vector<Copy> copies) {
+int device_of(const Ctx* c) { return c ? c->device : -1; }
+
+// A stream handed to a call must belong to the calling thread's current
+// context, as the driver requires: one made in another context is an invalid
+// handle there. Logged, so a test sees which call and which contexts.
+StreamImpl* current_stream(const char* call, CUstream s, CUresult* r) {
   StreamImpl* st = stream_of(s);
-  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  *r = CUDA_SUCCESS;
+  if (!st) {
+    *r = CUDA_ERROR_INVALID_HANDLE;
+  } else if (st->ctx != t_current) {
+    log_line(call, "-> CUDA_ERROR_INVALID_HANDLE: stream of device %d, device %d current", device_of(st->ctx),
+             device_of(t_current));
+    *r = CUDA_ERROR_INVALID_HANDLE;
+    st = nullptr;
+  }
+  return st;
+}
+
+CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies) {
+  CUresult r;
+  StreamImpl* st = current_stream(call, s, &r);
+  if (!st) return r;
   st->push([copies] {
     for (const Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
   });
@@ -269,7 +297,7 @@ CUresult enqueue_copies(CUstream s, std::vector<Copy> copies) {
 }
 
 #ifndef DS_DOUBLE_NO_BATCH
-CUresult batch_common(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+CUresult batch_common(const char* call, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                       CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
                       CUstream hStream) {
   NEED_CTX
@@ -289,7 +317,7 @@ CUresult batch_common(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_
     }
     copies.push_back({vp(dsts[i]), vp(srcs[i]), sizes[i]});
   }
-  return enqueue_copies(hStream, std::move(copies));
+  return enqueue_copies(call, hStream, std::move(copies));
 }
 #endif
 
@@ -579,6 +607,13 @@ CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
   ENTER(cuStreamCreate, "flags=%u", flags)
   NEED_CTX
   if (!s || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+  // The driver accepts CU_STREAM_DEFAULT too; the double refuses it because the
+  // README promises non-blocking streams (streams that never wait for the
+  // legacy default stream): this checks our promise, not a driver rule.
+  if (flags != CU_STREAM_NON_BLOCKING) {
+    log_line("cuStreamCreate", "-> CUDA_ERROR_INVALID_VALUE: a blocking stream (we promise non-blocking ones)");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   auto* impl = new StreamImpl();
   impl->ctx = t_current;
   g_streams.insert(impl);
@@ -619,6 +654,7 @@ CUresult cuEventCreate(CUevent* e, unsigned int flags) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
   if (flags != CU_EVENT_DEFAULT) return CUDA_ERROR_INVALID_VALUE;  // timing events only here
   auto* impl = new EventImpl();
+  impl->ctx = t_current;
   g_events.insert(impl);
   *e = reinterpret_cast<CUevent>(impl);
   log_line("cuEventCreate", "-> event=%p", static_cast<void*>(impl));
@@ -640,19 +676,32 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   NEED_CTX
   auto* impl = reinterpret_cast<EventImpl*>(e);
   if (!g_events.count(impl)) return CUDA_ERROR_INVALID_HANDLE;
-  StreamImpl* st = stream_of(s);
-  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  CUresult r;
+  StreamImpl* st = current_stream("cuEventRecord", s, &r);
+  if (!st) return r;
+  // An event records only on a stream of its own context.
+  if (impl->ctx != st->ctx) {
+    log_line("cuEventRecord", "-> CUDA_ERROR_INVALID_HANDLE: event of device %d, stream of device %d",
+             device_of(impl->ctx), device_of(st->ctx));
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   impl->recorded = true;
   impl->ns.store(-1);
   st->push([impl] { impl->ns.store(ds::now_ns()); });
   return CUDA_SUCCESS;
 }
 
-CUresult elapsed_common(float* ms, CUevent a, CUevent b) {
+CUresult elapsed_common(const char* call, float* ms, CUevent a, CUevent b) {
   NEED_INIT
   auto* x = reinterpret_cast<EventImpl*>(a);
   auto* y = reinterpret_cast<EventImpl*>(b);
   if (!ms || !g_events.count(x) || !g_events.count(y)) return CUDA_ERROR_INVALID_HANDLE;
+  // Both events of one context.
+  if (x->ctx != y->ctx) {
+    log_line(call, "-> CUDA_ERROR_INVALID_HANDLE: events of devices %d and %d", device_of(x->ctx),
+             device_of(y->ctx));
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   if (!x->recorded || !y->recorded) return CUDA_ERROR_INVALID_HANDLE;
   const int64_t t0 = x->ns.load(), t1 = y->ns.load();
   if (t0 < 0 || t1 < 0) return CUDA_ERROR_NOT_READY;
@@ -662,13 +711,13 @@ CUresult elapsed_common(float* ms, CUevent a, CUevent b) {
 
 CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
   ENTER(cuEventElapsedTime, "start=%p end=%p", static_cast<void*>(a), static_cast<void*>(b))
-  return elapsed_common(ms, a, b);
+  return elapsed_common("cuEventElapsedTime", ms, a, b);
 }
 
 #ifndef DS_DOUBLE_NO_BATCH
 CUresult cuEventElapsedTime_v2(float* ms, CUevent a, CUevent b) {
   ENTER(cuEventElapsedTime_v2, "start=%p end=%p", static_cast<void*>(a), static_cast<void*>(b))
-  return elapsed_common(ms, a, b);
+  return elapsed_common("cuEventElapsedTime_v2", ms, a, b);
 }
 #endif
 
@@ -676,21 +725,21 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream 
   ENTER(cuMemcpyAsync, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes, static_cast<void*>(s))
   NEED_CTX
   if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies(s, {{vp(dst), vp(src), bytes}});
+  return enqueue_copies("cuMemcpyAsync", s, {{vp(dst), vp(src), bytes}});
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream s) {
   ENTER(cuMemcpyHtoDAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), src, bytes, static_cast<void*>(s))
   NEED_CTX
   if (!is_device(dst, bytes) || !is_host(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies(s, {{vp(dst), src, bytes}});
+  return enqueue_copies("cuMemcpyHtoDAsync_v2", s, {{vp(dst), src, bytes}});
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream s) {
   ENTER(cuMemcpyDtoHAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", dst, vp(src), bytes, static_cast<void*>(s))
   NEED_CTX
   if (!is_host(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies(s, {{dst, vp(src), bytes}});
+  return enqueue_copies("cuMemcpyDtoHAsync_v2", s, {{dst, vp(src), bytes}});
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
@@ -698,7 +747,7 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CU
         static_cast<void*>(s))
   NEED_CTX
   if (!is_device(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies(s, {{vp(dst), vp(src), bytes}});
+  return enqueue_copies("cuMemcpyDtoDAsync_v2", s, {{vp(dst), vp(src), bytes}});
 }
 
 // A synchronous copy into device memory that returns before the bytes land:
@@ -803,14 +852,14 @@ CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
                             CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
                             CUstream s) {
   ENTER(cuMemcpyBatchAsync, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
-  return batch_common(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s);
+  return batch_common("cuMemcpyBatchAsync", dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s);
 }
 
 // CUDA 13.0's ABI (no failIdx).
 CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                                CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream s) {
   ENTER(cuMemcpyBatchAsync_v2, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
-  return batch_common(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, s);
+  return batch_common("cuMemcpyBatchAsync_v2", dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, s);
 }
 #endif
 
@@ -877,7 +926,7 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
   NEED_CTX
   auto* e = reinterpret_cast<ExecImpl*>(exec);
   if (!g_execs.count(e)) return CUDA_ERROR_INVALID_HANDLE;
-  return enqueue_copies(s, e->nodes);
+  return enqueue_copies("cuGraphLaunch", s, e->nodes);
 }
 
 CUresult cuGraphExecDestroy(CUgraphExec exec) {
@@ -1003,7 +1052,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
   // The kernel's three parts: [0, head) bytewise, whole units, the tail bytewise.
   const uint64_t h = std::min(head, bytes);
   const uint64_t units = (bytes - h) / width * width;
-  return enqueue_copies(s, {{vp(dst), vp(src), static_cast<size_t>(h)},
+  return enqueue_copies("cuLaunchKernel", s, {{vp(dst), vp(src), static_cast<size_t>(h)},
                             {vp(dst + h), vp(src + h), static_cast<size_t>(units)},
                             {vp(dst + h + units), vp(src + h + units), static_cast<size_t>(bytes - h - units)}});
 }
