@@ -526,6 +526,34 @@ TEST(CudaErrors, InjectedFailureInAForkChild) {
   expect_all_released(log.calls());
 }
 
+// The driver pins cuMemHostAlloc'd and registered memory itself: a refusal
+// names the call and its error, and where a memory-lock limit is raised.
+TEST(CudaErrors, PinningFailuresNameTheCallAndTheMemoryLockLimit) {
+  struct Want {
+    const char* fail;
+    const char* name;
+    const char* call;
+  };
+  const Want cases[] = {
+      {"cuMemHostAlloc:1", "host_to_device_ce", "cuMemHostAlloc(32768 bytes) failed: CUDA_ERROR_UNKNOWN"},
+      {"cuMemHostRegister_v2:1", "all_odirect_host_to_all_device_ce_multi_stream",
+       "cuMemHostRegister_v2(32768 bytes) failed: CUDA_ERROR_UNKNOWN"},
+  };
+  for (const Want& w : cases) {
+    SCOPED_TRACE(w.fail);
+    CallLog log;
+    auto env = double_env(log);
+    env["DS_CUDA_DOUBLE_FAIL"] = w.fail;
+    RunResult r = run_tool({"copy", "--backend", "cuda", "-t", w.name, "-s", "4K", "-n", "8", "-i", "2", "-d", "2"},
+                           env);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(w.call), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the driver page-locks this memory itself"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("`ulimit -l unlimited`"), std::string::npos) << r.err;
+    expect_all_released(log.calls());
+  }
+}
+
 TEST(CudaErrors, MoreDevicesThanTheDriverSeesIsAUsageError) {
   CallLog log;
   RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "all_host_to_all_device_ce", "-s", "4K", "-n",

@@ -36,6 +36,15 @@ void check_sized(CUresult r, const char* fn, size_t bytes) {
   if (r != CUDA_SUCCESS) throw RunError(cuda_error_text(call_text(fn, bytes), r));
 }
 
+// Page-locking by the driver (cuMemHostAlloc, cuMemHostRegister): our own
+// memory-lock pre-flight does not cover it, so a failure says where to look.
+void check_pinning(CUresult r, const char* fn, size_t bytes) {
+  if (r != CUDA_SUCCESS)
+    throw RunError(cuda_error_text(call_text(fn, bytes), r) +
+                   "; the driver page-locks this memory itself: if a memory-lock limit refused it, "
+                   "raise the limit (`ulimit -l unlimited`)");
+}
+
 class CudaStream : public Stream {
  public:
   explicit CudaStream(const CudaDriver& d) : d_(d) {
@@ -145,7 +154,7 @@ class CudaDevice : public Device {
   std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool mapped) override {
     void* p = nullptr;
     const unsigned flags = kMemHostAllocPortable | (mapped ? kMemHostAllocDeviceMap : 0u);
-    check_sized(d_.cuMemHostAlloc(&p, bytes, flags), "cuMemHostAlloc", bytes);
+    check_pinning(d_.cuMemHostAlloc(&p, bytes, flags), "cuMemHostAlloc", bytes);
     const CudaDriver* d = &d_;
     auto mem = std::make_unique<Memory>(p, p, bytes, [d, p] { d->cuMemFreeHost(p); });
     if (!mapped) return mem;  // unified addressing: the host pointer is the device address
@@ -157,8 +166,8 @@ class CudaDevice : public Device {
 
   std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
     // Always mapped: every registered kind is also a direct-path source.
-    check_sized(d_.cuMemHostRegister_v2(ptr, bytes, kMemHostRegisterPortable | kMemHostRegisterDeviceMap),
-                "cuMemHostRegister_v2", bytes);
+    check_pinning(d_.cuMemHostRegister_v2(ptr, bytes, kMemHostRegisterPortable | kMemHostRegisterDeviceMap),
+                  "cuMemHostRegister_v2", bytes);
     const CudaDriver* d = &d_;
     CUdeviceptr dev = 0;
     const CUresult r = d_.cuMemHostGetDevicePointer_v2(&dev, ptr, 0);
