@@ -3,9 +3,11 @@
 // the double's call log shows how the driver API was used.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -595,17 +597,141 @@ TEST(CudaAuto, AutoPicksCudaWhenTheDriverLoads) {
   EXPECT_NE(r.out.find("cuda::host::0"), std::string::npos) << r.out;
 }
 
-TEST(CudaGpuCheck, SkipsWithoutAnNvidiaGpu) {
-  const std::string cmd =
-      std::string("GPU_CHECK_NVIDIA_SMI=/nonexistent/nvidia-smi ") + DS_GPU_CHECK + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
+namespace {
+
+// A scratch directory of stand-in tools (ldconfig, nvidia-smi), removed afterwards.
+class FakeTools {
+ public:
+  FakeTools() {
+    char buf[] = "/tmp/ds-gpu-check-XXXXXX";
+    dir_ = mkdtemp(buf) ? buf : "";
+  }
+  ~FakeTools() {
+    if (!dir_.empty()) {
+      const std::string cmd = "rm -rf '" + dir_ + "'";
+      if (std::system(cmd.c_str()) != 0) {
+      }
+    }
+  }
+  const std::string& dir() const { return dir_; }
+  void add(const std::string& name, const std::string& script) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << script;
+    chmod(path.c_str(), 0755);
+  }
+
+ private:
+  std::string dir_;
+};
+
+struct CheckResult {
+  int exit_code = -1;
   std::string out;
+};
+
+// bench/gpu-check ARGS under `env` (a prefix for env(1): "-u X Y=Z ..."), stdout
+// and stderr together.
+CheckResult gpu_check(const std::string& env, const std::string& args) {
+  const std::string cmd = "env " + env + " bash " + DS_GPU_CHECK + " " + args + " 2>&1";
+  CheckResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
   char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
+  while (fgets(buf, sizeof buf, p)) r.out += buf;
   const int status = pclose(p);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
-  EXPECT_NE(out.find("skipped: no NVIDIA GPU"), std::string::npos) << out;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// gpu-check on this test build's binaries: never builds or reconfigures anything.
+const std::string kTestBuild = std::string("--no-build --detect-only --build-dir ") + DS_BINARY_DIR;
+
+}  // namespace
+
+TEST(CudaGpuCheck, NoDriverLibrarySkipsWithoutBuilding) {
+  FakeTools tools;
+  tools.add("ldconfig", "printf '3 libs found in cache\\n\\tlibc.so.6 (libc6,x86-64) => /lib/libc.so.6\\n'\n");
+  const std::string never = tools.dir() + "/never-built";
+  CheckResult r = gpu_check("-u DEV_SANDBOX_CUDA_LIB -u LD_LIBRARY_PATH PATH=" + tools.dir() +
+                                ":$PATH GPU_CHECK_LIB_PATHS=/nonexistent/libcuda.so.1",
+                            "--build-dir " + never);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped: no NVIDIA GPU (no libcuda.so.1: not in DEV_SANDBOX_CUDA_LIB, LD_LIBRARY_PATH, "
+                       "ldconfig -p or the usual paths)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("== build"), std::string::npos) << "nothing built: " << r.out;
+  EXPECT_NE(access(never.c_str(), F_OK), 0) << "no build directory made";
+}
+
+// `ldconfig -p | grep -q` under pipefail: grep exits at the first line, ldconfig
+// dies of SIGPIPE writing the rest, and the pipeline "fails" although it found
+// the library. A stand-in nvidia-smi lists a GPU, so a script that asks it first
+// gets as far as the ldconfig check.
+TEST(CudaGpuCheck, FindsTheLibraryAtTheTopOfALongLdconfigListing) {
+  FakeTools tools;
+  tools.add("ldconfig",
+            "printf '\\tlibcuda.so.1 (libc6,x86-64) => /fake/lib/libcuda.so.1\\n'\n"
+            "seq 200000 | sed 's|.*|\\tlibother&.so (libc6,x86-64) => /usr/lib/libother&.so|'\n");
+  tools.add("nvidia-smi", "echo 'GPU 0: Stand-in GPU (UUID: GPU-0)'\n");
+  CheckResult r = gpu_check("-u DEV_SANDBOX_CUDA_LIB -u LD_LIBRARY_PATH PATH=" + tools.dir() +
+                                ":$PATH GPU_CHECK_LIB_PATHS=/nonexistent/libcuda.so.1",
+                            kTestBuild);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("driver library: /fake/lib/libcuda.so.1 (ldconfig -p)"), std::string::npos) << r.out;
+  // What follows is our probe of the real loader path: a GPU or a reason.
+  EXPECT_NE(r.out.find("== detect: dev-sandbox --backend cuda doctor"), std::string::npos) << r.out;
+}
+
+// Containers without the driver's utility capability have no working
+// nvidia-smi: the GPU is found by dev-sandbox's own cuda probe (here: the test
+// double, and an nvidia-smi on PATH that fails as it does there).
+TEST(CudaGpuCheck, DetectsTheGpuThroughOurProbeWithoutNvidiaSmi) {
+  FakeTools tools;
+  tools.add("nvidia-smi", "echo 'nvidia-smi: not usable here' >&2\nexit 127\n");
+  CheckResult r = gpu_check(std::string("PATH=") + tools.dir() + ":$PATH DEV_SANDBOX_CUDA_LIB=" + DS_CUDA_DOUBLE +
+                                " DS_CUDA_DOUBLE_DEVICES=2",
+                            kTestBuild);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::string("driver library: ") + DS_CUDA_DOUBLE + " (DEV_SANDBOX_CUDA_LIB)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("NVIDIA GPU found: 2 device(s), through dev-sandbox's cuda probe"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("gpu-check: detected (--detect-only)"), std::string::npos) << r.out;
+}
+
+TEST(CudaGpuCheck, ZeroDevicesSkipsNamingTheReason) {
+  CheckResult r =
+      gpu_check(std::string("DEV_SANDBOX_CUDA_LIB=") + DS_CUDA_DOUBLE + " DS_CUDA_DOUBLE_DEVICES=0", kTestBuild);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped: no NVIDIA GPU (dev-sandbox's cuda probe sees 0 devices: loaded from " +
+                       std::string(DS_CUDA_DOUBLE)),
+            std::string::npos)
+      << r.out;
+  // A driver that does not load is named by the probe too.
+  r = gpu_check(std::string("DEV_SANDBOX_CUDA_LIB=") + DS_CUDA_DOUBLE + " DS_CUDA_DOUBLE_FAIL=cuInit:1", kTestBuild);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped: no NVIDIA GPU (dev-sandbox's cuda probe: cuInit(0) failed: "
+                       "CUDA_ERROR_UNKNOWN"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CudaGpuCheck, OptionsAreChecked) {
+  CheckResult r = gpu_check("", "--rounds 6");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--rounds takes 1 to 5 (got '6')"), std::string::npos) << r.out;
+  r = gpu_check("", "--frobnicate");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown option '--frobnicate'"), std::string::npos) << r.out;
+  FakeTools empty;
+  r = gpu_check(std::string("DEV_SANDBOX_CUDA_LIB=") + DS_CUDA_DOUBLE, "--no-build --build-dir " + empty.dir());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("gpu-check: FAILED: --no-build: there is no " + empty.dir() + "/dev-sandbox"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(CudaFork, InProcessAndForkCasesInOneInvocation) {
