@@ -100,4 +100,20 @@ expect_rc(0 "no ptxas")
 expect_same("${embedded}" "${committed}" "no ptxas: the committed PTX is embedded")
 expect_has("${err}" "no ptxas" "no ptxas: warns")
 
+# 6. -DNVCC=nvcc, as copy_kernel.cu's regeneration command has it: the ptxas
+#    next to the nvcc found on PATH checks the code.
+file(MAKE_DIRECTORY ${WORK}/onpath)
+file(COPY ${WORK}/bin/nvcc DESTINATION ${WORK}/onpath)
+file(COPY ${WORK}/ptxas-no DESTINATION ${WORK}/onpath)
+file(RENAME ${WORK}/onpath/ptxas-no ${WORK}/onpath/ptxas)
+file(WRITE ${WORK}/onpath.nvcc.ptx "${changed}")
+set(ENV{FAKE_PTX} ${WORK}/onpath.nvcc.ptx)
+set(ENV{PATH} "${WORK}/onpath:$ENV{PATH}")
+execute_process(COMMAND ${CMAKE_COMMAND} -DNVCC=nvcc -DCU=${dir}/copy_kernel.cu -DCOMMITTED=${dir}/copy_kernel.ptx
+                        -DOUT=${WORK}/out/onpath.cc -P ${dir}/embed_ptx.cmake
+                RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+string(REGEX REPLACE "[ \t\n]+" " " err "${o}${e}")
+expect_rc(fail "nvcc from PATH, its ptxas refuses")
+expect_has("${err}" "stand-in ptxas: refused" "nvcc from PATH: its ptxas was asked")
+
 file(REMOVE_RECURSE ${WORK})

@@ -3,9 +3,11 @@
 // the double's call log shows how the driver API was used.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -204,7 +206,10 @@ TEST_P(CudaCaseTest, RunsAndValidatesThroughTheDouble) {
   const auto pids = init_pids(calls);
   EXPECT_EQ(pids.size(), c.fork ? 1u + std::stoul(d) : 2u);
   for (const Call& x : calls) {
-    EXPECT_NE(x.args, "-> version-not-sufficient") << "asked cuGetProcAddress for too old a version";
+    // Asked for a version older than the ABI began: the driver found the
+    // symbol but no variant that old (CUDA_SUCCESS, NULL, VERSION_NOT_SUFFICIENT).
+    if (x.name == "cuGetProcAddress_v2" && arg(x, "rc") == "CUDA_SUCCESS")
+      EXPECT_NE(arg(x, "status"), "VERSION_NOT_SUFFICIENT") << "asked for too old a version: " << x.args;
     // Copies on our own streams, never the legacy default stream.
     if (x.name.find("Async") != std::string::npos || x.name == "cuGraphLaunch")
       EXPECT_NE(arg(x, "stream"), "(nil)") << x.name;
@@ -368,6 +373,7 @@ TEST(CudaBinding, EntryPointsComeFromCuGetProcAddressAtTheirAbiVersion) {
   EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress_v2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("direct path: BATCH"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("event timing: cuEventElapsedTime_v2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not in this driver: none\n"), std::string::npos) << r.out;
   std::map<std::string, std::string> asked;
   for (const Call& c : log.calls())
     if (c.name == "cuGetProcAddress_v2" && c.args.rfind("->", 0) != 0) {
@@ -403,6 +409,97 @@ TEST(CudaBinding, FallsBackToExportedNamesWithoutCuGetProcAddress) {
   EXPECT_NE(r.out.find("[validation] host_to_device_sm PASS"), std::string::npos);
 }
 
+namespace {
+
+// The lookup's answer for `symbol` in the log: "rc=... pfn=... status=...".
+std::string lookup_answer(const std::vector<Call>& calls, const std::string& symbol) {
+  for (const Call& c : calls)
+    if ((c.name == "cuGetProcAddress_v2" || c.name == "cuGetProcAddress") && c.args.rfind("->", 0) == 0 &&
+        arg(c, "symbol") == symbol)
+      return "rc=" + arg(c, "rc") + " pfn=" + arg(c, "pfn") + " status=" + arg(c, "status");
+  return "";
+}
+
+// Runs the batch cases with --validate and checks they went through CUDA graphs.
+void expect_graph_path(const std::map<std::string, std::string>& env, const CallLog& log) {
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_batch_ce", "-t",
+                          "all_host_to_all_device_ffts_direct_h2d", "-s", "4K", "-n", "4", "-f", "2", "-i", "2",
+                          "-d", "2", "--validate"},
+                         env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] host_to_device_batch_ce PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[validation] all_host_to_all_device_ffts_direct_h2d PASS"), std::string::npos) << r.out;
+  EXPECT_GT(count_calls(log.calls(), "cuGraphLaunch"), 0);
+  EXPECT_EQ(count_calls(log.calls(), "cuMemcpyBatchAsync"), 0);
+}
+
+}  // namespace
+
+// A 12.4 driver asked for cuMemcpyBatchAsync at 12.8 (newer than itself):
+// CUDA_ERROR_INVALID_VALUE, so the driver has no such ABI: the graph path.
+TEST(CudaBinding, NewerVersionThanTheDriverIsInvalidValueAndMeansAbsent) {
+  CallLog log;
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, double_env(log, false));
+  EXPECT_EQ(lookup_answer(log.calls(), "cuMemcpyBatchAsync"),
+            "rc=CUDA_ERROR_INVALID_VALUE pfn=NULL status=SYMBOL_NOT_FOUND");
+  EXPECT_EQ(lookup_answer(log.calls(), "cuGraphInstantiateWithFlags"), "rc=CUDA_SUCCESS pfn=set status=SUCCESS");
+  EXPECT_NE(r.out.find("batched copies: CUDA graph of memcpy nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress_v2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cuMemcpyBatchAsync (cuGetProcAddress_v2 says CUDA_ERROR_INVALID_VALUE: CUDA 12.8 is "
+                       "newer than the driver)"),
+            std::string::npos)
+      << "absent, and not looked up by name: " << r.out;
+  CallLog run;
+  expect_graph_path(double_env(run, false), run);
+}
+
+// A 12.8 driver whose lookup does not offer cuMemcpyBatchAsync (CUDA_SUCCESS,
+// NULL) although its library exports the symbol: the driver says it lacks that
+// ABI, so the exported name is not taken either.
+TEST(CudaBinding, SymbolTheLookupDoesNotOfferIsNotTakenByName) {
+  void* h = dlopen(DS_CUDA_DOUBLE, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr);
+  EXPECT_NE(dlsym(h, "cuMemcpyBatchAsync"), nullptr) << "dlsym would have found it";
+  dlclose(h);
+  CallLog log;
+  auto env = double_env(log);
+  env["DS_CUDA_DOUBLE_LACK"] = "cuMemcpyBatchAsync";
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, env);
+  EXPECT_EQ(lookup_answer(log.calls(), "cuMemcpyBatchAsync"), "rc=CUDA_SUCCESS pfn=NULL status=SYMBOL_NOT_FOUND");
+  EXPECT_NE(r.out.find("CUDA driver 12.8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batched copies: CUDA graph of memcpy nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress_v2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not in this driver: cuMemcpyBatchAsync (cuGetProcAddress_v2 says CUDA_SUCCESS with no "
+                       "function, SYMBOL_NOT_FOUND)\n"),
+            std::string::npos)
+      << r.out;
+  CallLog run;
+  env["DS_CUDA_DOUBLE_LOG"] = run.path();
+  expect_graph_path(env, run);
+}
+
+// A driver whose lookup predates the CUDA_ERROR_INVALID_VALUE rule (CUDA 11.3
+// here) answers a request newer than itself with its newest variant, an older
+// ABI: not the cuEventElapsedTime_v2 we asked for.
+TEST(CudaBinding, AnOlderDriversAnswerForANewerAbiIsNotTaken) {
+  CallLog log;
+  RunResult r = run_tool({"--backend", "cuda", "doctor"}, old_driver_env(log));
+  bool asked = false;
+  for (const Call& c : log.calls())
+    if (c.name == "cuGetProcAddress" && c.args.rfind("->", 0) == 0 && arg(c, "symbol") == "cuEventElapsedTime" &&
+        arg(c, "version") == "12080") {
+      asked = true;
+      EXPECT_EQ(arg(c, "rc"), "CUDA_SUCCESS") << c.args;
+      EXPECT_EQ(arg(c, "pfn"), "set") << c.args;
+    }
+  EXPECT_TRUE(asked);
+  EXPECT_NE(r.out.find("entry points: bound through cuGetProcAddress\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("event timing: cuEventElapsedTime\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cuEventElapsedTime_v2 (cuGetProcAddress gave an older variant: the driver is CUDA 11.3)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CudaErrors, InjectedFailureNamesTheCall) {
   CallLog log;
   auto env = double_env(log);
@@ -429,6 +526,34 @@ TEST(CudaErrors, InjectedFailureInAForkChild) {
       << r.err;
   EXPECT_EQ(our_shm_entries(), before);
   expect_all_released(log.calls());
+}
+
+// The driver pins cuMemHostAlloc'd and registered memory itself: a refusal
+// names the call and its error, and where a memory-lock limit is raised.
+TEST(CudaErrors, PinningFailuresNameTheCallAndTheMemoryLockLimit) {
+  struct Want {
+    const char* fail;
+    const char* name;
+    const char* call;
+  };
+  const Want cases[] = {
+      {"cuMemHostAlloc:1", "host_to_device_ce", "cuMemHostAlloc(32768 bytes) failed: CUDA_ERROR_UNKNOWN"},
+      {"cuMemHostRegister_v2:1", "all_odirect_host_to_all_device_ce_multi_stream",
+       "cuMemHostRegister_v2(32768 bytes) failed: CUDA_ERROR_UNKNOWN"},
+  };
+  for (const Want& w : cases) {
+    SCOPED_TRACE(w.fail);
+    CallLog log;
+    auto env = double_env(log);
+    env["DS_CUDA_DOUBLE_FAIL"] = w.fail;
+    RunResult r = run_tool({"copy", "--backend", "cuda", "-t", w.name, "-s", "4K", "-n", "8", "-i", "2", "-d", "2"},
+                           env);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(w.call), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the driver page-locks this memory itself"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("`ulimit -l unlimited`"), std::string::npos) << r.err;
+    expect_all_released(log.calls());
+  }
 }
 
 TEST(CudaErrors, MoreDevicesThanTheDriverSeesIsAUsageError) {
@@ -472,17 +597,141 @@ TEST(CudaAuto, AutoPicksCudaWhenTheDriverLoads) {
   EXPECT_NE(r.out.find("cuda::host::0"), std::string::npos) << r.out;
 }
 
-TEST(CudaGpuCheck, SkipsWithoutAnNvidiaGpu) {
-  const std::string cmd =
-      std::string("GPU_CHECK_NVIDIA_SMI=/nonexistent/nvidia-smi ") + DS_GPU_CHECK + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
+namespace {
+
+// A scratch directory of stand-in tools (ldconfig, nvidia-smi), removed afterwards.
+class FakeTools {
+ public:
+  FakeTools() {
+    char buf[] = "/tmp/ds-gpu-check-XXXXXX";
+    dir_ = mkdtemp(buf) ? buf : "";
+  }
+  ~FakeTools() {
+    if (!dir_.empty()) {
+      const std::string cmd = "rm -rf '" + dir_ + "'";
+      if (std::system(cmd.c_str()) != 0) {
+      }
+    }
+  }
+  const std::string& dir() const { return dir_; }
+  void add(const std::string& name, const std::string& script) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << script;
+    chmod(path.c_str(), 0755);
+  }
+
+ private:
+  std::string dir_;
+};
+
+struct CheckResult {
+  int exit_code = -1;
   std::string out;
+};
+
+// bench/gpu-check ARGS under `env` (a prefix for env(1): "-u X Y=Z ..."), stdout
+// and stderr together.
+CheckResult gpu_check(const std::string& env, const std::string& args) {
+  const std::string cmd = "env " + env + " bash " + DS_GPU_CHECK + " " + args + " 2>&1";
+  CheckResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
   char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
+  while (fgets(buf, sizeof buf, p)) r.out += buf;
   const int status = pclose(p);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
-  EXPECT_NE(out.find("skipped: no NVIDIA GPU"), std::string::npos) << out;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+// gpu-check on this test build's binaries: never builds or reconfigures anything.
+const std::string kTestBuild = std::string("--no-build --detect-only --build-dir ") + DS_BINARY_DIR;
+
+}  // namespace
+
+TEST(CudaGpuCheck, NoDriverLibrarySkipsWithoutBuilding) {
+  FakeTools tools;
+  tools.add("ldconfig", "printf '3 libs found in cache\\n\\tlibc.so.6 (libc6,x86-64) => /lib/libc.so.6\\n'\n");
+  const std::string never = tools.dir() + "/never-built";
+  CheckResult r = gpu_check("-u DEV_SANDBOX_CUDA_LIB -u LD_LIBRARY_PATH PATH=" + tools.dir() +
+                                ":$PATH GPU_CHECK_LIB_PATHS=/nonexistent/libcuda.so.1",
+                            "--build-dir " + never);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped: no NVIDIA GPU (no libcuda.so.1: not in DEV_SANDBOX_CUDA_LIB, LD_LIBRARY_PATH, "
+                       "ldconfig -p or the usual paths)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("== build"), std::string::npos) << "nothing built: " << r.out;
+  EXPECT_NE(access(never.c_str(), F_OK), 0) << "no build directory made";
+}
+
+// `ldconfig -p | grep -q` under pipefail: grep exits at the first line, ldconfig
+// dies of SIGPIPE writing the rest, and the pipeline "fails" although it found
+// the library. A stand-in nvidia-smi lists a GPU, so a script that asks it first
+// gets as far as the ldconfig check.
+TEST(CudaGpuCheck, FindsTheLibraryAtTheTopOfALongLdconfigListing) {
+  FakeTools tools;
+  tools.add("ldconfig",
+            "printf '\\tlibcuda.so.1 (libc6,x86-64) => /fake/lib/libcuda.so.1\\n'\n"
+            "seq 200000 | sed 's|.*|\\tlibother&.so (libc6,x86-64) => /usr/lib/libother&.so|'\n");
+  tools.add("nvidia-smi", "echo 'GPU 0: Stand-in GPU (UUID: GPU-0)'\n");
+  CheckResult r = gpu_check("-u DEV_SANDBOX_CUDA_LIB -u LD_LIBRARY_PATH PATH=" + tools.dir() +
+                                ":$PATH GPU_CHECK_LIB_PATHS=/nonexistent/libcuda.so.1",
+                            kTestBuild);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("driver library: /fake/lib/libcuda.so.1 (ldconfig -p)"), std::string::npos) << r.out;
+  // What follows is our probe of the real loader path: a GPU or a reason.
+  EXPECT_NE(r.out.find("== detect: dev-sandbox --backend cuda doctor"), std::string::npos) << r.out;
+}
+
+// Containers without the driver's utility capability have no working
+// nvidia-smi: the GPU is found by dev-sandbox's own cuda probe (here: the test
+// double, and an nvidia-smi on PATH that fails as it does there).
+TEST(CudaGpuCheck, DetectsTheGpuThroughOurProbeWithoutNvidiaSmi) {
+  FakeTools tools;
+  tools.add("nvidia-smi", "echo 'nvidia-smi: not usable here' >&2\nexit 127\n");
+  CheckResult r = gpu_check(std::string("PATH=") + tools.dir() + ":$PATH DEV_SANDBOX_CUDA_LIB=" + DS_CUDA_DOUBLE +
+                                " DS_CUDA_DOUBLE_DEVICES=2",
+                            kTestBuild);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::string("driver library: ") + DS_CUDA_DOUBLE + " (DEV_SANDBOX_CUDA_LIB)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("NVIDIA GPU found: 2 device(s), through dev-sandbox's cuda probe"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("gpu-check: detected (--detect-only)"), std::string::npos) << r.out;
+}
+
+TEST(CudaGpuCheck, ZeroDevicesSkipsNamingTheReason) {
+  CheckResult r =
+      gpu_check(std::string("DEV_SANDBOX_CUDA_LIB=") + DS_CUDA_DOUBLE + " DS_CUDA_DOUBLE_DEVICES=0", kTestBuild);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped: no NVIDIA GPU (dev-sandbox's cuda probe sees 0 devices: loaded from " +
+                       std::string(DS_CUDA_DOUBLE)),
+            std::string::npos)
+      << r.out;
+  // A driver that does not load is named by the probe too.
+  r = gpu_check(std::string("DEV_SANDBOX_CUDA_LIB=") + DS_CUDA_DOUBLE + " DS_CUDA_DOUBLE_FAIL=cuInit:1", kTestBuild);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped: no NVIDIA GPU (dev-sandbox's cuda probe: cuInit(0) failed: "
+                       "CUDA_ERROR_UNKNOWN"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CudaGpuCheck, OptionsAreChecked) {
+  CheckResult r = gpu_check("", "--rounds 6");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--rounds takes 1 to 5 (got '6')"), std::string::npos) << r.out;
+  r = gpu_check("", "--frobnicate");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown option '--frobnicate'"), std::string::npos) << r.out;
+  FakeTools empty;
+  r = gpu_check(std::string("DEV_SANDBOX_CUDA_LIB=") + DS_CUDA_DOUBLE, "--no-build --build-dir " + empty.dir());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("gpu-check: FAILED: --no-build: there is no " + empty.dir() + "/dev-sandbox"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(CudaFork, InProcessAndForkCasesInOneInvocation) {
@@ -511,10 +760,46 @@ TEST(CudaKernel, CommittedPtxDeclaresTheKernelWeLaunch) {
   const std::string ptx = text.str();
   EXPECT_NE(ptx.find("\n.version 6.3\n"), std::string::npos) << "an ISA older drivers load";
   EXPECT_NE(ptx.find("\n.target sm_75\n"), std::string::npos);
+  // ds_copy_kernel(dst, src, bytes, head, width): kernel_copy passes these five
+  // 64-bit values, and the driver reads as many as the PTX declares.
   EXPECT_NE(ptx.find(".visible .entry ds_copy_kernel(\n\t.param .u64 ds_copy_kernel_param_0,\n"
-                     "\t.param .u64 ds_copy_kernel_param_1,\n\t.param .u64 ds_copy_kernel_param_2\n)"),
+                     "\t.param .u64 ds_copy_kernel_param_1,\n\t.param .u64 ds_copy_kernel_param_2,\n"
+                     "\t.param .u64 ds_copy_kernel_param_3,\n\t.param .u64 ds_copy_kernel_param_4\n)"),
             std::string::npos)
       << ptx;
+  EXPECT_EQ(ptx.find(".entry", ptx.find(".entry") + 1), std::string::npos) << "one kernel";
+}
+
+// Block sizes that leave most blocks off 16-byte alignment (-s 1000: every other
+// block starts at 8 mod 16; -s 4097: block i at i mod 16), with an odd block
+// count: the kernel still copies them 16 bytes at a time after a short head.
+TEST(CudaKernel, OddBlockSizesUse16ByteUnitsAfterAHead) {
+  for (const char* name : {"host_to_device_sm", "device_to_host_sm"})
+    for (const char* size : {"1000", "4097"}) {
+      SCOPED_TRACE(std::string(name) + " -s " + size);
+      CallLog log;
+      RunResult r = run_tool({"copy", "--backend", "cuda", "-t", name, "-s", size, "-n", "7", "-i", "2",
+                              "--warmup", "1", "-d", "1", "--validate"},
+                             double_env(log));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_NE(r.out.find(std::string("[validation] ") + name + " PASS"), std::string::npos) << r.out;
+      int launches = 0;
+      std::set<std::string> heads;
+      for (const Call& c : log.calls())
+        if (c.name == "cuLaunchKernel" && !arg(c, "width").empty()) {
+          ++launches;
+          EXPECT_EQ(arg(c, "width"), "16") << c.args;
+          EXPECT_EQ(arg(c, "bytes"), size) << c.args;
+          // The head brings dst and src to 16-byte alignment together.
+          const unsigned long long dst = std::stoull(arg(c, "dst"), nullptr, 16);
+          const unsigned long long head = std::stoull(arg(c, "head"));
+          EXPECT_EQ((dst + head) % 16, 0u) << c.args;
+          EXPECT_LT(head, 16u);
+          heads.insert(arg(c, "head"));
+        }
+      EXPECT_EQ(launches, 7 * (1 + 2)) << "n x (warmup + iterations)";
+      EXPECT_GT(heads.size(), 1u) << "some blocks did start off alignment";
+    }
 }
 
 namespace {

@@ -1,22 +1,40 @@
-// The SM copy kernel (cases host_to_device_sm, device_to_host_sm): a grid-stride
-// loop of 16-byte loads and stores when both ends are 16-byte aligned, bytes
-// otherwise. Compiled to PTX (ptx.cmake) and loaded with cuModuleLoadData.
-// Launch: kernelParams = {&dst, &src, &bytes}, all 64-bit.
+// The SM copy kernel (cases host_to_device_sm, device_to_host_sm). Compiled to
+// PTX (ptx.cmake) and loaded with cuModuleLoadData.
+// Launch: kernelParams = {&dst, &src, &bytes, &head, &width}, all 64-bit, as
+// planned on the host (copy_kernel_plan.h): bytes [0, head) one by one, until
+// dst + head and src + head are both `width`-aligned; then whole `width`-byte
+// units (16, 8, 4, 2 or 1 bytes per load and store); then the tail one by one.
+// Every part is a grid-stride loop, so any grid size covers every byte.
 // After editing, regenerate the committed PTX (used where nvcc is missing):
 //   cmake -DNVCC=nvcc -DCU=copy_kernel.cu -DCOMMITTED=copy_kernel.ptx \
 //         -DOUT=/tmp/copy_kernel_ptx.cc -DPTX_OUT=copy_kernel.ptx -P embed_ptx.cmake
+template <typename Unit>
+__device__ __forceinline__ void copy_units(unsigned char* __restrict__ dst,
+                                           const unsigned char* __restrict__ src,
+                                           unsigned long long n, unsigned long long first,
+                                           unsigned long long stride) {
+  Unit* d = reinterpret_cast<Unit*>(dst);
+  const Unit* s = reinterpret_cast<const Unit*>(src);
+  for (unsigned long long k = first; k < n; k += stride) d[k] = s[k];
+}
+
 extern "C" __global__ void ds_copy_kernel(unsigned char* __restrict__ dst,
                                           const unsigned char* __restrict__ src,
-                                          unsigned long long bytes) {
+                                          unsigned long long bytes, unsigned long long head,
+                                          unsigned long long width) {
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned long long done = 0;
-  if ((((unsigned long long)dst | (unsigned long long)src) & 15) == 0) {
-    const unsigned long long n = bytes / 16;
-    uint4* d = reinterpret_cast<uint4*>(dst);
-    const uint4* s = reinterpret_cast<const uint4*>(src);
-    for (unsigned long long k = first; k < n; k += stride) d[k] = s[k];
-    done = n * 16;
+  if (head > bytes) head = bytes;
+  for (unsigned long long k = first; k < head; k += stride) dst[k] = src[k];
+  const unsigned long long n = (bytes - head) / width;
+  unsigned char* d = dst + head;
+  const unsigned char* s = src + head;
+  switch (width) {
+    case 16: copy_units<uint4>(d, s, n, first, stride); break;
+    case 8: copy_units<unsigned long long>(d, s, n, first, stride); break;
+    case 4: copy_units<unsigned int>(d, s, n, first, stride); break;
+    case 2: copy_units<unsigned short>(d, s, n, first, stride); break;
+    default: copy_units<unsigned char>(d, s, n, first, stride); break;
   }
-  for (unsigned long long k = done + first; k < bytes; k += stride) dst[k] = src[k];
+  for (unsigned long long k = head + n * width + first; k < bytes; k += stride) dst[k] = src[k];
 }

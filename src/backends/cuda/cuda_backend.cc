@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cuda/copy_kernel_plan.h"
 #include "backends/cuda/copy_kernel_ptx.h"
 #include "backends/cuda/cuda_driver.h"
 #include "core/error.h"
@@ -33,6 +34,15 @@ std::string call_text(const char* fn, size_t bytes) {
 // Checks a call whose message names its size; the text is built only on failure.
 void check_sized(CUresult r, const char* fn, size_t bytes) {
   if (r != CUDA_SUCCESS) throw RunError(cuda_error_text(call_text(fn, bytes), r));
+}
+
+// Page-locking by the driver (cuMemHostAlloc, cuMemHostRegister): our own
+// memory-lock pre-flight does not cover it, so a failure says where to look.
+void check_pinning(CUresult r, const char* fn, size_t bytes) {
+  if (r != CUDA_SUCCESS)
+    throw RunError(cuda_error_text(call_text(fn, bytes), r) +
+                   "; the driver page-locks this memory itself: if a memory-lock limit refused it, "
+                   "raise the limit (`ulimit -l unlimited`)");
 }
 
 class CudaStream : public Stream {
@@ -144,7 +154,7 @@ class CudaDevice : public Device {
   std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool mapped) override {
     void* p = nullptr;
     const unsigned flags = kMemHostAllocPortable | (mapped ? kMemHostAllocDeviceMap : 0u);
-    check_sized(d_.cuMemHostAlloc(&p, bytes, flags), "cuMemHostAlloc", bytes);
+    check_pinning(d_.cuMemHostAlloc(&p, bytes, flags), "cuMemHostAlloc", bytes);
     const CudaDriver* d = &d_;
     auto mem = std::make_unique<Memory>(p, p, bytes, [d, p] { d->cuMemFreeHost(p); });
     if (!mapped) return mem;  // unified addressing: the host pointer is the device address
@@ -156,8 +166,8 @@ class CudaDevice : public Device {
 
   std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
     // Always mapped: every registered kind is also a direct-path source.
-    check_sized(d_.cuMemHostRegister_v2(ptr, bytes, kMemHostRegisterPortable | kMemHostRegisterDeviceMap),
-                "cuMemHostRegister_v2", bytes);
+    check_pinning(d_.cuMemHostRegister_v2(ptr, bytes, kMemHostRegisterPortable | kMemHostRegisterDeviceMap),
+                  "cuMemHostRegister_v2", bytes);
     const CudaDriver* d = &d_;
     CUdeviceptr dev = 0;
     const CUresult r = d_.cuMemHostGetDevicePointer_v2(&dev, ptr, 0);
@@ -250,11 +260,13 @@ class CudaDevice : public Device {
     if (!function_) load_kernel();  // prepare_kernel_copy did it, unless not called
     CUdeviceptr dst = dptr(c.dst), src = dptr(c.src);
     unsigned long long bytes = c.bytes;
-    void* params[] = {&dst, &src, &bytes};
+    const KernelCopyPlan plan = plan_kernel_copy(dst, src);
+    unsigned long long head = plan.head, width = plan.width;
+    // ds_copy_kernel(dst, src, bytes, head, width): the PTX's five .u64 parameters.
+    void* params[] = {&dst, &src, &bytes, &head, &width};
     constexpr unsigned kThreads = 256;
-    const bool vec = ((dst | src) & 15) == 0;
-    const unsigned long long units = vec ? std::max<unsigned long long>(1, bytes / 16) : bytes;
-    const unsigned long long want = (units + kThreads - 1) / kThreads;
+    const unsigned long long units = (bytes - std::min(head, bytes)) / width;
+    const unsigned long long want = (std::max<unsigned long long>(1, units) + kThreads - 1) / kThreads;
     const unsigned blocks = static_cast<unsigned>(std::max<unsigned long long>(
         1, std::min<unsigned long long>(want, 8ULL * static_cast<unsigned>(sm_count_))));
     check_sized(d_.cuLaunchKernel(function_, blocks, 1, 1, kThreads, 1, 1, 0, stream_of(s), params, nullptr),
@@ -458,6 +470,9 @@ class CudaBackend : public Backend {
     p.facts.emplace_back("event timing",
                          d.cuEventElapsedTime_v2 ? "cuEventElapsedTime_v2" : "cuEventElapsedTime");
     p.facts.emplace_back("entry points", "bound through " + d.resolved_by);
+    std::string absent;
+    for (const auto& a : d.absent) absent += (absent.empty() ? "" : "; ") + a;
+    p.facts.emplace_back("not in this driver", absent.empty() ? "none" : absent);
     p.facts.emplace_back("SM copy kernel", std::string("PTX from ") + kCopyKernelPtxFrom);
     p.loaded = true;
     return p;

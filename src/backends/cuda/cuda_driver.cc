@@ -23,6 +23,18 @@ void* g_handle = nullptr;
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
+// The lookup's own error codes, named before cuGetErrorName is bound.
+std::string result_name(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_NOT_SUPPORTED:
+      return "CUDA_ERROR_NOT_SUPPORTED";
+    case CUDA_ERROR_NOT_FOUND:
+      return "CUDA_ERROR_NOT_FOUND";
+    default:
+      return "CUresult " + std::to_string(static_cast<int>(r));
+  }
+}
+
 std::string opened_path(void* handle, const std::string& fallback) {
   link_map* map = nullptr;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name) {
@@ -71,35 +83,66 @@ void bind(void* h) {
   const auto gpa1 = gpa2 ? nullptr : reinterpret_cast<PFN_cuGetProcAddress>(dlsym(h, "cuGetProcAddress"));
   d.resolved_by = gpa2 ? "cuGetProcAddress_v2" : gpa1 ? "cuGetProcAddress" : "dlsym";
   bool fell_back = false;
+  int driver_version = 0;  // known once cuDriverGetVersion is bound
+  std::string answer;      // why the last entry point asked for is absent
+  // The lookup's answer, taken as the driver means it (cuGetProcAddress, CUDA 12):
+  // - CUDA_SUCCESS with a function: bound;
+  // - CUDA_SUCCESS with NULL (no such symbol, or no variant of that ABI), or
+  //   CUDA_ERROR_INVALID_VALUE (a CUDA version newer than the driver): the driver
+  //   does not have this ABI; its exported name is not asked for, since a driver
+  //   may export a symbol it does not offer;
+  // - any other error (CUDA_ERROR_NOT_SUPPORTED; CUDA 11's CUDA_ERROR_NOT_FOUND),
+  //   or no cuGetProcAddress at all: dlsym of the exported versioned name.
+  // Drivers whose lookup predates the CUDA_ERROR_INVALID_VALUE rule answer a
+  // request newer than themselves with their newest variant, an older ABI (a 12.4
+  // driver asked for cuEventElapsedTime at 12.8 gives the original): an ABI newer
+  // than the driver's own version is absent, whatever the lookup returned.
   auto resolve = [&](const char* name, const char* symbol, int version) -> void* {
-    void* fn = nullptr;
-    if (gpa2) {
-      CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      if (gpa2(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) != CUDA_SUCCESS ||
-          status != CU_GET_PROC_ADDRESS_SUCCESS)
-        fn = nullptr;
-    } else if (gpa1) {
-      if (gpa1(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM) != CUDA_SUCCESS) fn = nullptr;
+    answer.clear();
+    if (gpa1 || gpa2) {
+      void* fn = nullptr;
+      CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+      const CUresult r = gpa2 ? gpa2(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status)
+                              : gpa1(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+      const std::string says = d.resolved_by + " says ";
+      if (r == CUDA_SUCCESS && fn) {
+        if (driver_version == 0 || version <= driver_version) return fn;
+        answer = d.resolved_by + " gave an older variant: the driver is CUDA " + version_text(driver_version);
+        return nullptr;
+      }
+      if (r == CUDA_SUCCESS) {
+        answer = says + "CUDA_SUCCESS with no function" +
+                 (!gpa2 ? ""
+                  : status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? ", VERSION_NOT_SUFFICIENT"
+                                                                         : ", SYMBOL_NOT_FOUND");
+        return nullptr;
+      }
+      if (r == CUDA_ERROR_INVALID_VALUE) {
+        answer = says + "CUDA_ERROR_INVALID_VALUE: CUDA " + version_text(version) + " is newer than the driver";
+        return nullptr;
+      }
+      answer = says + result_name(r) + ", and ";
     }
-    if (!fn) {
-      fn = dlsym(h, symbol);
-      if (fn && (gpa1 || gpa2)) fell_back = true;
-    }
+    void* fn = dlsym(h, symbol);
+    if (fn && (gpa1 || gpa2)) fell_back = true;
+    if (!fn) answer += "it exports no " + std::string(symbol);
     return fn;
   };
+  d.cuDriverGetVersion =
+      reinterpret_cast<PFN_cuDriverGetVersion>(resolve("cuDriverGetVersion", "cuDriverGetVersion", 2020));
+  if (d.cuDriverGetVersion && d.cuDriverGetVersion(&driver_version) != CUDA_SUCCESS) driver_version = 0;
 #define DS_CUDA_REQUIRED(name, symbol, version)                                                  \
   d.symbol = reinterpret_cast<PFN_##symbol>(resolve(#name, #symbol, version));                   \
   if (!d.symbol)                                                                                 \
     throw RunError("cuda: " + d.library_path + " has no " #symbol " (needs a driver for CUDA " + \
-                   version_text(version) + " or newer)");
+                   version_text(version) + " or newer; " + answer + ")");
   DS_CUDA_ENTRY_POINTS(DS_CUDA_REQUIRED)
 #undef DS_CUDA_REQUIRED
-#define DS_CUDA_OPTIONAL(name, symbol, version) \
-  d.symbol = reinterpret_cast<PFN_##symbol>(resolve(#name, #symbol, version));
+#define DS_CUDA_OPTIONAL(name, symbol, version)                                \
+  d.symbol = reinterpret_cast<PFN_##symbol>(resolve(#name, #symbol, version)); \
+  if (!d.symbol) d.absent.push_back(#symbol " (" + answer + ")");
   DS_CUDA_OPTIONAL_ENTRY_POINTS(DS_CUDA_OPTIONAL)
 #undef DS_CUDA_OPTIONAL
-  // Asked for at 12.8, a driver before 12.8 answers with the original entry point.
-  if (d.cuEventElapsedTime_v2 == d.cuEventElapsedTime) d.cuEventElapsedTime_v2 = nullptr;
   if (fell_back) d.resolved_by += " (some by dlsym)";
   g_driver = d;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backends/cuda/cuda_api.h"
 
@@ -25,6 +26,8 @@ struct CudaDriver {
 
   std::string library_path;  // the file dlopen actually opened
   std::string resolved_by;   // cuGetProcAddress_v2, cuGetProcAddress or dlsym
+  // Optional entry points this driver does not have: "symbol (why)".
+  std::vector<std::string> absent;
 };
 
 // Loads and initialises the driver in this process once (again after fork).

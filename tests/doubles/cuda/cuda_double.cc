@@ -5,18 +5,33 @@
 // context, pointers of the right kind, handles alive, ABI versions asked for),
 // and really moves the bytes: device memory is host memory, every stream is a
 // worker thread running its work in order, events are stamped with the
-// monotonic clock when the stream reaches them, a kernel launch of our copy
-// kernel copies what its parameters name.
+// monotonic clock when the stream reaches them. cuModuleLoadData reads each
+// .entry's parameter list from the PTX, and cuLaunchKernel reads exactly those
+// parameters: for our copy kernel ds_copy_kernel(dst, src, bytes, head, width)
+// it checks that dst + head and src + head are width-aligned with head < width
+// (CUDA_ERROR_MISALIGNED_ADDRESS otherwise), logs head and width, and copies in
+// the kernel's three parts: the head bytewise, whole units, the tail.
+// Streams and events belong to the context current when they were made: a
+// copy, batch, graph launch, kernel launch or event record on a stream of
+// another context than the calling thread's current one is
+// CUDA_ERROR_INVALID_HANDLE, as is recording an event on a stream of another
+// context or timing two events of different contexts. cuStreamCreate accepts
+// only CU_STREAM_NON_BLOCKING (a driver takes both; we promise non-blocking
+// streams, and the double holds us to it).
 //
 // Environment:
 //   DS_CUDA_DOUBLE_DEVICES=N          devices (default 4)
 //   DS_CUDA_DOUBLE_LOG=path           append "pid call args" per call
 //   DS_CUDA_DOUBLE_FAIL=call:N        the Nth call of `call` (per process) fails
 //   DS_CUDA_DOUBLE_NO_PROC_ADDRESS=1  cuGetProcAddress* say CUDA_ERROR_NOT_SUPPORTED
+//   DS_CUDA_DOUBLE_LACK=name[,name]   cuGetProcAddress* do not offer these base names
+//                                     (CUDA_SUCCESS, *pfn = NULL, SYMBOL_NOT_FOUND)
+//                                     although the symbols stay exported
 //   DS_CUDA_DOUBLE_NO_PEER=1          cuDeviceCanAccessPeer says no for every pair
-// Built with DS_DOUBLE_NO_BATCH: a driver older than CUDA 12.8 (no cuMemcpyBatchAsync,
-// no cuEventElapsedTime_v2); with DS_DOUBLE_NO_GRAPH as well: CUDA 11.3 (no
-// cuGraphInstantiateWithFlags).
+// Built with DS_DOUBLE_NO_BATCH: a CUDA 12.4 driver (no cuMemcpyBatchAsync, no
+// cuEventElapsedTime_v2); with DS_DOUBLE_NO_GRAPH as well: CUDA 11.3 (no
+// cuGraphInstantiateWithFlags, and cuGetProcAddress only, answering as CUDA 11
+// did). cuGetProcAddress answers as the driver documents it (see proc_lookup).
 //
 // The synchronous copies keep the driver's asynchrony: cuMemcpyHtoD from pageable
 // memory stages the source and returns, and device-to-device cuMemcpy returns at
@@ -51,6 +66,15 @@ using namespace ds::cu;
 namespace {
 
 constexpr size_t kTotalMem = 16ULL << 30;
+
+// The CUDA version this build of the double is a driver for.
+#if defined(DS_DOUBLE_NO_GRAPH)
+constexpr int kDriverVersion = 11030;
+#elif defined(DS_DOUBLE_NO_BATCH)
+constexpr int kDriverVersion = 12040;
+#else
+constexpr int kDriverVersion = 12080;
+#endif
 
 enum class Kind { kDevice, kPinned, kRegistered };
 
@@ -128,6 +152,7 @@ struct StreamImpl {
 struct EventImpl {
   std::atomic<int64_t> ns{-1};
   bool recorded = false;
+  Ctx* ctx = nullptr;  // the context it was created in
 };
 
 struct Copy {
@@ -144,11 +169,12 @@ struct ExecImpl {
   std::vector<Copy> nodes;
 };
 
-struct ModuleImpl {
-  std::set<std::string> entries;
-};
 struct FuncImpl {
   std::string name;
+  std::vector<size_t> params;  // bytes of each .param, as the PTX declares them
+};
+struct ModuleImpl {
+  std::map<std::string, FuncImpl> entries;  // .entry name -> its function handle
 };
 
 std::recursive_mutex g_mutex;
@@ -241,9 +267,29 @@ StreamImpl* stream_of(CUstream s) {
 
 void* vp(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
 
-CUresult enqueue_copies(CUstream s, std::vector<Copy> copies) {
+int device_of(const Ctx* c) { return c ? c->device : -1; }
+
+// A stream handed to a call must belong to the calling thread's current
+// context, as the driver requires: one made in another context is an invalid
+// handle there. Logged, so a test sees which call and which contexts.
+StreamImpl* current_stream(const char* call, CUstream s, CUresult* r) {
   StreamImpl* st = stream_of(s);
-  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  *r = CUDA_SUCCESS;
+  if (!st) {
+    *r = CUDA_ERROR_INVALID_HANDLE;
+  } else if (st->ctx != t_current) {
+    log_line(call, "-> CUDA_ERROR_INVALID_HANDLE: stream of device %d, device %d current", device_of(st->ctx),
+             device_of(t_current));
+    *r = CUDA_ERROR_INVALID_HANDLE;
+    st = nullptr;
+  }
+  return st;
+}
+
+CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies) {
+  CUresult r;
+  StreamImpl* st = current_stream(call, s, &r);
+  if (!st) return r;
   st->push([copies] {
     for (const Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
   });
@@ -251,7 +297,7 @@ CUresult enqueue_copies(CUstream s, std::vector<Copy> copies) {
 }
 
 #ifndef DS_DOUBLE_NO_BATCH
-CUresult batch_common(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
+CUresult batch_common(const char* call, CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                       CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
                       CUstream hStream) {
   NEED_CTX
@@ -271,7 +317,7 @@ CUresult batch_common(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_
     }
     copies.push_back({vp(dsts[i]), vp(srcs[i]), sizes[i]});
   }
-  return enqueue_copies(hStream, std::move(copies));
+  return enqueue_copies(call, hStream, std::move(copies));
 }
 #endif
 
@@ -291,13 +337,7 @@ CUresult cuInit(unsigned int Flags) {
 CUresult cuDriverGetVersion(int* v) {
   ENTER(cuDriverGetVersion, "-")
   if (!v) return CUDA_ERROR_INVALID_VALUE;
-#if defined(DS_DOUBLE_NO_GRAPH)
-  *v = 11030;
-#elif defined(DS_DOUBLE_NO_BATCH)
-  *v = 12040;
-#else
-  *v = 12080;
-#endif
+  *v = kDriverVersion;
   return CUDA_SUCCESS;
 }
 
@@ -339,6 +379,9 @@ CUresult cuGetErrorName(CUresult e, const char** s) {
       break;
     case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
       *s = "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED";
+      break;
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+      *s = "CUDA_ERROR_MISALIGNED_ADDRESS";
       break;
     case CUDA_ERROR_NOT_SUPPORTED:
       *s = "CUDA_ERROR_NOT_SUPPORTED";
@@ -564,6 +607,13 @@ CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
   ENTER(cuStreamCreate, "flags=%u", flags)
   NEED_CTX
   if (!s || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+  // The driver accepts CU_STREAM_DEFAULT too; the double refuses it because the
+  // README promises non-blocking streams (streams that never wait for the
+  // legacy default stream): this checks our promise, not a driver rule.
+  if (flags != CU_STREAM_NON_BLOCKING) {
+    log_line("cuStreamCreate", "-> CUDA_ERROR_INVALID_VALUE: a blocking stream (we promise non-blocking ones)");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   auto* impl = new StreamImpl();
   impl->ctx = t_current;
   g_streams.insert(impl);
@@ -604,6 +654,7 @@ CUresult cuEventCreate(CUevent* e, unsigned int flags) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
   if (flags != CU_EVENT_DEFAULT) return CUDA_ERROR_INVALID_VALUE;  // timing events only here
   auto* impl = new EventImpl();
+  impl->ctx = t_current;
   g_events.insert(impl);
   *e = reinterpret_cast<CUevent>(impl);
   log_line("cuEventCreate", "-> event=%p", static_cast<void*>(impl));
@@ -625,19 +676,32 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   NEED_CTX
   auto* impl = reinterpret_cast<EventImpl*>(e);
   if (!g_events.count(impl)) return CUDA_ERROR_INVALID_HANDLE;
-  StreamImpl* st = stream_of(s);
-  if (!st) return CUDA_ERROR_INVALID_HANDLE;
+  CUresult r;
+  StreamImpl* st = current_stream("cuEventRecord", s, &r);
+  if (!st) return r;
+  // An event records only on a stream of its own context.
+  if (impl->ctx != st->ctx) {
+    log_line("cuEventRecord", "-> CUDA_ERROR_INVALID_HANDLE: event of device %d, stream of device %d",
+             device_of(impl->ctx), device_of(st->ctx));
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   impl->recorded = true;
   impl->ns.store(-1);
   st->push([impl] { impl->ns.store(ds::now_ns()); });
   return CUDA_SUCCESS;
 }
 
-CUresult elapsed_common(float* ms, CUevent a, CUevent b) {
+CUresult elapsed_common(const char* call, float* ms, CUevent a, CUevent b) {
   NEED_INIT
   auto* x = reinterpret_cast<EventImpl*>(a);
   auto* y = reinterpret_cast<EventImpl*>(b);
   if (!ms || !g_events.count(x) || !g_events.count(y)) return CUDA_ERROR_INVALID_HANDLE;
+  // Both events of one context.
+  if (x->ctx != y->ctx) {
+    log_line(call, "-> CUDA_ERROR_INVALID_HANDLE: events of devices %d and %d", device_of(x->ctx),
+             device_of(y->ctx));
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   if (!x->recorded || !y->recorded) return CUDA_ERROR_INVALID_HANDLE;
   const int64_t t0 = x->ns.load(), t1 = y->ns.load();
   if (t0 < 0 || t1 < 0) return CUDA_ERROR_NOT_READY;
@@ -647,13 +711,13 @@ CUresult elapsed_common(float* ms, CUevent a, CUevent b) {
 
 CUresult cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
   ENTER(cuEventElapsedTime, "start=%p end=%p", static_cast<void*>(a), static_cast<void*>(b))
-  return elapsed_common(ms, a, b);
+  return elapsed_common("cuEventElapsedTime", ms, a, b);
 }
 
 #ifndef DS_DOUBLE_NO_BATCH
 CUresult cuEventElapsedTime_v2(float* ms, CUevent a, CUevent b) {
   ENTER(cuEventElapsedTime_v2, "start=%p end=%p", static_cast<void*>(a), static_cast<void*>(b))
-  return elapsed_common(ms, a, b);
+  return elapsed_common("cuEventElapsedTime_v2", ms, a, b);
 }
 #endif
 
@@ -661,21 +725,21 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream 
   ENTER(cuMemcpyAsync, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes, static_cast<void*>(s))
   NEED_CTX
   if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies(s, {{vp(dst), vp(src), bytes}});
+  return enqueue_copies("cuMemcpyAsync", s, {{vp(dst), vp(src), bytes}});
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream s) {
   ENTER(cuMemcpyHtoDAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), src, bytes, static_cast<void*>(s))
   NEED_CTX
   if (!is_device(dst, bytes) || !is_host(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies(s, {{vp(dst), src, bytes}});
+  return enqueue_copies("cuMemcpyHtoDAsync_v2", s, {{vp(dst), src, bytes}});
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream s) {
   ENTER(cuMemcpyDtoHAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", dst, vp(src), bytes, static_cast<void*>(s))
   NEED_CTX
   if (!is_host(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies(s, {{dst, vp(src), bytes}});
+  return enqueue_copies("cuMemcpyDtoHAsync_v2", s, {{dst, vp(src), bytes}});
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
@@ -683,7 +747,7 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CU
         static_cast<void*>(s))
   NEED_CTX
   if (!is_device(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies(s, {{vp(dst), vp(src), bytes}});
+  return enqueue_copies("cuMemcpyDtoDAsync_v2", s, {{vp(dst), vp(src), bytes}});
 }
 
 // A synchronous copy into device memory that returns before the bytes land:
@@ -788,14 +852,14 @@ CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
                             CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
                             CUstream s) {
   ENTER(cuMemcpyBatchAsync, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
-  return batch_common(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s);
+  return batch_common("cuMemcpyBatchAsync", dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s);
 }
 
 // CUDA 13.0's ABI (no failIdx).
 CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                                CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream s) {
   ENTER(cuMemcpyBatchAsync_v2, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
-  return batch_common(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, s);
+  return batch_common("cuMemcpyBatchAsync_v2", dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, s);
 }
 #endif
 
@@ -862,7 +926,7 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
   NEED_CTX
   auto* e = reinterpret_cast<ExecImpl*>(exec);
   if (!g_execs.count(e)) return CUDA_ERROR_INVALID_HANDLE;
-  return enqueue_copies(s, e->nodes);
+  return enqueue_copies("cuGraphLaunch", s, e->nodes);
 }
 
 CUresult cuGraphExecDestroy(CUgraphExec exec) {
@@ -883,6 +947,13 @@ CUresult cuGraphDestroy(CUgraph g) {
   return CUDA_SUCCESS;
 }
 
+// Bytes of a PTX parameter type (.u64, .b32, ...); 0 for what we do not read.
+size_t ptx_param_bytes(const std::string& type) {
+  if (type.size() < 3 || type[0] != '.') return 0;
+  const int bits = std::atoi(type.c_str() + 2);
+  return (bits == 8 || bits == 16 || bits == 32 || bits == 64) ? static_cast<size_t>(bits / 8) : 0;
+}
+
 CUresult cuModuleLoadData(CUmodule* mod, const void* image) {
   ENTER(cuModuleLoadData, "image=%p", image)
   NEED_CTX
@@ -894,11 +965,25 @@ CUresult cuModuleLoadData(CUmodule* mod, const void* image) {
   auto* m = new ModuleImpl();
   for (size_t at = text.find(".entry "); at != std::string::npos; at = text.find(".entry ", at + 1)) {
     const size_t b = at + 7, e = text.find_first_of("( \t\n", b);
-    m->entries.insert(text.substr(b, e - b));
+    FuncImpl f;
+    f.name = text.substr(b, e - b);
+    // The parameter list: ".param .u64 name" entries up to the closing ')'.
+    const size_t open = text.find('(', e), close = text.find(')', e);
+    if (open != std::string::npos && close != std::string::npos && open < close) {
+      const std::string list = text.substr(open + 1, close - open - 1);
+      for (size_t p = list.find(".param"); p != std::string::npos; p = list.find(".param", p + 6)) {
+        const size_t tb = list.find('.', p + 6), te = list.find_first_of(" \t\n", tb);
+        f.params.push_back(ptx_param_bytes(list.substr(tb, te - tb)));
+      }
+    }
+    m->entries[f.name] = f;
   }
   g_modules.insert(m);
   *mod = reinterpret_cast<CUmodule>(m);
-  log_line("cuModuleLoadData", "-> module=%p entries=%zu", static_cast<void*>(m), m->entries.size());
+  std::string shape;
+  for (const auto& kv : m->entries) shape += " " + kv.first + "/" + std::to_string(kv.second.params.size());
+  log_line("cuModuleLoadData", "-> module=%p entries=%zu params=%s", static_cast<void*>(m), m->entries.size(),
+           shape.empty() ? "-" : shape.c_str() + 1);
   return CUDA_SUCCESS;
 }
 
@@ -916,11 +1001,18 @@ CUresult cuModuleGetFunction(CUfunction* f, CUmodule mod, const char* name) {
   NEED_CTX
   auto* m = reinterpret_cast<ModuleImpl*>(mod);
   if (!f || !name || !g_modules.count(m)) return CUDA_ERROR_INVALID_VALUE;
-  if (!m->entries.count(name)) return CUDA_ERROR_NOT_FOUND;
-  static FuncImpl copy_kernel{"ds_copy_kernel"};
-  if (std::string(name) != copy_kernel.name) return CUDA_ERROR_NOT_SUPPORTED;  // we only run this one
-  *f = reinterpret_cast<CUfunction>(&copy_kernel);
+  auto it = m->entries.find(name);
+  if (it == m->entries.end()) return CUDA_ERROR_NOT_FOUND;
+  *f = reinterpret_cast<CUfunction>(&it->second);
   return CUDA_SUCCESS;
+}
+
+// A function of a module still loaded.
+const FuncImpl* function_of(CUfunction f) {
+  for (ModuleImpl* m : g_modules)
+    for (const auto& kv : m->entries)
+      if (reinterpret_cast<const FuncImpl*>(f) == &kv.second) return &kv.second;
+  return nullptr;
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
@@ -929,118 +1021,232 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
   ENTER(cuLaunchKernel, "grid=%ux%ux%u block=%ux%ux%u stream=%p", gx, gy, gz, bx, by, bz,
         static_cast<void*>(s))
   NEED_CTX
-  if (!f || !params || extra || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+  const FuncImpl* fn = function_of(f);
+  if (!fn) return CUDA_ERROR_INVALID_HANDLE;
+  if (!params || extra || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
       bx * by * bz > 1024 || shmem != 0)
     return CUDA_ERROR_INVALID_VALUE;
-  // ds_copy_kernel(dst, src, bytes): a grid-stride loop covers every byte.
-  const CUdeviceptr dst = *static_cast<CUdeviceptr*>(params[0]);
-  const CUdeviceptr src = *static_cast<CUdeviceptr*>(params[1]);
-  const unsigned long long bytes = *static_cast<unsigned long long*>(params[2]);
+  // The driver reads as many parameters as the PTX declares, each of its
+  // declared size. The double runs only our copy kernel, as copy_kernel.cu
+  // declares it: ds_copy_kernel(dst, src, bytes, head, width), five 64-bit values.
+  if (fn->name != "ds_copy_kernel" || fn->params != std::vector<size_t>(5, 8)) {
+    log_line("cuLaunchKernel", "-> the double runs only ds_copy_kernel with five .u64 parameters");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  uint64_t v[5];
+  for (size_t i = 0; i < 5; ++i) std::memcpy(&v[i], params[i], sizeof v[i]);
+  const uint64_t dst = v[0], src = v[1], bytes = v[2], head = v[3], width = v[4];
   // A kernel cannot dereference pageable host memory.
   if (!gpu_reachable(vp(dst), bytes) || !gpu_reachable(vp(src), bytes)) return CUDA_ERROR_INVALID_VALUE;
-  log_line("cuLaunchKernel", "dst=%p src=%p bytes=%llu", vp(dst), vp(src), bytes);
-  return enqueue_copies(s, {{vp(dst), vp(src), static_cast<size_t>(bytes)}});
+  log_line("cuLaunchKernel", "dst=%p src=%p bytes=%llu head=%llu width=%llu", vp(dst), vp(src),
+           static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(head),
+           static_cast<unsigned long long>(width));
+  // The kernel's width-byte loads and stores start at dst + head and src + head:
+  // on the GPU a misaligned one faults (reported later, at a synchronisation);
+  // here the launch says so at once.
+  if ((width != 1 && width != 2 && width != 4 && width != 8 && width != 16) || head >= width ||
+      (dst + head) % width != 0 || (src + head) % width != 0) {
+    log_line("cuLaunchKernel", "-> CUDA_ERROR_MISALIGNED_ADDRESS");
+    return CUDA_ERROR_MISALIGNED_ADDRESS;
+  }
+  // The kernel's three parts: [0, head) bytewise, whole units, the tail bytewise.
+  const uint64_t h = std::min(head, bytes);
+  const uint64_t units = (bytes - h) / width * width;
+  return enqueue_copies("cuLaunchKernel", s, {{vp(dst), vp(src), static_cast<size_t>(h)},
+                            {vp(dst + h), vp(src + h), static_cast<size_t>(units)},
+                            {vp(dst + h + units), vp(src + h + units), static_cast<size_t>(bytes - h - units)}});
 }
 
-// The driver's own lookup: base name -> the variant that was current at `cudaVersion`.
+#ifndef DS_DOUBLE_NO_GRAPH
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status);
+#endif
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags);
+
+}  // extern "C"
+
+namespace {
+
+struct ProcEntry {
+  const char* name;
+  int since;  // first CUDA version with this ABI
+  void* fn;
+};
+
+#define E(name, since, fn) \
+  { #name, since, reinterpret_cast<void*>(&fn) }
+const ProcEntry kProcTable[] = {
+    E(cuInit, 2000, cuInit),
+    E(cuDriverGetVersion, 2020, cuDriverGetVersion),
+    E(cuGetErrorString, 6000, cuGetErrorString),
+    E(cuGetErrorName, 6000, cuGetErrorName),
+    E(cuGetProcAddress, 11030, cuGetProcAddress),
+#ifndef DS_DOUBLE_NO_GRAPH
+    E(cuGetProcAddress, 12000, cuGetProcAddress_v2),
+#endif
+    E(cuDeviceGetCount, 2000, cuDeviceGetCount),
+    E(cuDeviceGet, 2000, cuDeviceGet),
+    E(cuDeviceGetName, 2000, cuDeviceGetName),
+    E(cuDeviceGetPCIBusId, 4010, cuDeviceGetPCIBusId),
+    E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2),
+    E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute),
+    E(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),
+    E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2),
+    E(cuCtxSetCurrent, 4000, cuCtxSetCurrent),
+    E(cuCtxSynchronize, 2000, cuCtxSynchronize),
+    E(cuDeviceCanAccessPeer, 4000, cuDeviceCanAccessPeer),
+    E(cuCtxEnablePeerAccess, 4000, cuCtxEnablePeerAccess),
+    E(cuMemGetInfo, 3020, cuMemGetInfo_v2),
+    E(cuMemAlloc, 3020, cuMemAlloc_v2),
+    E(cuMemFree, 3020, cuMemFree_v2),
+    E(cuMemHostAlloc, 2020, cuMemHostAlloc),
+    E(cuMemFreeHost, 2000, cuMemFreeHost),
+    E(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer_v2),
+    E(cuMemHostRegister, 6050, cuMemHostRegister_v2),
+    E(cuMemHostUnregister, 4000, cuMemHostUnregister),
+    E(cuStreamCreate, 2000, cuStreamCreate),
+    E(cuStreamDestroy, 4000, cuStreamDestroy_v2),
+    E(cuStreamSynchronize, 2000, cuStreamSynchronize),
+    E(cuEventCreate, 2000, cuEventCreate),
+    E(cuEventDestroy, 4000, cuEventDestroy_v2),
+    E(cuEventRecord, 2000, cuEventRecord),
+    E(cuEventElapsedTime, 2000, cuEventElapsedTime),
+#ifndef DS_DOUBLE_NO_BATCH
+    E(cuEventElapsedTime, 12080, cuEventElapsedTime_v2),
+#endif
+    E(cuMemcpy, 4000, cuMemcpy),
+    E(cuMemcpyAsync, 4000, cuMemcpyAsync),
+    E(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2),
+    E(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2),
+    E(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2),
+    E(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2),
+    E(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2),
+#ifndef DS_DOUBLE_NO_BATCH
+    // cuMemcpyBatchAsync_v2 (13.0) is exported but never returned: a 12.8
+    // driver answers a request at 13000 with CUDA_ERROR_INVALID_VALUE.
+    E(cuMemcpyBatchAsync, 12080, cuMemcpyBatchAsync),
+#endif
+    E(cuGraphCreate, 10000, cuGraphCreate),
+    E(cuGraphAddMemcpyNode, 10000, cuGraphAddMemcpyNode),
+#ifndef DS_DOUBLE_NO_GRAPH
+    E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags),
+#endif
+    E(cuGraphLaunch, 10000, cuGraphLaunch),
+    E(cuGraphExecDestroy, 10000, cuGraphExecDestroy),
+    E(cuGraphDestroy, 10000, cuGraphDestroy),
+    E(cuModuleLoadData, 2000, cuModuleLoadData),
+    E(cuModuleUnload, 2000, cuModuleUnload),
+    E(cuModuleGetFunction, 2000, cuModuleGetFunction),
+    E(cuLaunchKernel, 4000, cuLaunchKernel),
+};
+#undef E
+
+// DS_CUDA_DOUBLE_LACK=name[,name...]: base names the driver's lookup does not
+// offer although the library still exports the symbol.
+bool lacked(const char* symbol) {
+  const char* e = std::getenv("DS_CUDA_DOUBLE_LACK");
+  if (!e || !*e) return false;
+  const std::string list = std::string(",") + e + ",";
+  return list.find("," + std::string(symbol) + ",") != std::string::npos;
+}
+
+const char* status_name(CUdriverProcAddressQueryResult s) {
+  switch (s) {
+    case CU_GET_PROC_ADDRESS_SUCCESS:
+      return "SUCCESS";
+    case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND:
+      return "SYMBOL_NOT_FOUND";
+    case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT:
+      return "VERSION_NOT_SUFFICIENT";
+  }
+  return "?";
+}
+
+// The driver's own lookup: base name -> the variant that was current at
+// `cudaVersion`, answered the way the driver of this build answers (logged as
+// "-> symbol=S version=V rc=R pfn=P status=S").
+//   CUDA 12 (cuGetProcAddress_v2's documented contract):
+//     cudaVersion above the driver's own version  -> CUDA_ERROR_INVALID_VALUE
+//     a symbol the driver lacks, or no variant as old as cudaVersion
+//                                                 -> CUDA_SUCCESS, *pfn = NULL, and
+//        symbolStatus SYMBOL_NOT_FOUND or VERSION_NOT_SUFFICIENT
+//   CUDA 11 (DS_DOUBLE_NO_GRAPH; cuGetProcAddress only): CUDA_ERROR_NOT_FOUND for
+//     either, and no check against its own version: asked for a version newer
+//     than itself, it answers with its newest variant (an older ABI).
+CUresult proc_lookup(const char* via, const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                     CUdriverProcAddressQueryResult* status_out) {
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  CUresult r = CUDA_SUCCESS;
+  const ProcEntry* best = nullptr;
+  {
+    std::lock_guard<std::recursive_mutex> guard(g_mutex);
+    log_line(via, "symbol=%s version=%d flags=%llu", symbol ? symbol : "(null)", cudaVersion,
+             static_cast<unsigned long long>(flags));
+    if (injected(via)) {
+      log_line(via, "-> injected CUDA_ERROR_UNKNOWN");
+      return CUDA_ERROR_UNKNOWN;
+    }
+    if (status_out) *status_out = status;
+    if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
+    *pfn = nullptr;
+    const char* off = std::getenv("DS_CUDA_DOUBLE_NO_PROC_ADDRESS");
+    if (off && *off == '1') {
+      log_line(via, "-> symbol=%s version=%d rc=CUDA_ERROR_NOT_SUPPORTED", symbol, cudaVersion);
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    // We implement the legacy-stream variants only.
+    if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
+      log_line(via, "-> symbol=%s version=%d rc=CUDA_ERROR_NOT_FOUND (no per-thread variants)",
+               symbol, cudaVersion);
+      return CUDA_ERROR_NOT_FOUND;
+    }
+    bool known = false;
+    if (!lacked(symbol))
+      for (const ProcEntry& e : kProcTable) {
+        if (std::strcmp(e.name, symbol) != 0) continue;
+        known = true;
+        if (e.since <= cudaVersion && (!best || e.since > best->since)) best = &e;
+      }
+#ifdef DS_DOUBLE_NO_GRAPH
+    (void)known;
+    if (!best) r = CUDA_ERROR_NOT_FOUND;
+#else
+    if (cudaVersion > kDriverVersion) {
+      r = CUDA_ERROR_INVALID_VALUE;
+      status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      best = nullptr;
+    } else if (!best) {
+      status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    }
+#endif
+    if (best) {
+      *pfn = best->fn;
+      status = CU_GET_PROC_ADDRESS_SUCCESS;
+    }
+    if (status_out) *status_out = status;
+    const char* rc = nullptr;
+    cuGetErrorName(r, &rc);
+    log_line(via, "-> symbol=%s version=%d rc=%s pfn=%s status=%s", symbol, cudaVersion, rc,
+             best ? "set" : "NULL", status_out ? status_name(status) : "-");
+  }
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+#ifndef DS_DOUBLE_NO_GRAPH
+// CUDA 12.0+.
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult* status) {
-  struct Entry {
-    const char* name;
-    int since;  // first CUDA version with this ABI
-    void* fn;
-  };
-#define E(name, since, fn) \
-  { #name, since, reinterpret_cast < void*>(&fn) }
-  static const Entry table[] = {
-      E(cuInit, 2000, cuInit),
-      E(cuDriverGetVersion, 2020, cuDriverGetVersion),
-      E(cuGetErrorString, 6000, cuGetErrorString),
-      E(cuGetErrorName, 6000, cuGetErrorName),
-      E(cuGetProcAddress, 12000, cuGetProcAddress_v2),
-      E(cuDeviceGetCount, 2000, cuDeviceGetCount),
-      E(cuDeviceGet, 2000, cuDeviceGet),
-      E(cuDeviceGetName, 2000, cuDeviceGetName),
-      E(cuDeviceGetPCIBusId, 4010, cuDeviceGetPCIBusId),
-      E(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2),
-      E(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute),
-      E(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),
-      E(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2),
-      E(cuCtxSetCurrent, 4000, cuCtxSetCurrent),
-      E(cuCtxSynchronize, 2000, cuCtxSynchronize),
-      E(cuDeviceCanAccessPeer, 4000, cuDeviceCanAccessPeer),
-      E(cuCtxEnablePeerAccess, 4000, cuCtxEnablePeerAccess),
-      E(cuMemGetInfo, 3020, cuMemGetInfo_v2),
-      E(cuMemAlloc, 3020, cuMemAlloc_v2),
-      E(cuMemFree, 3020, cuMemFree_v2),
-      E(cuMemHostAlloc, 2020, cuMemHostAlloc),
-      E(cuMemFreeHost, 2000, cuMemFreeHost),
-      E(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer_v2),
-      E(cuMemHostRegister, 6050, cuMemHostRegister_v2),
-      E(cuMemHostUnregister, 4000, cuMemHostUnregister),
-      E(cuStreamCreate, 2000, cuStreamCreate),
-      E(cuStreamDestroy, 4000, cuStreamDestroy_v2),
-      E(cuStreamSynchronize, 2000, cuStreamSynchronize),
-      E(cuEventCreate, 2000, cuEventCreate),
-      E(cuEventDestroy, 4000, cuEventDestroy_v2),
-      E(cuEventRecord, 2000, cuEventRecord),
-      E(cuEventElapsedTime, 2000, cuEventElapsedTime),
-#ifndef DS_DOUBLE_NO_BATCH
-      E(cuEventElapsedTime, 12080, cuEventElapsedTime_v2),
-#endif
-      E(cuMemcpy, 4000, cuMemcpy),
-      E(cuMemcpyAsync, 4000, cuMemcpyAsync),
-      E(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2),
-      E(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2),
-      E(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2),
-      E(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2),
-      E(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2),
-#ifndef DS_DOUBLE_NO_BATCH
-      E(cuMemcpyBatchAsync, 12080, cuMemcpyBatchAsync),
-      E(cuMemcpyBatchAsync, 13000, cuMemcpyBatchAsync_v2),
-#endif
-      E(cuGraphCreate, 10000, cuGraphCreate),
-      E(cuGraphAddMemcpyNode, 10000, cuGraphAddMemcpyNode),
-#ifndef DS_DOUBLE_NO_GRAPH
-      E(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags),
-#endif
-      E(cuGraphLaunch, 10000, cuGraphLaunch),
-      E(cuGraphExecDestroy, 10000, cuGraphExecDestroy),
-      E(cuGraphDestroy, 10000, cuGraphDestroy),
-      E(cuModuleLoadData, 2000, cuModuleLoadData),
-      E(cuModuleUnload, 2000, cuModuleUnload),
-      E(cuModuleGetFunction, 2000, cuModuleGetFunction),
-      E(cuLaunchKernel, 4000, cuLaunchKernel),
-  };
-#undef E
-  ENTER(cuGetProcAddress_v2, "symbol=%s version=%d flags=%llu", symbol ? symbol : "(null)", cudaVersion,
-        static_cast<unsigned long long>(flags))
-  if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
-  *pfn = nullptr;
-  const char* off = std::getenv("DS_CUDA_DOUBLE_NO_PROC_ADDRESS");
-  if (off && *off == '1') return CUDA_ERROR_NOT_SUPPORTED;
-  // We implement the legacy-stream variants only.
-  if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) return CUDA_ERROR_NOT_FOUND;
-  const Entry* best = nullptr;
-  bool known = false;
-  for (const Entry& e : table) {
-    if (std::strcmp(e.name, symbol) != 0) continue;
-    known = true;
-    if (e.since <= cudaVersion && (!best || e.since > best->since)) best = &e;
-  }
-  if (!best) {
-    if (status && known) *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
-    log_line("cuGetProcAddress_v2", "-> %s", known ? "version-not-sufficient" : "not-found");
-    return CUDA_ERROR_NOT_FOUND;
-  }
-  *pfn = best->fn;
-  if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
-  return CUDA_SUCCESS;
+  return proc_lookup("cuGetProcAddress_v2", symbol, pfn, cudaVersion, flags, status);
 }
+#endif
 
+// CUDA 11.3's export (still exported by later drivers).
 CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags) {
-  return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);
+  return proc_lookup("cuGetProcAddress", symbol, pfn, cudaVersion, flags, nullptr);
 }
 
 }  // extern "C"
