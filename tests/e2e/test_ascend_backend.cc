@@ -16,12 +16,21 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/ascend/acl_api.h"
+#include "backends/ascend/acl_library.h"
 #include "backends/ascend/ascend_backend.h"
 #include "cli_harness.h"
 
 using namespace dstest;
 
 namespace {
+
+// Host context buffers the runtime sends through its PCIe BAR pool (pool.hpp).
+#if defined(__aarch64__)
+constexpr int kBarCopyBytes = 4096;
+#else
+constexpr int kBarCopyBytes = 1024;
+#endif
 
 struct Call {
   std::string name, args;
@@ -231,18 +240,26 @@ TEST_P(AscendFragTest, OneFftsTaskPerIoTask) {
   EXPECT_EQ(cells[2], "FFTS-SDMA-FORK");
   EXPECT_EQ(cells[3], "4");
   EXPECT_EQ(cells[4], std::to_string(3 * 8 * per_task)) << "Count = d x n x max(1, f)";
+  // Context descriptors: sent from host memory through the runtime's PCIe BAR copy
+  // when they fit it, else built once in device memory and launched in place.
+  const bool device_desc = per_task * 128 > kBarCopyBytes;
   size_t workers = 0;
   for (const auto& kv : log.read()) {
     if (!creates_streams(kv.second)) continue;
     ++workers;
-    size_t launches = 0;
+    size_t launches = 0, desc_copies = 0;
     for (const auto& c : kv.second) {
+      if (c.name == "aclrtMemcpy" && arg_of(c.args, "count") == std::to_string(per_task * 128)) ++desc_copies;
       if (c.name != "rtFftsPlusTaskLaunchWithFlag") continue;
       ++launches;
       EXPECT_EQ(arg_of(c.args, "contexts"), std::to_string(per_task));
-      EXPECT_EQ(arg_of(c.args, "ready"), std::to_string(std::min(per_task, 8)));
+      EXPECT_EQ(arg_of(c.args, "ready"), std::to_string(std::min(per_task, 8))) << "8 SDMA lanes";
+      EXPECT_EQ(arg_of(c.args, "subtype"), "0x5a");
+      EXPECT_EQ(arg_of(c.args, "desc"), device_desc ? "device" : "host");
+      if (!device_desc) EXPECT_EQ(arg_of(c.args, "copy"), "bar");
     }
     EXPECT_EQ(launches, (2u + 3u) * 8u) << "warmup 2 + 3 iterations, n = 8 IO tasks each";
+    EXPECT_EQ(desc_copies, device_desc ? 8u : 0u) << "device descriptors: one copy per IO task, at setup";
   }
   EXPECT_EQ(workers, 3u);
 }
@@ -254,7 +271,13 @@ INSTANTIATE_TEST_SUITE_P(
                       FragCase{"all_odirect_host_to_all_device_ffts_direct_h2d", 0},
                       FragCase{"all_odirect_host_to_all_device_ffts_direct_h2d", 4},
                       FragCase{"one_share_host_to_all_device_ffts_direct_h2d", 0},
-                      FragCase{"one_share_host_to_all_device_ffts_direct_h2d", 4}),
+                      FragCase{"one_share_host_to_all_device_ffts_direct_h2d", 4},
+                      // More fragments than the 8 ready lanes: the successor chains run.
+                      FragCase{"all_host_to_all_device_ffts_direct_h2d", 12},
+                      FragCase{"all_odirect_host_to_all_device_ffts_direct_h2d", 12},
+                      FragCase{"one_share_host_to_all_device_ffts_direct_h2d", 12},
+                      // Past the BAR copy on every architecture: device descriptors.
+                      FragCase{"all_host_to_all_device_ffts_direct_h2d", 40}),
     [](const ::testing::TestParamInfo<FragCase>& i) {
       return std::string(i.param.name) + "_f" + std::to_string(i.param.frags);
     });
@@ -467,6 +490,12 @@ TEST(AscendBatch, UsesTheBatchApiOrSaysItFellBack) {
     size_t singles = 0;
     for (const auto& kv : log.read()) singles += count_calls(kv.second, "aclrtMemcpyAsync");
     EXPECT_EQ(singles, 4u * 8u);
+    // The Method column names what ran: one copy per block.
+    EXPECT_EQ(split_ws(row_line(r.out, "host_to_device_batch_ce"))[2], "CE") << r.out;
+    EXPECT_NE(r.err.find("dev-sandbox: note: host_to_device_batch_ce: this CANN's libascendcl.so does not export "
+                         "aclrtMemcpyBatchAsync, so every block was its own copy (Method CE)"),
+              std::string::npos)
+        << r.err;
     const RunResult d = run_tool({"doctor"}, env);
     EXPECT_NE(d.out.find("batch copy (CE-BATCH): fallback"), std::string::npos) << d.out;
   }
@@ -732,4 +761,338 @@ TEST(AscendBatch, DeviceToDeviceBatchFallsBackToSingleCopies) {
   const CallLog calls = log.read();
   EXPECT_EQ(count_all(calls, "aclrtMemcpyBatchAsync"), 2u) << "H2D and D2H as batches";
   EXPECT_EQ(count_all(calls, "aclrtMemcpyAsync"), 4u) << "D2D one copy per block";
+}
+
+// ---- Hardware readiness (issue 10): what the real runtime refuses, the doubles refuse ----
+
+namespace {
+
+// Every registration the double accepted: 4 KiB-aligned address and length.
+void expect_aligned_registrations(const CallLog& calls, size_t want) {
+  size_t n = 0;
+  for (const auto& kv : calls)
+    for (const auto& c : kv.second) {
+      if ((c.name != "aclrtHostRegister" && c.name != "aclrtHostRegisterV2") || !arg_of(c.args, "error").empty())
+        continue;
+      ++n;
+      const unsigned long long ptr = std::stoull(arg_of(c.args, "ptr"), nullptr, 16);
+      const unsigned long long size = std::stoull(arg_of(c.args, "size"));
+      EXPECT_EQ(ptr % 4096, 0u) << c.args;
+      EXPECT_EQ(size % 4096, 0u) << c.args;
+    }
+  EXPECT_EQ(n, want);
+}
+
+std::string run_dir() {
+  char tmpl[] = "/tmp/ds-acl-test-XXXXXX";
+  return mkdtemp(tmpl) ? tmpl : "";
+}
+
+}  // namespace
+
+// aclrtMallocHost promises 64-byte alignment only (the double hands out such memory);
+// registration needs a 4 KiB-aligned address and length, so the backend aligns within a
+// slightly larger allocation and rounds the registered length.
+TEST(AscendAlignment, RegisteredSpansAre4KiBAlignedWhateverTheBlockSize) {
+  for (const char* name : {"all_host_to_all_device_ffts_direct_h2d", "all_odirect_host_to_all_device_ffts_direct_h2d",
+                           "one_share_host_to_all_device_ce_multi_stream"}) {
+    SCOPED_TRACE(name);
+    LogFile log;
+    const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", name, "-s", "1000", "-n", "3", "-i", "2", "-d",
+                                  "2", "--validate"},
+                                 double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string("[validation] ") + name + " PASS"), std::string::npos) << r.out;
+    const CallLog calls = log.read();
+    expect_aligned_registrations(calls, 2);
+    for (const auto& kv : calls)
+      for (const auto& c : kv.second)
+        if (c.name == "aclrtMallocHost" && !arg_of(c.args, "ptr").empty())
+          EXPECT_NE(std::stoull(arg_of(c.args, "ptr"), nullptr, 16) % 4096, 0u) << "the double's memory is 64-byte aligned";
+    for (const auto& kv : calls) expect_clean_process(kv.second, kv.first);
+  }
+}
+
+// aio --io-type alloc reads with O_DIRECT into aclrtMallocHost memory: it must be 4 KiB aligned.
+TEST(AscendAlignment, AioReadsIntoAlignedPinnedMemory) {
+  LogFile log;
+  const std::string dir = run_dir();
+  ASSERT_FALSE(dir.empty());
+  const RunResult r = run_tool({"--backend", "ascend", "aio", "--workspace", dir + "/ws", "--io-type", "alloc",
+                                "--io-size", "64K", "--io-number", "8", "--epoch-number", "1", "--buffered",
+                                "--validate"},
+                               double_env(log));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] aio_load PASS"), std::string::npos) << r.out;
+  rmdir(dir.c_str());
+}
+
+// A driver without batched copies answers aclrtMemcpyBatchAsync with 207000: every block
+// becomes its own aclrtMemcpyAsync, the Method says CE, stderr says why once, JSON too.
+TEST(AscendBatch, NotSupportedAnswerFallsBackToSingleCopiesAndSaysSo) {
+  LogFile log;
+  auto env = double_env(log);
+  env["DS_ACL_DOUBLE_BATCH_UNSUPPORTED"] = "1";
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n",
+                                "8", "-i", "2", "--validate"},
+                               env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] host_to_device_batch_ce PASS"), std::string::npos) << r.out;
+  EXPECT_EQ(split_ws(row_line(r.out, "host_to_device_batch_ce"))[2], "CE") << r.out;
+  const std::string note = "dev-sandbox: note: host_to_device_batch_ce: aclrtMemcpyBatchAsync answered 207000 "
+                           "(feature not supported by this driver), so every block was its own copy (Method CE)";
+  EXPECT_EQ(count_text(r.err, note), 1u) << r.err;
+  const CallLog calls = log.read();
+  EXPECT_EQ(count_all(calls, "aclrtMemcpyBatchAsync"), 2u) << "the refused call, and its -> 207000 line; no more";
+  EXPECT_EQ(count_all(calls, "aclrtMemcpyAsync"), 4u * 8u) << "warmup 2 + 2 iterations of 8 single copies";
+
+  LogFile jlog;
+  auto jenv = double_env(jlog);
+  jenv["DS_ACL_DOUBLE_BATCH_UNSUPPORTED"] = "1";
+  const RunResult j = run_tool({"--backend", "ascend", "trans", "-t", "H2D", "-H", "pinned", "-M", "batch_ce", "-s",
+                                "4K", "-n", "8", "-i", "2", "-d", "2", "--format", "json"},
+                               jenv);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"method\": \"CE-FORK\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"notes\": [\n        \"aclrtMemcpyBatchAsync answered 207000 (feature not supported by this "
+                       "driver)\"\n      ]"),
+            std::string::npos)
+      << j.out;
+  EXPECT_EQ(count_text(j.err, "answered 207000"), 1u) << "said once for both workers: " << j.err;
+}
+
+// Contexts beyond the BAR copy live in device memory, built once at setup, so a launch
+// costs no device allocation and no blocking copy; DEV_SANDBOX_FFTS_DESC=host forces the
+// per-launch path (to compare on hardware).
+TEST(AscendFfts, LargeTasksLaunchFromDescriptorsBuiltOnceInDeviceMemory) {
+  LogFile log;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "all_odirect_host_to_all_device_ffts_direct_h2d",
+                                "-s", "4K", "-n", "4", "-f", "40", "-i", "2", "-d", "2", "--validate"},
+                               double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& kv : log.read()) {
+    if (!creates_streams(kv.second)) continue;
+    size_t first_record = kv.second.size(), desc_copies = 0, launches = 0;
+    for (size_t i = 0; i < kv.second.size(); ++i) {
+      const Call& c = kv.second[i];
+      if (c.name == "aclrtRecordEvent") first_record = std::min(first_record, i);
+      if (c.name == "aclrtMemcpy" && arg_of(c.args, "count") == "5120") {
+        ++desc_copies;
+        EXPECT_LT(i, first_record) << "descriptors are copied at setup, not in the timed loop";
+      }
+      if (c.name == "rtFftsPlusTaskLaunchWithFlag") {
+        ++launches;
+        EXPECT_EQ(arg_of(c.args, "desc"), "device");
+        EXPECT_EQ(arg_of(c.args, "ready"), "8");
+      }
+    }
+    EXPECT_EQ(desc_copies, 4u) << "one per IO task";
+    EXPECT_EQ(launches, 4u * 4u);
+    expect_clean_process(kv.second, kv.first);
+  }
+  LogFile host;
+  auto env = double_env(host);
+  env["DEV_SANDBOX_FFTS_DESC"] = "host";
+  const RunResult h = run_tool({"--backend", "ascend", "copy", "-t", "all_host_to_all_device_ffts_direct_h2d", "-s",
+                                "4K", "-n", "4", "-f", "40", "-i", "1", "-d", "1", "--validate"},
+                               env);
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  size_t alloc_sync = 0;
+  for (const auto& kv : host.read())
+    for (const auto& c : kv.second)
+      alloc_sync += c.name == "rtFftsPlusTaskLaunchWithFlag" && arg_of(c.args, "copy") == "alloc+sync";
+  EXPECT_EQ(alloc_sync, 3u * 4u) << "5 KiB of host contexts: a device allocation and a blocking copy per launch";
+}
+
+// A CANN before 8.1: no aclrtHostRegister (nor V2), no aclrtCreateEventExWithFlag, no
+// batch API. The CE cases run; the cases that register memory say which symbols are
+// missing; events are reset after each wait.
+TEST(AscendOldCann, CeCasesRunAndRegisteringCasesNameTheMissingSymbols) {
+  LogFile log;
+  auto env = double_env(log);
+  env["DEV_SANDBOX_ACL_LIB"] = DS_ACL_DOUBLE_OLD;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_ce", "-t",
+                                "host_to_device_ce_multi_stream", "-t", "host_to_device_batch_ce", "-t",
+                                "all_host_to_all_device_ce_multi_stream", "-s", "4K", "-n", "8", "-i", "2", "-d",
+                                "2", "--streams", "3", "--validate"},
+                               env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* c : {"host_to_device_ce", "host_to_device_ce_multi_stream", "host_to_device_batch_ce",
+                        "all_host_to_all_device_ce_multi_stream"})
+    EXPECT_NE(r.out.find(std::string("[validation] ") + c + " PASS"), std::string::npos) << c << "\n" << r.out;
+  EXPECT_EQ(split_ws(row_line(r.out, "host_to_device_batch_ce"))[2], "CE");
+  const CallLog calls = log.read();
+  // Events of aclrtCreateEventWithFlag are reset after every wait on the timing stream.
+  EXPECT_GT(count_all(calls, "aclrtStreamWaitEvent"), 0u);
+  EXPECT_EQ(count_all(calls, "aclrtResetEvent"), count_all(calls, "aclrtStreamWaitEvent"));
+  EXPECT_EQ(count_all(calls, "aclrtCreateEventExWithFlag"), 0u);
+  for (const auto& kv : calls) expect_clean_process(kv.second, kv.first);
+
+  const std::string missing = std::string(DS_ACL_DOUBLE_OLD) +
+                              " does not export aclrtHostRegister, aclrtHostRegisterV2, aclrtHostGetDevicePointer, "
+                              "aclrtHostUnregister, so host memory cannot be registered with the device";
+  for (const char* c : {"all_odirect_host_to_all_device_ce_multi_stream", "one_share_host_to_all_device_ce_multi_stream",
+                        "all_host_to_all_device_ffts_direct_h2d"}) {
+    LogFile l;
+    auto e = double_env(l);
+    e["DEV_SANDBOX_ACL_LIB"] = DS_ACL_DOUBLE_OLD;
+    const RunResult x = run_tool({"--backend", "ascend", "copy", "-t", c, "-s", "4K", "-n", "2", "-i", "1", "-d", "2"}, e);
+    EXPECT_EQ(x.exit_code, 1) << c << ": " << x.out;
+    EXPECT_NE(x.err.find(std::string(c) + ": not supported on this machine: " + missing), std::string::npos) << x.err;
+    EXPECT_EQ(l.read().size(), 1u) << "only the probe ran";
+  }
+  const RunResult d = run_tool({"doctor"}, env);
+  EXPECT_NE(d.out.find("host registration (odirect, shm): not available: " + missing), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("events: aclrtCreateEventWithFlag, reset with aclrtResetEvent after each wait"),
+            std::string::npos)
+      << d.out;
+  // trans leaves the registered combinations out, with a note each, and runs the rest.
+  const RunResult t = run_tool({"--backend", "ascend", "trans", "-t", "H2D", "-s", "4K", "-n", "4", "-i", "1", "-d",
+                                "2", "--validate"},
+                               env);
+  EXPECT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.err.find("h2d_registered_normal_ce left out: not supported on this machine"), std::string::npos)
+      << t.err;
+  EXPECT_NE(t.out.find("[validation] h2d_pinned_normal_ce PASS"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("h2d_registered_normal_ce"), std::string::npos) << t.out;
+}
+
+// Events of aclrtCreateEventExWithFlag are reused as they are: never reset.
+TEST(AscendEvents, ReusableEventsWhereTheLibraryHasThem) {
+  LogFile log;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_ce_multi_stream", "-s", "4K",
+                                "-n", "8", "-i", "3", "--streams", "2"},
+                               double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CallLog calls = log.read();
+  EXPECT_EQ(count_all(calls, "aclrtCreateEventWithFlag"), 0u);
+  EXPECT_EQ(count_all(calls, "aclrtCreateEventExWithFlag"), 2u * 2u + 2u * 2u) << "start/end per stream and twins";
+  EXPECT_EQ(count_all(calls, "aclrtResetEvent"), 0u);
+  const RunResult d = run_tool({"doctor"}, double_env(log));
+  EXPECT_NE(d.out.find("events: aclrtCreateEventExWithFlag (made for reuse, never reset)"), std::string::npos) << d.out;
+}
+
+// Kernels 5.10 and older: the odirect and shm cases run (pages locked first, as UCM
+// does), and doctor says so; a refusal by the runtime names the call, error and kernel.
+TEST(AscendKernel510, OdirectAndShmCasesRunWithTheirPagesLockedFirst) {
+  LogFile log;
+  auto env = double_env(log);
+  env["DEV_SANDBOX_KERNEL_RELEASE"] = "5.10.0-136.12.0.86.h1.aarch64";
+  const RunResult r = run_tool({"--backend", "ascend", "--model-type", "mla", "--iodirect", "true", "--sdma", "true",
+                                "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+                               env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] one_share_host_to_all_device_ffts_direct_h2d PASS"), std::string::npos);
+  const RunResult g = run_tool({"--backend", "ascend", "--model-type", "gqa", "--iodirect", "true", "--sdma", "false",
+                                "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+                               env);
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const RunResult d = run_tool({"doctor"}, env);
+  EXPECT_NE(d.out.find("kernel 5.10.0-136.12.0.86.h1.aarch64 is 5.10 or older, where the CANN docs allow registering "
+                       "only aclrtMallocHost memory: the pages are locked with mlock first"),
+            std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("memory locking: registered buffers (odirect, shm) are locked with mlock before registration"),
+            std::string::npos)
+      << d.out;
+  env["DS_ACL_DOUBLE_FAIL"] = "aclrtHostRegisterV2:1";
+  const RunResult f = run_tool({"--backend", "ascend", "copy", "-t", "all_odirect_host_to_all_device_ce_multi_stream",
+                                "-s", "4K", "-n", "2", "-i", "1", "-d", "1"},
+                               env);
+  EXPECT_EQ(f.exit_code, 1);
+  EXPECT_NE(f.err.find("aclrtHostRegisterV2 (device 0, 8.00 KiB, pages locked first: kernel "
+                       "5.10.0-136.12.0.86.h1.aarch64 is 5.10 or older, MAPPED | PINNED) failed with error 507899"),
+            std::string::npos)
+      << f.err;
+}
+
+// The FFTS+ launch must come from the runtime instance AscendCL itself loaded: a second
+// copy of libruntime.so next to libascendcl.so would see invalid stream handles.
+TEST(AscendRuntime, LaunchesThroughTheRuntimeAscendClAlreadyLoaded) {
+  const std::string dir = run_dir();
+  ASSERT_FALSE(dir.empty());
+  const std::string acl = dir + "/libascendcl.so", decoy = dir + "/libruntime.so";
+  for (const auto& copy : {std::make_pair(std::string(DS_ACL_DOUBLE), acl), std::make_pair(std::string(DS_RT_DOUBLE), decoy)}) {
+    std::ifstream in(copy.first, std::ios::binary);
+    std::ofstream out(copy.second, std::ios::binary);
+    out << in.rdbuf();
+  }
+  LogFile log;
+  auto env = double_env(log);
+  env["DEV_SANDBOX_ACL_LIB"] = acl;
+  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "all_host_to_all_device_ffts_direct_h2d", "-s",
+                                "4K", "-n", "4", "-f", "2", "-i", "1", "-d", "2", "--validate"},
+                               env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const RunResult d = run_tool({"doctor"}, env);
+  EXPECT_NE(d.out.find(std::string("runtime library (FFTS+): ") + DS_RT_DOUBLE), std::string::npos) << d.out;
+  EXPECT_EQ(d.out.find(decoy), std::string::npos) << d.out;
+  std::remove(acl.c_str());
+  std::remove(decoy.c_str());
+  rmdir(dir.c_str());
+}
+
+// The runtime double refuses what the runtime and the SDMA engine would: called
+// directly here, with a task the backend would never build.
+TEST(AscendRuntimeDouble, RefusesMoreReadyContextsThanLanesAndForeignSqeValues) {
+  LogFile log;
+  setenv("DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE, 1);
+  setenv("DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE, 1);
+  setenv("DS_ACL_DOUBLE_LOG", log.path().c_str(), 1);
+  setenv("DS_ACL_DOUBLE_DEVICES", "1", 1);
+  using namespace ds::acl;
+  {
+    auto backend = ds::make_ascend_backend();
+    backend->init_process();
+    auto dev = backend->open_device(0);
+    const AclLibrary& lib = load_acl_library();
+    constexpr size_t kN = 12, kBytes = 4096;
+    auto src = dev->alloc_pinned(kN * kBytes, true);
+    auto dst = dev->alloc_device(kN * kBytes);
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(lib.aclrtCreateStream(&stream), 0);
+    auto launch = [&](uint16_t ready, uint8_t subtype, uint32_t header) {
+      std::vector<rtFftsPlusSdmaCtx_t> ctx(kN, rtFftsPlusSdmaCtx_t{});
+      for (size_t i = 0; i < kN; ++i) {
+        const auto s = reinterpret_cast<uintptr_t>(src->device_ptr()) + i * kBytes;
+        const auto t = reinterpret_cast<uintptr_t>(dst->device_ptr()) + i * kBytes;
+        ctx[i].contextType = RT_CTX_TYPE_SDMA;
+        ctx[i].threadDim = 1;
+        ctx[i].sdmaSqeHeader = header;
+        ctx[i].sourceAddressBaseL = static_cast<uint32_t>(s);
+        ctx[i].sourceAddressBaseH = static_cast<uint32_t>(static_cast<uint64_t>(s) >> 32);
+        ctx[i].destinationAddressBaseL = static_cast<uint32_t>(t);
+        ctx[i].destinationAddressBaseH = static_cast<uint32_t>(static_cast<uint64_t>(t) >> 32);
+        ctx[i].nonTailDataLength = ctx[i].tailDataLength = kBytes;
+        if (i >= ready) {
+          ctx[i - ready].successorList[ctx[i - ready].successorNum++] = static_cast<uint16_t>(i);
+          ctx[i].predCntInit = ctx[i].predCnt = 1;
+        }
+      }
+      rtFftsPlusSqe_t sqe{};
+      sqe.typeBits = sqe_type_bits(RT_FFTS_PLUS_TYPE);
+      sqe.subType = subtype;
+      sqe.totalContextNum = kN;
+      sqe.readyContextNum = sqe.preloadContextNum = ready;
+      rtFftsPlusTaskInfo_t info{};
+      info.fftsPlusSqe = &sqe;
+      info.descBuf = ctx.data();
+      info.descBufLen = sizeof(rtFftsPlusSdmaCtx_t) * kN;
+      const int rc = lib.rtFftsPlusTaskLaunchWithFlag(&info, stream, 0);
+      const std::string msg = rc == 0 ? "" : lib.aclGetRecentErrMsg();
+      const int sync = lib.aclrtSynchronizeStream(stream);
+      return std::make_pair(rc != 0 ? rc : sync, rc != 0 ? msg : std::string(lib.aclGetRecentErrMsg()));
+    };
+    EXPECT_EQ(launch(8, 0x5A, kSdmaFp32AtomicMoveSqe).first, 0) << "8 lanes and a chain: accepted";
+    auto r = launch(12, 0x5A, kSdmaFp32AtomicMoveSqe);
+    EXPECT_NE(r.first, 0);
+    EXPECT_NE(r.second.find("readyContextNum 12: the SDMA engine has 8 ready lanes"), std::string::npos) << r.second;
+    r = launch(8, 0x00, kSdmaFp32AtomicMoveSqe);
+    EXPECT_NE(r.second.find("SQE subType 0x0 is not 0x5A"), std::string::npos) << r.second;
+    r = launch(8, 0x5A, 0x1E75);  // opcode 5: memset
+    EXPECT_NE(r.first, 0);
+    EXPECT_NE(r.second.find("is not a plain move"), std::string::npos) << r.second;
+    (void)lib.aclrtDestroyStream(stream);
+  }
+  unsetenv("DS_ACL_DOUBLE_LOG");
 }
