@@ -943,6 +943,7 @@ TEST(AscendOldCann, CeCasesRunAndRegisteringCasesNameTheMissingSymbols) {
   }
   const RunResult d = run_tool({"doctor"}, env);
   EXPECT_NE(d.out.find("host registration (odirect, shm): not available: " + missing), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("direct path: not available: " + missing), std::string::npos) << d.out;
   EXPECT_NE(d.out.find("events: aclrtCreateEventWithFlag, reset with aclrtResetEvent after each wait"),
             std::string::npos)
       << d.out;

@@ -693,6 +693,8 @@ class AscendBackend : public Backend {
                            : "fallback: aclrtMemcpyBatchAsync is not exported by this CANN, so one "
                              "aclrtMemcpyAsync per block in one submission loop"});
     p.register_unavailable = lib.register_missing();
+    // The direct path reads host memory through its registered (mapped) address.
+    if (p.direct_unavailable.empty()) p.direct_unavailable = p.register_unavailable;
     const std::string kernel = kernel_release();
     const std::string lock_first =
         lock_before_register() ? "; kernel " + kernel + " is 5.10 or older, where the CANN docs allow registering only "
