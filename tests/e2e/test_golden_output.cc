@@ -1,0 +1,220 @@
+// The output of a fixed set of runs, compared with what tests/golden/ holds, the
+// measured numbers masked: restructuring the code must not change what users read.
+// Text keeps its layout up to the Count column (the timing cells vary in width);
+// JSON and CSV keep every key and column. Rewrite the files after a deliberate change
+// with DS_GOLDEN_UPDATE=1 (then review the diff).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_harness.h"
+
+using namespace dstest;
+
+namespace {
+
+struct GoldenRun {
+  const char* name;  // the golden file: tests/golden/<name>.txt
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;
+  const char* format;  // text, json, csv
+};
+
+// Text: a result row keeps everything up to and including the Count cell; the
+// timing cells and BW become "<timings>". Everything else stays as printed.
+std::string mask_text(const std::string& out) {
+  std::istringstream in(out);
+  std::string line, masked;
+  bool row_next = false;
+  while (std::getline(in, line)) {
+    if (row_next) {
+      // From, To, Method, Size(KB), Count: five cells, then the timings.
+      size_t pos = 0;
+      for (int cell = 0; cell < 5; ++cell) {
+        pos = line.find_first_not_of(' ', pos);
+        pos = line.find(' ', pos);
+      }
+      line = line.substr(0, pos) + " <timings>";
+      row_next = false;
+    }
+    if (line.rfind("  From ", 0) == 0) row_next = true;
+    masked += line + "\n";
+  }
+  return masked;
+}
+
+// JSON: measured values become 0; paths that vary with the machine are masked.
+std::string mask_json(const std::string& out) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(out);
+  for (auto& r : doc["results"]) {
+    for (const char* stage : {"submit_us", "copy_us", "wall_us"})
+      for (auto& kv : r[stage].items()) kv.value() = 0;
+    for (const char* v : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s", "setup_s"}) r[v] = 0;
+  }
+  if (doc["backend"].is_object() && doc["backend"]["library"].is_string()) doc["backend"]["library"] = "<lib>";
+  if (!doc["command_line"].empty()) doc["command_line"][0] = "dev-sandbox";
+  return doc.dump(2) + "\n";
+}
+
+// CSV: the numeric timing columns become "#".
+std::string mask_csv(const std::string& out) {
+  std::istringstream in(out);
+  std::string line, masked;
+  std::vector<bool> numeric;
+  bool header = true;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells(1);  // no quoted commas in these runs
+    for (char c : line) {
+      if (c == ',')
+        cells.emplace_back();
+      else
+        cells.back().push_back(c);
+    }
+    if (header) {
+      for (const auto& c : cells)
+        numeric.push_back(c.find("_us_") != std::string::npos || c.find("bandwidth") != std::string::npos ||
+                          c == "setup_s");
+      header = false;
+    } else {
+      for (size_t i = 0; i < cells.size() && i < numeric.size(); ++i)
+        if (numeric[i] && !cells[i].empty()) cells[i] = "#";
+    }
+    for (size_t i = 0; i < cells.size(); ++i) masked += (i ? "," : "") + cells[i];
+    masked += "\n";
+  }
+  return masked;
+}
+
+// What varies with the machine: the aio workspace, its filesystem, O_DIRECT or not.
+std::string mask_machine(std::string s, const std::string& workspace) {
+  for (size_t at = s.find(workspace); !workspace.empty() && at != std::string::npos; at = s.find(workspace))
+    s.replace(at, workspace.size(), "<workspace>");
+  s = std::regex_replace(s, std::regex(R"(file::[a-z0-9_]+)"), "file::<fs>");
+  s = std::regex_replace(s, std::regex(R"(<workspace> \([a-z0-9_]+\))"), "<workspace> (<fs>)");
+  s = std::regex_replace(s, std::regex(R"((LIBAIO|IO_URING)\+BUF)"), "$1");
+  s = std::regex_replace(s, std::regex(R"(, (O_DIRECT|buffered), iodepth)"), ", <direct>, iodepth");
+  return s;
+}
+
+std::string golden_path(const std::string& name) { return std::string(DS_GOLDEN_DIR) + "/" + name + ".txt"; }
+
+std::string aio_workspace() {
+  static const std::string ws = [] {
+    for (const std::string base : {std::string(DS_AIO_TEST_BASE), std::string("/var/tmp")}) {
+      std::string tmpl = base + "/ds-golden-XXXXXX";
+      std::vector<char> buf(tmpl.begin(), tmpl.end());
+      buf.push_back('\0');
+      if (mkdtemp(buf.data())) return std::string(buf.data());
+    }
+    return std::string();
+  }();
+  return ws;
+}
+
+const std::vector<GoldenRun>& runs() {
+  static const std::vector<GoldenRun> r = {
+      {"sim_copy_cases",
+       {"--backend", "sim", "copy", "-t", "host_to_device_ce", "-t", "host_to_device_batch_ce", "-t",
+        "all_host_to_all_device_ce_multi_stream", "-t", "one_share_host_to_all_device_ffts_direct_h2d", "-t",
+        "one_device_to_all_device_ce", "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+       {},
+       "text"},
+      {"sim_quick_mode_frags",
+       {"--backend", "sim", "--model-type", "gqa", "--iodirect", "true", "--sdma", "true", "-s", "4K", "-n", "4",
+        "-f", "4", "-i", "2", "-d", "2", "--validate"},
+       {},
+       "text"},
+      {"sim_trans",
+       {"--backend", "sim", "trans", "-t", "H2D", "-H", "pinned", "-H", "normal", "-M", "ce", "-M", "ms_2", "-M",
+        "memcpy", "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+       {},
+       "text"},
+      {"sim_sweep",
+       {"--backend", "sim", "copy", "-t", "host_to_device_ce", "--sweep", "4K:16K", "-n", "16", "-i", "2"},
+       {},
+       "text"},
+      {"sim_copy_json",
+       {"--backend", "sim", "copy", "-t", "host_to_device_ce", "-t", "all_host_to_all_device_ce_multi_stream", "-s",
+        "4K", "-n", "8", "-i", "2", "-d", "2", "--validate", "--format", "json"},
+       {},
+       "json"},
+      {"sim_copy_csv",
+       {"--backend", "sim", "copy", "-t", "host_to_device_ce", "-t", "all_host_to_all_device_ce_multi_stream", "-s",
+        "4K", "-n", "8", "-i", "2", "-d", "2", "--format", "csv"},
+       {},
+       "csv"},
+      {"sim_aio",
+       {"--backend", "sim", "aio", "--workspace", aio_workspace() + "/ws", "--io-size", "64K", "--io-number", "8",
+        "--epoch-number", "2", "--iodepth", "4", "--buffered", "--validate"},
+       {},
+       "text"},
+      {"sim_aio_json",
+       {"--backend", "sim", "aio", "--workspace", aio_workspace() + "/ws", "--io-size", "64K", "--io-number", "4",
+        "--epoch-number", "2", "--engine", "io_uring", "--io-type", "alloc", "--buffered", "--format", "json"},
+       {},
+       "json"},
+      {"ascend_quick_modes",
+       {"--backend", "ascend", "--model-type", "mla", "--iodirect", "false", "--sdma", "true", "-s", "4K", "-n",
+        "4", "-f", "12", "-i", "2", "-d", "2", "--validate"},
+       {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE}, {"DS_ACL_DOUBLE_DEVICES", "8"}},
+       "text"},
+      {"ascend_batch_refused",
+       {"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-t", "all_odirect_host_to_all_device_ce_multi_stream",
+        "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+       {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE}, {"DS_ACL_DOUBLE_DEVICES", "8"}, {"DS_ACL_DOUBLE_BATCH_UNSUPPORTED", "1"}},
+       "text"},
+      {"cuda_cases",
+       {"--backend", "cuda", "copy", "-t", "host_to_device_sm", "-t", "device_to_host_sm", "-t",
+        "all_host_to_all_device_ffts_direct_h2d", "-s", "1000", "-n", "7", "-f", "3", "-i", "2", "-d", "2",
+        "--validate"},
+       {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_DEVICES", "4"}},
+       "text"},
+  };
+  return r;
+}
+
+class GoldenOutput : public ::testing::TestWithParam<size_t> {};
+
+// The aio runs remove the workspace they create; this removes its parent.
+class RemoveWorkspace : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!aio_workspace().empty()) rmdir(aio_workspace().c_str());
+  }
+};
+const auto* const kRemoveWorkspace = ::testing::AddGlobalTestEnvironment(new RemoveWorkspace);
+
+}  // namespace
+
+TEST_P(GoldenOutput, MatchesWhatUsersRead) {
+  const GoldenRun& g = runs()[GetParam()];
+  ASSERT_FALSE(aio_workspace().empty());
+  const RunResult r = run_tool(g.args, g.env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string got = std::string(g.format) == "json"  ? mask_json(r.out)
+                    : std::string(g.format) == "csv" ? mask_csv(r.out)
+                                                     : mask_text(r.out);
+  got = mask_machine(got, aio_workspace() + "/ws");
+  const std::string path = golden_path(g.name);
+  if (std::getenv("DS_GOLDEN_UPDATE")) {
+    std::ofstream(path) << got;
+    GTEST_SKIP() << "wrote " << path;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << "no golden file " << path << " (DS_GOLDEN_UPDATE=1 writes it)";
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(got, want.str()) << "output of " << g.name << " changed; if on purpose, rerun with DS_GOLDEN_UPDATE=1";
+}
+
+INSTANTIATE_TEST_SUITE_P(Runs, GoldenOutput, ::testing::Range<size_t>(0, 11),
+                         [](const ::testing::TestParamInfo<size_t>& i) { return std::string(runs()[i.param].name); });
