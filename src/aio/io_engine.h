@@ -65,6 +65,8 @@ enum class AioEngineKind { kLibaio, kUring };
 
 // "libaio" / "io_uring".
 const char* engine_option_name(AioEngineKind kind);
+// "LIBAIO" / "IO_URING": what that engine's method() says, for the Method column.
+const char* engine_method_label(AioEngineKind kind);
 
 // Throws RunError naming the setup call and, where it helps, the system limit
 // or setting that refused it.

@@ -21,7 +21,7 @@ struct Pending {
 
 }  // namespace
 
-PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shards,
+PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards,
                     const BufferRing& ring, const PassHooks& hooks) {
   PassResult r;
   const size_t n = shards.size();
@@ -51,10 +51,10 @@ PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shard
           p = Pending{next, 0};
         else
           break;
-        const ShardIo& s = shards[p.shard];
+        const Extent& s = shards[p.shard];
         char* buf = retry ? buffer_of[p.shard] : free_buffers.back();
         if (!retry && hooks.prepare) hooks.prepare(p.shard, buf);
-        const IoRequest req{op, s.fd, buf + p.offset, s.bytes - p.offset, p.offset, p.shard};
+        const IoRequest req{op, s.fd, buf + p.offset, s.bytes - p.offset, s.offset + p.offset, p.shard};
         if (!engine.queue(req)) break;
         inflight_offset[p.shard] = p.offset;
         if (retry) {
@@ -88,23 +88,24 @@ PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shard
       const unsigned got = engine.reap(1, events.data(), depth);
       for (unsigned i = 0; i < got; ++i) {
         const IoCompletion& c = events[i];
-        const ShardIo& s = shards[c.tag];
+        const Extent& s = shards[c.tag];
         const uint64_t off = inflight_offset[c.tag];
         const uint64_t want = s.bytes - off;
+        const uint64_t at = s.offset + off;  // in the file
         if (c.result < 0) {
           const int err = static_cast<int>(-c.result);
           throw IoFailure(std::string(verb(op)) + " of shard " + std::to_string(c.tag) +
-                              " at offset " + std::to_string(off) + " (" + std::to_string(want) +
+                              " at offset " + std::to_string(at) + " (" + std::to_string(want) +
                               " bytes): " + std::strerror(err),
-                          c.tag, off, err, done);
+                          c.tag, at, err, done);
         }
         const uint64_t moved = static_cast<uint64_t>(c.result);
         if (moved == 0 || moved > want)
           throw IoFailure(std::string(verb(op)) + " of shard " + std::to_string(c.tag) +
-                              " at offset " + std::to_string(off) + " moved " +
+                              " at offset " + std::to_string(at) + " moved " +
                               std::to_string(moved) + " of " + std::to_string(want) + " bytes" +
                               (moved == 0 && op == IoOp::kRead ? " (the file ends there)" : ""),
-                          c.tag, off, 0, done);
+                          c.tag, at, 0, done);
         if (moved < want) {
           ++r.short_transfers;
           retries.push_back(Pending{c.tag, off + moved});

@@ -1,5 +1,5 @@
-// The one transfer loop: moves every shard once through an IoEngine, keeping
-// up to depth() requests in flight, and times it (one sample of SPEC §2.5).
+// The one transfer pass: moves every shard once through an IoEngine, keeping up to
+// depth() requests in flight, and times it (one aio sample: one epoch).
 #pragma once
 
 #include <cstddef>
@@ -12,9 +12,11 @@
 
 namespace ds {
 
-// One shard: a whole file of `bytes`, moved in one request.
-struct ShardIo {
+// One shard's place on disk: `bytes` at `offset` in the file `fd`, moved in one
+// request (one file may hold several shards).
+struct Extent {
   int fd;
+  uint64_t offset;
   size_t bytes;
 };
 
@@ -47,7 +49,7 @@ class IoFailure : public RunError {
   IoFailure(const std::string& what, size_t shard, uint64_t offset, int err, size_t shards_done)
       : RunError(what), shard(shard), offset(offset), err(err), shards_done(shards_done) {}
   size_t shard;        // index into the shard list
-  uint64_t offset;     // where in that shard's file the failing request started
+  uint64_t offset;     // where in the shard's file the failing request started
   int err;
   size_t shards_done;  // shards completely moved in this pass before the failure
 };
@@ -57,7 +59,7 @@ class IoFailure : public RunError {
 // IoFailure. Polls the interrupt flag; on any exception it drains the engine
 // first, so no request still uses a buffer when the caller releases it.
 // Requests in flight are bounded by depth() and by the ring's size.
-PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<ShardIo>& shards,
+PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards,
                     const BufferRing& ring, const PassHooks& hooks = {});
 
 }  // namespace ds

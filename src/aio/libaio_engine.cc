@@ -33,7 +33,7 @@ class LibaioEngine : public IoEngine {
     io_destroy(ctx_);
   }
 
-  const char* method() const override { return "LIBAIO"; }
+  const char* method() const override { return engine_method_label(AioEngineKind::kLibaio); }
   unsigned depth() const override { return depth_; }
   unsigned queued() const override { return static_cast<unsigned>(pending_.size()); }
   unsigned in_flight() const override { return in_flight_; }

@@ -36,7 +36,7 @@ class UringEngine : public IoEngine {
     io_uring_queue_exit(&ring_);
   }
 
-  const char* method() const override { return "IO_URING"; }
+  const char* method() const override { return engine_method_label(AioEngineKind::kUring); }
   unsigned depth() const override { return depth_; }
   unsigned queued() const override { return queued_; }
   unsigned in_flight() const override { return in_flight_; }

@@ -1,10 +1,11 @@
-// `copy` and quick mode (SPEC §2.2, §2.3).
+// `copy` and quick mode: named cases, or the three quick-mode selectors that pick one.
 #include <iostream>
 #include <memory>
 
 #include "app/command.h"
+#include "app/copy_params.h"
 #include "app/output_options.h"
-#include "app/run_cases.h"
+#include "cases/run_cases.h"
 #include "app/sweep.h"
 #include "cases/catalog.h"
 #include "core/error.h"
@@ -17,9 +18,7 @@ namespace {
 
 struct CopyArgs {
   std::vector<std::string> cases;
-  std::string size = "512M", blocks = "8", iterations = "128", devices = "8", frags = "0",
-              streams = "4", warmup = "2";
-  bool validate = false;
+  CopyOptionText params{"512M", "8", "128", "8"};
   std::string model_type, iodirect, sdma;
   OutputOptions out;
   std::string sweep, plot;
@@ -60,15 +59,15 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
   }
   // One run per block size, all into the one document.
   SweepWriter sweep(writer);
+  const uint64_t blocks = p.layout.tasks();
   for (const SweepStep& step : steps) {
     CopyParams q = p;
-    q.block_bytes = step.block_bytes;
-    q.blocks = step.blocks;
-    const uint64_t budget = steps.front().block_bytes * p.blocks;
-    if (q.blocks != p.blocks)
-      std::cerr << "dev-sandbox: note: --sweep at " << size_label(q.block_bytes) << ": -n "
-                << p.blocks << " -> " << q.blocks
-                << (q.blocks * q.block_bytes <= budget
+    q.layout = Layout::uniform(step.block_bytes, step.blocks, p.layout.frags_option());
+    const uint64_t budget = steps.front().block_bytes * blocks;
+    if (step.blocks != blocks)
+      std::cerr << "dev-sandbox: note: --sweep at " << size_label(step.block_bytes) << ": -n "
+                << blocks << " -> " << step.blocks
+                << (step.blocks * step.block_bytes <= budget
                         ? " to keep " + format_bytes(budget) + " per device per iteration"
                         : " (the minimum; the first size's " + format_bytes(budget) +
                               " per device per iteration is less than one block)")
@@ -82,20 +81,12 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
 }
 
 int run_copy(const CopyArgs& a, const GlobalOptions& g) {
-  CopyParams p;
-  p.block_bytes = parse_size("-s", a.size);
-  p.blocks = parse_count("-n", a.blocks, 1);
-  p.iterations = parse_int("-i", a.iterations, 1, kMaxIterations);
-  p.devices = parse_int("-d", a.devices, 1, kMaxDevices);
-  p.frags = parse_int("-f", a.frags, 0, kMaxFrags);
-  p.streams = parse_int("--streams", a.streams, 1, kMaxStreams);
-  p.warmup = parse_int("--warmup", a.warmup, 0, kMaxIterations);
-  p.validate = a.validate;
+  const CopyParams p = parse_copy_params(a.params);
   std::vector<SweepStep> steps;
   if (!a.sweep.empty()) {
     if (a.size_option && a.size_option->count() > 0)
       throw UsageError("option --sweep sets the block size; drop -s");
-    steps = sweep_steps(a.sweep, p.blocks);
+    steps = sweep_steps(a.sweep, p.layout.tasks());
   } else if (!a.plot.empty()) {
     throw UsageError("option --plot needs --sweep FROM:TO: it draws bandwidth against block size");
   }
@@ -124,15 +115,15 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   auto args = std::make_shared<CopyArgs>();
   CLI::App* c = root.add_subcommand("copy", "measure one or more named copy cases (-t NAME; quick mode maps to one)");
   c->add_option("-t", args->cases, "case name; repeat to run several, in order")->type_name("NAME");
-  args->size_option = c->add_option("-s", args->size, "one block's size: bytes, or with K/M/G suffix (default 512M)")->type_name("SIZE");
-  c->add_option("-n", args->blocks, "blocks per device; with -f, IO tasks per device (default 8)")->type_name("N");
-  c->add_option("-i", args->iterations, "measured iterations (default 128)")->type_name("N");
-  c->add_option("-d", args->devices, "devices (cards) (default 8)")->type_name("N");
-  c->add_option("-f,--frags", args->frags,
+  args->size_option = c->add_option("-s", args->params.size, "one block's size: bytes, or with K/M/G suffix (default 512M)")->type_name("SIZE");
+  c->add_option("-n", args->params.blocks, "blocks per device; with -f, IO tasks per device (default 8)")->type_name("N");
+  c->add_option("-i", args->params.iterations, "measured iterations (default 128)")->type_name("N");
+  c->add_option("-d", args->params.devices, "devices (cards) (default 8)")->type_name("N");
+  c->add_option("-f,--frags", args->params.frags,
                 "fragments per IO task on the direct path; 0: every block is a task (default 0)")->type_name("F");
-  c->add_option("--streams", args->streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
-  c->add_option("--warmup", args->warmup, "iterations run first and not counted (default 2)")->type_name("W");
-  c->add_flag("--validate", args->validate, "check every destination byte after the run");
+  c->add_option("--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
+  c->add_option("--warmup", args->params.warmup, "iterations run first and not counted (default 2)")->type_name("W");
+  c->add_flag("--validate", args->params.validate, "check every destination byte after the run");
   c->add_option("--model-type", args->model_type, "quick mode: gqa|mla")->type_name("gqa|mla");
   c->add_option("--iodirect", args->iodirect, "quick mode: true|false")->type_name("true|false");
   c->add_option("--sdma", args->sdma, "quick mode: true|false")->type_name("true|false");

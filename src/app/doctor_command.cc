@@ -45,7 +45,7 @@ int run_doctor() {
     std::cout << "loaded" << (p.library_path.empty() ? "" : " from " + p.library_path)
               << ", version " << p.runtime_version << ", " << p.device_count << " device"
               << (p.device_count == 1 ? "" : "s") << "\n";
-    for (const auto& d : p.devices) std::cout << "  " << d << "\n";
+    for (const auto& d : p.devices) std::cout << "  " << device_line(d) << "\n";
     for (const auto& f : p.facts) std::cout << "  " << f.first << ": " << f.second << "\n";
     std::cout << "  memory locking: " << memlock_use_text(*b) << "\n";
     std::cout << "  direct path: "

@@ -122,4 +122,15 @@ void write_or_record_failure(ResultWriter& writer, const std::vector<std::string
   }
 }
 
+RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>& command_line) {
+  RunInfo info;
+  info.tool_version = DS_VERSION;
+  info.backend = selected.backend->name();
+  info.backend_library = selected.probe.library_path;
+  info.runtime_version = selected.probe.runtime_version;
+  for (const auto& d : selected.probe.devices) info.devices.push_back(device_line(d));
+  info.command_line = command_line;
+  return info;
+}
+
 }  // namespace ds

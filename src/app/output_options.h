@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/select.h"
 #include "output/result.h"
 
 namespace ds {
@@ -34,6 +35,9 @@ std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& 
 // the error under the name in `current` (which `measure` keeps up to date).
 void write_or_record_failure(ResultWriter& writer, const std::vector<std::string>& command_line,
                              const std::function<void(bool& begun, std::string& current)>& measure);
+
+// The header of a run's document: tool, backend, its devices, the command line.
+RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>& command_line);
 
 // Throws UsageError unless `format` is text, json or csv.
 void check_format(const std::string& format);

@@ -1,11 +1,13 @@
-// `trans` (SPEC §2.4): the host/device transfer matrix, every combination the
-// filters leave, each run like a copy case on all -d devices at once.
+// `trans`: the host/device transfer matrix (direction x host buffer x device
+// buffer x method), every combination the filters leave, each run like a copy case
+// on all -d devices at once.
 #include <iostream>
 #include <memory>
 
 #include "app/command.h"
+#include "app/copy_params.h"
 #include "app/output_options.h"
-#include "app/run_cases.h"
+#include "cases/run_cases.h"
 #include "cases/matrix.h"
 #include "core/error.h"
 #include "core/units.h"
@@ -16,8 +18,7 @@ namespace {
 
 struct TransArgs {
   TransFilters filters;
-  std::string size = "32768", blocks = "1024", devices = "8", iterations = "1024", warmup = "2";
-  bool validate = false;
+  CopyOptionText params{"32768", "1024", "1024", "8"};
   OutputOptions out;
 };
 
@@ -63,13 +64,7 @@ void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, Re
 }
 
 int run_trans(const TransArgs& a, const GlobalOptions& g) {
-  CopyParams p;
-  p.block_bytes = parse_size("-s", a.size);
-  p.blocks = parse_count("-n", a.blocks, 1);
-  p.devices = parse_int("-d", a.devices, 1, kMaxDevices);
-  p.iterations = parse_int("-i", a.iterations, 1, kMaxIterations);
-  p.warmup = parse_int("--warmup", a.warmup, 0, kMaxIterations);
-  p.validate = a.validate;
+  const CopyParams p = parse_copy_params(a.params);
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line,
                           [&](bool& begun, std::string&) { measure(a, g, p, *writer, begun); });
@@ -87,12 +82,12 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("-D", a->filters.device_types, "device buffer: normal; repeatable (default all)")->type_name("TYPE");
   c->add_option("-M", a->filters.methods,
                 "method: ce|batch_ce|ms_<S>|sm (cuda)|memcpy (sim); repeatable (default all, ms_4)")->type_name("METHOD");
-  c->add_option("-s", a->size, "transfer size: bytes or K/M/G (default 32768)")->type_name("BYTES");
-  c->add_option("-n", a->blocks, "transfers per device per iteration (default 1024)")->type_name("N");
-  c->add_option("-d", a->devices, "devices, all running at once (default 8)")->type_name("N");
-  c->add_option("-i", a->iterations, "iterations (default 1024)")->type_name("N");
-  c->add_option("--warmup", a->warmup, "iterations run first and not counted (default 2)")->type_name("W");
-  c->add_flag("--validate", a->validate, "check every destination byte after each combination");
+  c->add_option("-s", a->params.size, "transfer size: bytes or K/M/G (default 32768)")->type_name("BYTES");
+  c->add_option("-n", a->params.blocks, "transfers per device per iteration (default 1024)")->type_name("N");
+  c->add_option("-d", a->params.devices, "devices, all running at once (default 8)")->type_name("N");
+  c->add_option("-i", a->params.iterations, "iterations (default 1024)")->type_name("N");
+  c->add_option("--warmup", a->params.warmup, "iterations run first and not counted (default 2)")->type_name("W");
+  c->add_flag("--validate", a->params.validate, "check every destination byte after each combination");
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_trans(*a, global); }};
 }

@@ -1,6 +1,7 @@
 #include "backend/backend.h"
 
 #include "core/error.h"
+#include "core/units.h"
 
 namespace ds {
 
@@ -12,6 +13,19 @@ const char* to_string(CopyDir dir) {
     case CopyDir::kH2H: return "H2H";
   }
   return "?";
+}
+
+std::string device_line(const DeviceInfo& d) {
+  std::string line = d.kind + " " + std::to_string(d.index) + ": " + d.name;
+  if (!d.pci_bus_id.empty())
+    line += ", PCI " + d.pci_bus_id + ", NUMA node " +
+            (d.numa_node == DeviceInfo::kNumaUnknown ? std::string("unknown")
+             : d.numa_node < 0                       ? std::string("none")
+                                                     : std::to_string(d.numa_node));
+  if (d.total_bytes > 0)
+    line += ", " + (d.memory_name.empty() ? std::string() : d.memory_name + " ") + format_bytes(d.free_bytes) +
+            " free of " + format_bytes(d.total_bytes);
+  return line;
 }
 
 void Device::kernel_copy(const CopyDesc&, Stream&) {

@@ -127,6 +127,23 @@ enum class Capability {
   kHostMemcpy,  // CPU memcpy cases (sim only)
 };
 
+// One device as a backend's probe found it; doctor and the JSON header format it
+// (device_line).
+struct DeviceInfo {
+  static constexpr int kNumaUnknown = -2;
+  int index = 0;
+  std::string kind;            // "GPU", "npu", "sim card"
+  std::string name;            // the model or SoC (sim: what the card is)
+  std::string pci_bus_id;      // "0000:18:00.0"; empty when not known
+  int numa_node = kNumaUnknown;  // its PCI device's node; -1: none (no affinity)
+  std::string memory_name;     // what its memory is called in the line ("HBM"), may be empty
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;    // 0: memory not reported
+};
+
+// "GPU 0: <name>, PCI 0000:18:00.0, NUMA node 0, 79.10 GiB free of 79.19 GiB".
+std::string device_line(const DeviceInfo& d);
+
 // What a backend reports about itself and the machine; gathered in a probe
 // process so the caller never initialises a runtime it will fork from.
 struct BackendProbe {
@@ -135,7 +152,7 @@ struct BackendProbe {
   std::string library_path;  // runtime library actually opened
   std::string runtime_version;
   int device_count = 0;
-  std::vector<std::string> devices;           // one line per device
+  std::vector<DeviceInfo> devices;
   std::vector<std::pair<std::string, std::string>> facts;  // extra doctor lines
   std::string direct_unavailable;             // empty: the direct path works here
   std::string register_unavailable;           // empty: host memory can be registered here

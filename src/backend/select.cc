@@ -36,13 +36,34 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 
 namespace {
 
+nlohmann::json to_json(const DeviceInfo& d) {
+  return {{"index", d.index},     {"kind", d.kind},           {"name", d.name},
+          {"pci", d.pci_bus_id},  {"numa", d.numa_node},      {"memory", d.memory_name},
+          {"free", d.free_bytes}, {"total", d.total_bytes}};
+}
+
+DeviceInfo device_from_json(const nlohmann::json& j) {
+  DeviceInfo d;
+  d.index = j.at("index");
+  d.kind = j.at("kind");
+  d.name = j.at("name");
+  d.pci_bus_id = j.at("pci");
+  d.numa_node = j.at("numa");
+  d.memory_name = j.at("memory");
+  d.free_bytes = j.at("free");
+  d.total_bytes = j.at("total");
+  return d;
+}
+
 nlohmann::json to_json(const BackendProbe& p) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& d : p.devices) devices.push_back(to_json(d));
   return {{"loaded", p.loaded},
           {"error", p.error},
           {"library_path", p.library_path},
           {"runtime_version", p.runtime_version},
           {"device_count", p.device_count},
-          {"devices", p.devices},
+          {"devices", devices},
           {"facts", p.facts},
           {"direct_unavailable", p.direct_unavailable},
           {"register_unavailable", p.register_unavailable}};
@@ -55,7 +76,7 @@ BackendProbe from_json(const nlohmann::json& j) {
   p.library_path = j.at("library_path");
   p.runtime_version = j.at("runtime_version");
   p.device_count = j.at("device_count");
-  p.devices = j.at("devices").get<std::vector<std::string>>();
+  for (const auto& d : j.at("devices")) p.devices.push_back(device_from_json(d));
   p.facts = j.at("facts").get<std::vector<std::pair<std::string, std::string>>>();
   p.direct_unavailable = j.at("direct_unavailable");
   p.register_unavailable = j.at("register_unavailable");

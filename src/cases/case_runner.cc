@@ -2,113 +2,63 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <limits>
 #include <memory>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "core/interrupt.h"
-#include "core/sysinfo.h"
 #include "core/units.h"
+#include "engines/initiator.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
-#include "output/progress.h"
-#include "runner/barrier.h"
-#include "runner/fanout.h"
-#include "runner/shared_mapping.h"
+#include "runner/timed_loop.h"
 
 namespace ds {
 
 namespace {
 
-constexpr int64_t kBarrierTimeoutNs = 300LL * 1000000000LL;
-
-struct IterRecord {
-  int64_t start, submitted, done, engine;
-};
-
-struct WorkerShared {
-  int64_t setup_done;
-  char batch_fallback[512];  // Device::batch_fallback() of this worker, NUL-terminated
-};
-
-// Layout of the memory shared by the workers of one case.
-struct SharedLayout {
-  explicit SharedLayout(int devices, int iterations)
-      : devices(devices),
-        iterations(iterations),
-        map(sizeof(BarrierState) + sizeof(WorkerShared) * static_cast<size_t>(devices) +
-            sizeof(IterRecord) * static_cast<size_t>(devices) * static_cast<size_t>(iterations)) {
-    auto* base = static_cast<char*>(map.data());
-    barrier_state = new (base) BarrierState();
-    workers = reinterpret_cast<WorkerShared*>(base + sizeof(BarrierState));
-    records = reinterpret_cast<IterRecord*>(workers + devices);
-  }
-  IterRecord& record(int w, int it) { return records[static_cast<size_t>(w) * iterations + it]; }
-
-  int devices, iterations;
-  SharedMapping map;
-  BarrierState* barrier_state;
-  WorkerShared* workers;
-  IterRecord* records;
-};
-
-int participating_devices(const CaseSpec& spec, const CopyParams& p) {
-  return spec.topology == Topology::kSingle ? 1 : p.devices;
-}
-
-uint64_t blocks_per_device(const CopyParams& p) {
-  return p.blocks * static_cast<uint64_t>(std::max(1, p.frags));
-}
-
 // Address a copy of `buf` uses: device memory by its device address; host memory
 // by its CPU address, except on the direct path, which reads the mapped address.
-char* copy_address(const Buffer& buf, EngineKind engine) {
-  if (is_device_kind(buf.kind) || engine == EngineKind::kDirect)
-    return static_cast<char*>(buf.device);
+char* copy_address(const Buffer& buf, CopyMethod method) {
+  if (is_device_kind(buf.kind) || method == CopyMethod::kDirect) return static_cast<char*>(buf.device);
   return static_cast<char*>(buf.host);
 }
 
-void fill_blocks(Device& dev, const Buffer& buf, int owner, uint64_t nblocks, size_t block) {
-  if (buf.host) {
-    for (uint64_t b = 0; b < nblocks; ++b)
-      pattern_fill(static_cast<char*>(buf.host) + b * block, block, pattern_key(owner, b));
-    return;
-  }
-  auto staging = alloc_pageable(block);
-  for (uint64_t b = 0; b < nblocks; ++b) {
-    pattern_fill(staging->host_ptr(), block, pattern_key(owner, b));
-    dev.copy_sync({static_cast<char*>(buf.device) + b * block, staging->host_ptr(), block},
-                  CopyDir::kH2D);
+// Every fragment of `layout` in `buf` gets the pattern of (owner, fragment index).
+void fill_fragments(Device& dev, const Buffer& buf, int owner, const Layout& layout) {
+  std::unique_ptr<Memory> staging;
+  if (!buf.host) staging = alloc_pageable(static_cast<size_t>(layout.largest_fragment()));
+  for (uint64_t i = 0; i < layout.fragments(); ++i) {
+    const Fragment f = layout.fragment(i);
+    const size_t n = static_cast<size_t>(f.bytes);
+    if (buf.host) {
+      pattern_fill(static_cast<char*>(buf.host) + f.offset, n, pattern_key(owner, i));
+      continue;
+    }
+    pattern_fill(staging->host_ptr(), n, pattern_key(owner, i));
+    dev.copy_sync({static_cast<char*>(buf.device) + f.offset, staging->host_ptr(), n}, CopyDir::kH2D);
   }
 }
 
-void check_blocks(Device& dev, const Buffer& buf, int owner, uint64_t nblocks, size_t block,
-                  const std::string& case_name, int device) {
+void check_fragments(Device& dev, const Buffer& buf, int owner, const Layout& layout, const std::string& case_name,
+                     int device) {
   std::unique_ptr<Memory> staging;
-  if (!buf.host) staging = alloc_pageable(block);
-  for (uint64_t b = 0; b < nblocks; ++b) {
+  if (!buf.host) staging = alloc_pageable(static_cast<size_t>(layout.largest_fragment()));
+  for (uint64_t i = 0; i < layout.fragments(); ++i) {
+    const Fragment f = layout.fragment(i);
+    const size_t n = static_cast<size_t>(f.bytes);
     const char* p;
     if (buf.host) {
-      p = static_cast<const char*>(buf.host) + b * block;
+      p = static_cast<const char*>(buf.host) + f.offset;
     } else {
-      dev.copy_sync({staging->host_ptr(), static_cast<char*>(buf.device) + b * block, block},
-                    CopyDir::kD2H);
+      dev.copy_sync({staging->host_ptr(), static_cast<char*>(buf.device) + f.offset, n}, CopyDir::kD2H);
       p = static_cast<const char*>(staging->host_ptr());
     }
-    const int64_t off = pattern_check(p, block, pattern_key(owner, b));
+    const int64_t off = pattern_check(p, n, pattern_key(owner, i));
     if (off >= 0)
-      throw RunError("validation failed: case " + case_name + " device " + std::to_string(device) +
-                     " block " + std::to_string(b) + " first differing offset " +
-                     std::to_string(off));
+      throw RunError("validation failed: case " + case_name + " device " + std::to_string(device) + " block " +
+                     std::to_string(i) + " first differing offset " + std::to_string(off));
   }
-}
-
-CaseSpec with_engine(CaseSpec spec, EngineKind engine) {
-  spec.engine = engine;
-  return spec;
 }
 
 Fanout fanout_of(Topology t) {
@@ -120,13 +70,118 @@ Fanout fanout_of(Topology t) {
   return Fanout::kInline;
 }
 
+CaseSpec with_method(CaseSpec spec, CopyMethod method) {
+  spec.method = method;
+  return spec;
+}
+
+NeedsText needs_text(const CaseSpec& spec, const CopyParams& p) {
+  NeedsText t;
+  t.what = spec.name;
+  t.host_what = "host memory";
+  t.host_detail = format_bytes(p.layout.unit_bytes()) + " x " + std::to_string(p.layout.units()) +
+                  " blocks per buffer";
+  t.lower = "lower -s, -n" + std::string(spec.topology == Topology::kSingle ? "" : " or -d");
+  return t;
+}
+
+// What the workers of one case share: the source when there is one for all, made
+// by the process that hosts them.
+struct SharedSource {
+  std::unique_ptr<ShmRegion> shm;       // fork cases: made here, inherited by the children
+  std::unique_ptr<Device> coordinator;  // thread cases: device 0 holds the one source
+  Buffer buffer;
+};
+
+// One device's part of a case: its buffers, plan and initiator (setup), the
+// iterations, then validation.
+class CopyWorker : public LoopWorker {
+ public:
+  CopyWorker(int w, const CaseSpec& spec, const CopyParams& p, Backend& backend, const MemoryNeeds& needs,
+             SharedSource& shared)
+      : w_(w), spec_(spec), p_(p) {
+    const Layout& layout = p.layout;
+    const size_t per = static_cast<size_t>(layout.bytes());
+    dev_ = backend.open_device(w);
+    if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
+      NeedsText t = needs_text(spec, p);
+      t.lower = "lower -s or -n";
+      check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
+    }
+    const Buffer* src = &shared.buffer;
+    if (spec.src == BufKind::kShm) {
+      // The region is mapped in every child (inherited); each registers it itself.
+      if (spec.method == CopyMethod::kMemcpy) {
+        own_src_.kind = BufKind::kShm;
+        own_src_.host = own_src_.device = shared.shm->ptr();
+        own_src_.bytes = per;
+      } else {
+        own_src_ = register_region(BufKind::kShm, *dev_, shared.shm->ptr(), per);
+      }
+      src = &own_src_;
+    } else if (!spec.shared_src) {
+      own_src_ = make_buffer(spec.src, *dev_, per);
+      fill_fragments(*dev_, own_src_, w, layout);
+      src = &own_src_;
+    }
+    dst_ = make_buffer(spec.dst, *dev_, per);
+    // Device 0's memory copied to another device: let the copy go peer to peer.
+    if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
+      std::string why;
+      if (!dev_->enable_peer_access(0, &why))
+        std::fprintf(stderr,
+                     "dev-sandbox: note: device %d has no peer access to device 0 (%s): the "
+                     "runtime stages these copies through the host or refuses them\n",
+                     w, why.c_str());
+    }
+    CopyPlan plan;
+    plan.dir = direction(spec);
+    plan.fragments_per_task = layout.fragments_per_task();
+    plan.streams = p.streams;
+    char* s = copy_address(*src, spec.method);
+    char* t = copy_address(dst_, spec.method);
+    plan.copies.reserve(static_cast<size_t>(layout.fragments()));
+    for (uint64_t i = 0; i < layout.fragments(); ++i) {
+      const Fragment f = layout.fragment(i);
+      plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
+    }
+    init_ = make_initiator(spec.method, *dev_, std::move(plan));
+  }
+
+  void iterate(int, IterationRecord& r) override {
+    init_->submit();
+    r.submitted = now_ns();
+    init_->wait();
+  }
+  int64_t measured_ns(const IterationRecord&) override { return init_->copy_ns(); }
+
+  void finish() override {
+    init_.reset();
+    note_ = dev_->batch_fallback();
+    if (p_.validate) check_fragments(*dev_, dst_, spec_.shared_src ? 0 : w_, p_.layout, spec_.name, w_);
+  }
+  std::string note() const override { return note_; }
+
+ private:
+  int w_;
+  const CaseSpec& spec_;
+  const CopyParams& p_;
+  std::unique_ptr<Device> dev_;  // first made, last gone
+  Buffer own_src_, dst_;
+  std::unique_ptr<Initiator> init_;
+  std::string note_;
+};
+
 }  // namespace
 
+int participating_devices(const CaseSpec& spec, const CopyParams& p) {
+  return spec.topology == Topology::kSingle ? 1 : p.devices;
+}
+
 MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backend& backend) {
-  const int d = participating_devices(spec, p);
-  const uint64_t nblocks = blocks_per_device(p);
-  const uint64_t per = checked_mul(nblocks, p.block_bytes, "-s x -n x -f");
-  const auto dd = static_cast<uint64_t>(d);
+  const Layout& layout = p.layout;
+  const auto dd = static_cast<uint64_t>(participating_devices(spec, p));
+  const uint64_t per = layout.bytes();
   MemoryNeeds n;
   uint64_t host = 0;
   auto add = [&](uint64_t bytes, const char* what) {
@@ -140,12 +195,12 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   if (host_of(spec.dst)) add(checked_mul(per, dd, "destination bytes"), "destinations");
   if (is_device_kind(spec.src)) n.device_per_device += per;  // own source, or device 0's shared one
   if (is_device_kind(spec.dst)) n.device_per_device += per;
-  // Validation and device fills stage one block in pageable memory per worker.
-  add(checked_mul(p.block_bytes, dd, "staging bytes"), "staging");
-  // Bookkeeping: the copy plan (a descriptor per block, kept twice at most) and
+  // Validation and device fills stage one fragment in pageable memory per worker.
+  add(checked_mul(layout.largest_fragment(), dd, "staging bytes"), "staging");
+  // Bookkeeping: the copy plan (a descriptor per fragment, kept twice at most) and
   // the per-iteration records every worker writes.
-  add(checked_mul(checked_mul(nblocks, 2 * sizeof(CopyDesc), "plan bytes"), dd, "plan bytes"), "plans");
-  add(checked_mul(checked_mul(static_cast<uint64_t>(p.iterations), sizeof(IterRecord), "record bytes"), dd,
+  add(checked_mul(checked_mul(layout.fragments(), 2 * sizeof(CopyDesc), "plan bytes"), dd, "plan bytes"), "plans");
+  add(checked_mul(checked_mul(static_cast<uint64_t>(p.iterations), sizeof(IterationRecord), "record bytes"), dd,
                   "record bytes"),
       "records");
   n.host = host;
@@ -156,7 +211,7 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
     HostLock how;
     return host_lock_of(k, &how) && backend.mlocks(how);
   };
-  const bool src_locked = mlocked(spec.src) && !(spec.src == BufKind::kShm && spec.engine == EngineKind::kMemcpy);
+  const bool src_locked = mlocked(spec.src) && !(spec.src == BufKind::kShm && spec.method == CopyMethod::kMemcpy);
   uint64_t locked = 0;
   if (src_locked) locked += spec.shared_src ? per : checked_mul(per, procs_share, "locked bytes");
   if (mlocked(spec.dst)) locked += checked_mul(per, procs_share, "locked bytes");
@@ -165,150 +220,59 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
 }
 
 void check_host_memory(const CaseSpec& spec, const CopyParams& p, const Backend& backend) {
-  const MemoryNeeds n = memory_needs(spec, p, backend);
-  const std::string lower = "; lower -s, -n" + std::string(spec.topology == Topology::kSingle ? "" : " or -d");
-  const uint64_t avail = mem_available_bytes();
-  const uint64_t margin = 256ULL << 20;
-  if (n.host + margin > avail)
-    throw RunError("not enough memory for " + spec.name + ": it needs " + format_bytes(n.host) +
-                   " of host memory (" + format_bytes(p.block_bytes) + " x " +
-                   std::to_string(blocks_per_device(p)) + " blocks per buffer) but MemAvailable is " +
-                   format_bytes(avail) + lower);
-  if (n.shm > 0 && n.shm > shm_free_bytes())
-    throw RunError("not enough shared memory for " + spec.name + ": it needs " + format_bytes(n.shm) +
-                   " in /dev/shm but " + format_bytes(shm_free_bytes()) + " is free" + lower);
-  const uint64_t limit = memlock_limit_bytes();
-  if (n.locked_per_process > limit)
-    throw RunError("memory locking refused for " + spec.name + ": it locks " +
-                   format_bytes(n.locked_per_process) + " per process but RLIMIT_MEMLOCK is " +
-                   format_bytes(limit) + "; raise it with `ulimit -l unlimited`" + lower);
+  check_host_needs(memory_needs(spec, p, backend), needs_text(spec, p));
 }
 
 CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend) {
   const std::string why = unsupported_reason(spec, backend);
   if (!why.empty()) throw RunError(spec.name + ": " + why);
-  check_host_memory(spec, p, backend);
+  const MemoryNeeds needs = memory_needs(spec, p, backend);
+  check_host_needs(needs, needs_text(spec, p));
 
   const int d = participating_devices(spec, p);
-  const uint64_t nblocks = blocks_per_device(p);
-  const size_t block = static_cast<size_t>(p.block_bytes);
-  const size_t per = static_cast<size_t>(nblocks * p.block_bytes);
-  const int total_iters = p.warmup + p.iterations;
-  const CopyDir dir = direction(spec);
-  const MemoryNeeds needs = memory_needs(spec, p, backend);
-
+  const Layout& layout = p.layout;
   const int64_t t0 = now_ns();
-  SharedLayout shared(d, p.iterations);
-  Barrier barrier(shared.barrier_state);
-  barrier.init(static_cast<uint32_t>(d));
 
   // Shared sources: for fork cases a POSIX shm region made here, its name removed
   // at once so nothing outlives the run even if this process is killed (children
   // inherit the mapping and each registers it); for thread cases one pinned or
   // device-0 buffer made next to the workers.
-  std::unique_ptr<ShmRegion> shm;
-  std::unique_ptr<Device> coordinator;
-  Buffer shared_src;
+  SharedSource shared;
   if (spec.shared_src && spec.src == BufKind::kShm) {
-    shm = ShmRegion::create(per);
-    shm->unlink();
-    for (uint64_t b = 0; b < nblocks; ++b)
-      pattern_fill(static_cast<char*>(shm->ptr()) + b * block, block, pattern_key(0, b));
+    shared.shm = ShmRegion::create(static_cast<size_t>(layout.bytes()));
+    shared.shm->unlink();
+    for (uint64_t i = 0; i < layout.fragments(); ++i) {
+      const Fragment f = layout.fragment(i);
+      pattern_fill(static_cast<char*>(shared.shm->ptr()) + f.offset, static_cast<size_t>(f.bytes), pattern_key(0, i));
+    }
   }
 
-  auto body = [&](int w) {
-    auto dev = backend.open_device(w);
-    if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
-      const uint64_t free = dev->free_memory();
-      if (needs.device_per_device > free)
-        throw RunError("not enough device memory: " + spec.name + " needs " +
-                       format_bytes(needs.device_per_device) + " on device " + std::to_string(w) +
-                       " but " + format_bytes(free) + " is free; lower -s or -n");
+  LoopShape shape;
+  shape.workers = d;
+  shape.fanout = fanout_of(spec.topology);
+  // In-process topologies still run in a child of this process: the runtime is
+  // never initialised here, so a later fork case starts from a clean process.
+  shape.isolate = spec.topology != Topology::kFork;
+  shape.warmup = p.warmup;
+  shape.iterations = p.iterations;
+  shape.progress_name = spec.name;
+  shape.progress_bytes = layout.unit_bytes();
+  LoopHooks hooks;
+  hooks.host = [&](const std::function<void()>& run_workers) {
+    backend.init_process();  // in each child after fork, or in the isolated child
+    if (spec.topology != Topology::kFork && spec.shared_src) {
+      shared.coordinator = backend.open_device(0);
+      shared.buffer = make_buffer(spec.src, *shared.coordinator, static_cast<size_t>(layout.bytes()));
+      fill_fragments(*shared.coordinator, shared.buffer, 0, layout);
     }
-    Buffer own_src;
-    const Buffer* src = &shared_src;
-    if (spec.src == BufKind::kShm) {
-      // The region is mapped in every child (inherited); each registers it itself.
-      if (spec.engine == EngineKind::kMemcpy) {
-        own_src.kind = BufKind::kShm;
-        own_src.host = own_src.device = shm->ptr();
-        own_src.bytes = per;
-      } else {
-        own_src = register_region(BufKind::kShm, *dev, shm->ptr(), per);
-      }
-      src = &own_src;
-    } else if (!spec.shared_src) {
-      own_src = make_buffer(spec.src, *dev, per);
-      fill_blocks(*dev, own_src, w, nblocks, block);
-      src = &own_src;
-    }
-    Buffer dst = make_buffer(spec.dst, *dev, per);
-    // Device 0's memory copied to another device: let the copy go peer to peer.
-    if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
-      std::string why;
-      if (!dev->enable_peer_access(0, &why))
-        std::fprintf(stderr,
-                     "dev-sandbox: note: device %d has no peer access to device 0 (%s): the "
-                     "runtime stages these copies through the host or refuses them\n",
-                     w, why.c_str());
-    }
-
-    CopyPlan plan;
-    plan.dir = dir;
-    plan.frags = static_cast<size_t>(std::max(1, p.frags));
-    plan.streams = p.streams;
-    char* s = copy_address(*src, spec.engine);
-    char* t = copy_address(dst, spec.engine);
-    for (uint64_t b = 0; b < nblocks; ++b) plan.blocks.push_back({t + b * block, s + b * block, block});
-    auto init = make_initiator(spec.engine, *dev, std::move(plan));
-    shared.workers[w].setup_done = now_ns();
-
-    for (int it = 0; it < total_iters; ++it) {
-      barrier.wait(kBarrierTimeoutNs);
-      IterRecord r{};
-      r.start = now_ns();
-      init->submit();
-      r.submitted = now_ns();
-      init->wait();
-      r.done = now_ns();
-      r.engine = init->engine_ns();
-      if (it >= p.warmup) shared.record(w, it - p.warmup) = r;
-      if (w == 0) progress_iteration(it + 1);  // after `done`: outside the timing
-    }
-    init.reset();
-    const std::string fallback = dev->batch_fallback();
-    std::snprintf(shared.workers[w].batch_fallback, sizeof shared.workers[w].batch_fallback, "%s",
-                  fallback.c_str());
-    if (p.validate) check_blocks(*dev, dst, spec.shared_src ? 0 : w, nblocks, block, spec.name, w);
+    run_workers();
+    shared.buffer = Buffer();
+    shared.coordinator.reset();
   };
-
-  {
-    ProgressScope progress(spec.name, p.block_bytes, p.warmup, p.iterations);
-    if (spec.topology == Topology::kFork) {
-      run_workers(Fanout::kFork, d,
-                  [&](int w) {
-                    backend.init_process();  // in the child, after fork
-                    body(w);
-                  },
-                  barrier);
-    } else {
-      // In-process topologies still run in a child of this process: the runtime is
-      // never initialised here, so a later fork case starts from a clean process.
-      run_isolated(
-          [&] {
-            backend.init_process();
-            if (spec.shared_src) {
-              coordinator = backend.open_device(0);
-              shared_src = make_buffer(spec.src, *coordinator, per);
-              fill_blocks(*coordinator, shared_src, 0, nblocks, block);
-            }
-            run_workers(fanout_of(spec.topology), d, body, barrier);
-            shared_src = Buffer();
-            coordinator.reset();
-          },
-          barrier);
-    }
-  }
+  hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> {
+    return std::make_unique<CopyWorker>(w, spec, p, backend, needs, shared);
+  };
+  const LoopResult loop = run_timed_loop(shape, hooks);
 
   CaseResult r;
   r.name = spec.name;
@@ -316,44 +280,26 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   r.from = from_label(spec, backend);
   r.to = to_label(spec, backend);
   r.method = method_name(spec, backend);
-  // A batch the runtime could not take went out one copy per block: say so, and
-  // name the engine that ran (CE), not the one asked for.
-  for (int w = 0; w < d; ++w) {
-    const std::string why = shared.workers[w].batch_fallback;
-    if (why.empty() || std::find(r.notes.begin(), r.notes.end(), why) != r.notes.end()) continue;
-    r.notes.push_back(why);
+  // A batch the runtime could not take went out one copy per fragment: say so, and
+  // name the method that ran (CE), not the one asked for.
+  const std::string ce = method_name(with_method(spec, CopyMethod::kCe), backend);
+  for (const std::string& why_single : loop.notes) {
+    r.notes.push_back(why_single);
     std::fprintf(stderr, "dev-sandbox: note: %s: %s, so every block was its own copy (Method %s)\n",
-                 spec.name.c_str(), why.c_str(), method_name(with_engine(spec, EngineKind::kCe), backend).c_str());
+                 spec.name.c_str(), why_single.c_str(), ce.c_str());
   }
-  if (!r.notes.empty() && spec.engine == EngineKind::kCeBatch)
-    r.method = method_name(with_engine(spec, EngineKind::kCe), backend);
-  r.block_bytes = p.block_bytes;
-  r.count = static_cast<uint64_t>(d) * nblocks;
+  if (!r.notes.empty() && spec.method == CopyMethod::kCeBatch) r.method = ce;
+  r.block_bytes = layout.unit_bytes();
+  r.count = static_cast<uint64_t>(d) * layout.units();
+  r.bytes = static_cast<uint64_t>(d) * layout.bytes();
   r.devices = d;
-  r.streams = spec.engine == EngineKind::kCeMultiStream ? p.streams : 1;
-  r.frags = p.frags;
+  r.streams = spec.method == CopyMethod::kCeMultiStream ? p.streams : 1;
+  r.frags = layout.frags_option();
   r.iterations = p.iterations;
   r.warmup = p.warmup;
-  int64_t setup_end = t0;
-  for (int w = 0; w < d; ++w) setup_end = std::max(setup_end, shared.workers[w].setup_done);
-  r.setup_s = static_cast<double>(setup_end - t0) * 1e-9;
-  std::vector<int64_t> submit, copy, wall;
-  for (int it = 0; it < p.iterations; ++it) {
-    int64_t sub = 0, eng = 0, first = std::numeric_limits<int64_t>::max(), last = 0;
-    for (int w = 0; w < d; ++w) {
-      const IterRecord& rec = shared.record(w, it);
-      sub = std::max(sub, rec.submitted - rec.start);
-      eng = std::max(eng, rec.engine);
-      first = std::min(first, rec.start);
-      last = std::max(last, rec.done);
-    }
-    submit.push_back(sub);
-    copy.push_back(eng);
-    wall.push_back(last - first);
-  }
-  r.submit = compute_stats(submit);
-  r.copy = compute_stats(copy);
-  r.wall = compute_stats(wall);
+  r.setup_s = static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
+  r.measured = "Copy";
+  r.stages = loop_stages(loop, r.measured);
   if (p.validate) r.validated = true;
   return r;
 }

@@ -1,12 +1,14 @@
-// The one timing engine: sets up buffers on every participating device, runs the
-// iterations with aligned starts, aggregates per SPEC §4 and validates.
+// Runs one copy case through the timed loop: its pre-flight, the shared source,
+// each worker's buffers, plan and initiator, and the result (docs/measurement.md).
 #pragma once
 
 #include <cstdint>
 
 #include "backend/backend.h"
 #include "cases/case_spec.h"
+#include "layout/layout.h"
 #include "output/result.h"
+#include "runner/preflight.h"
 
 namespace ds {
 
@@ -17,23 +19,16 @@ constexpr int kMaxFrags = 65536;
 constexpr int kMaxStreams = 1024;
 
 struct CopyParams {
-  uint64_t block_bytes = 512ULL << 20;  // -s
-  uint64_t blocks = 8;                  // -n
-  int iterations = 128;                 // -i
-  int devices = 8;                      // -d
-  int frags = 0;                        // -f
-  int streams = 4;                      // --streams
-  int warmup = 2;                       // --warmup
-  bool validate = false;                // --validate
+  Layout layout = Layout::uniform(512ULL << 20, 8, 0);  // -s, -n, -f
+  int iterations = 128;                                 // -i
+  int devices = 8;                                      // -d
+  int streams = 4;                                      // --streams
+  int warmup = 2;                                       // --warmup
+  bool validate = false;                                // --validate
 };
 
-// Memory a case needs, for the pre-flight check (SPEC §6).
-struct MemoryNeeds {
-  uint64_t host = 0;            // host RAM over all processes (sim: device memory too)
-  uint64_t shm = 0;             // /dev/shm
-  uint64_t locked_per_process = 0;
-  uint64_t device_per_device = 0;
-};
+// Devices a case runs on: 1 for single-card cases, else -d.
+int participating_devices(const CaseSpec& spec, const CopyParams& p);
 
 MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backend& backend);
 // Throws RunError with the numbers and what to lower when the run would not fit.

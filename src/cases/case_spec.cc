@@ -11,14 +11,14 @@ CopyDir direction(const CaseSpec& spec) {
 }
 
 std::string unsupported_reason(const CaseSpec& spec, const Backend& backend) {
-  switch (spec.engine) {
-    case EngineKind::kKernel:
+  switch (spec.method) {
+    case CopyMethod::kKernel:
       if (!backend.has(Capability::kKernelCopy)) return "SM copy kernels need the cuda backend";
       break;
-    case EngineKind::kMemcpy:
+    case CopyMethod::kMemcpy:
       if (!backend.has(Capability::kHostMemcpy)) return "CPU memcpy cases run on sim only";
       break;
-    case EngineKind::kDirect:
+    case CopyMethod::kDirect:
       if (!backend.has(Capability::kDirect)) return "no direct path on this backend";
       break;
     default:
@@ -28,7 +28,7 @@ std::string unsupported_reason(const CaseSpec& spec, const Backend& backend) {
 }
 
 std::string method_name(const CaseSpec& spec, const Backend& backend) {
-  return engine_method(spec.engine, backend) + (spec.topology == Topology::kFork ? "-FORK" : "");
+  return method_label(spec.method, backend) + (spec.topology == Topology::kFork ? "-FORK" : "");
 }
 
 std::string from_label(const CaseSpec& spec, const Backend& backend) {

@@ -24,7 +24,7 @@ struct CaseSpec {
   BufKind src;
   BufKind dst;
   bool shared_src;  // one source buffer for every device (index 0 in labels)
-  EngineKind engine;
+  CopyMethod method;
   Topology topology;
 };
 

@@ -7,7 +7,7 @@ namespace ds {
 namespace {
 
 using B = BufKind;
-using E = EngineKind;
+using E = CopyMethod;
 using T = Topology;
 
 }  // namespace

@@ -26,15 +26,15 @@ constexpr int kDefaultStreams = 4;
 
 struct Method {
   std::string name;
-  EngineKind engine;
+  CopyMethod method;
   int streams;
 };
 
 Method parse_method(const std::string& m) {
-  if (m == "ce") return {m, EngineKind::kCe, 1};
-  if (m == "batch_ce") return {m, EngineKind::kCeBatch, 1};
-  if (m == "sm") return {m, EngineKind::kKernel, 1};
-  if (m == "memcpy") return {m, EngineKind::kMemcpy, 1};
+  if (m == "ce") return {m, CopyMethod::kCe, 1};
+  if (m == "batch_ce") return {m, CopyMethod::kCeBatch, 1};
+  if (m == "sm") return {m, CopyMethod::kKernel, 1};
+  if (m == "memcpy") return {m, CopyMethod::kMemcpy, 1};
   if (m.rfind("ms_", 0) == 0) {
     const std::string n = m.substr(3);
     const bool digits = !n.empty() && n.size() <= 4 &&
@@ -42,7 +42,7 @@ Method parse_method(const std::string& m) {
     if (!digits || std::stoi(n) < 1 || std::stoi(n) > kMaxStreams)
       throw UsageError("option -M got '" + m + "': ms_<S> needs S streams, a whole number from 1 to " +
                        std::to_string(kMaxStreams) + " (e.g. ms_48)");
-    return {m, EngineKind::kCeMultiStream, std::stoi(n)};
+    return {m, CopyMethod::kCeMultiStream, std::stoi(n)};
   }
   throw UsageError("option -M got '" + m + "': accepts ce, batch_ce, ms_<S> (e.g. ms_48), sm (cuda), memcpy (sim)");
 }
@@ -86,11 +86,11 @@ std::vector<TransCombo> trans_matrix(const TransFilters& f, const Backend& backe
       methods.push_back(parsed);
   }
   if (methods.empty())
-    methods = {{"ce", EngineKind::kCe, 1},
-               {"batch_ce", EngineKind::kCeBatch, 1},
-               {"ms_" + std::to_string(kDefaultStreams), EngineKind::kCeMultiStream, kDefaultStreams},
-               {"sm", EngineKind::kKernel, 1},
-               {"memcpy", EngineKind::kMemcpy, 1}};
+    methods = {{"ce", CopyMethod::kCe, 1},
+               {"batch_ce", CopyMethod::kCeBatch, 1},
+               {"ms_" + std::to_string(kDefaultStreams), CopyMethod::kCeMultiStream, kDefaultStreams},
+               {"sm", CopyMethod::kKernel, 1},
+               {"memcpy", CopyMethod::kMemcpy, 1}};
 
   std::vector<TransCombo> out;
   for (const auto& dir : dirs) {
@@ -105,7 +105,7 @@ std::vector<TransCombo> trans_matrix(const TransFilters& f, const Backend& backe
           c.src = h2d ? h.kind : d.kind;
           c.dst = h2d ? d.kind : h.kind;
           c.shared_src = false;
-          c.engine = m.engine;
+          c.method = m.method;
           c.topology = Topology::kFork;
           if (unsupported_reason(c, backend).empty()) out.push_back({c, m.streams});
         }

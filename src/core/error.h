@@ -18,6 +18,13 @@ class RunError : public std::runtime_error {
   explicit RunError(const std::string& what) : std::runtime_error(what) {}
 };
 
+// A worker that stopped because another one failed (or the run was stopped):
+// a consequence, never the cause, so the fan-out reports the first real failure.
+class Stopped : public RunError {
+ public:
+  explicit Stopped(const std::string& what) : RunError(what) {}
+};
+
 // "call(args): reason" from errno.
 RunError sys_error(const std::string& call, int err);
 

@@ -9,14 +9,14 @@
 
 namespace ds {
 
-std::string engine_method(EngineKind kind, const Backend& backend) {
+std::string method_label(CopyMethod kind, const Backend& backend) {
   switch (kind) {
-    case EngineKind::kCe: return "CE";
-    case EngineKind::kCeBatch: return "CE-BATCH";
-    case EngineKind::kCeMultiStream: return "CE-MS";
-    case EngineKind::kDirect: return backend.direct_method();
-    case EngineKind::kKernel: return "SM";
-    case EngineKind::kMemcpy: return "MEMCPY";
+    case CopyMethod::kCe: return "CE";
+    case CopyMethod::kCeBatch: return "CE-BATCH";
+    case CopyMethod::kCeMultiStream: return "CE-MS";
+    case CopyMethod::kDirect: return backend.direct_method();
+    case CopyMethod::kKernel: return "SM";
+    case CopyMethod::kMemcpy: return "MEMCPY";
   }
   return "?";
 }
@@ -57,7 +57,7 @@ class StreamInitiator : public Initiator {
     for (auto& s : streams_) device_.synchronize(*s);
   }
 
-  int64_t engine_ns() override {
+  int64_t copy_ns() override {
     int64_t first = std::numeric_limits<int64_t>::max();
     int64_t last = std::numeric_limits<int64_t>::min();
     for (size_t s = 0; s < streams_.size(); ++s) {
@@ -83,17 +83,17 @@ class CeInitiator : public StreamInitiator {
  public:
   CeInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
   void issue() override {
-    for (const CopyDesc& b : plan_.blocks) device_.copy_async(b, plan_.dir, stream(0));
+    for (const CopyDesc& b : plan_.copies) device_.copy_async(b, plan_.dir, stream(0));
   }
 };
 
 class BatchInitiator : public StreamInitiator {
  public:
   BatchInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {
-    device_.prepare_batch(plan_.blocks.data(), plan_.blocks.size(), plan_.dir);
+    device_.prepare_batch(plan_.copies.data(), plan_.copies.size(), plan_.dir);
   }
   void issue() override {
-    device_.copy_batch(plan_.blocks.data(), plan_.blocks.size(), plan_.dir, stream(0));
+    device_.copy_batch(plan_.copies.data(), plan_.copies.size(), plan_.dir, stream(0));
   }
 };
 
@@ -102,8 +102,8 @@ class MultiStreamInitiator : public StreamInitiator {
   MultiStreamInitiator(Device& d, CopyPlan p) : StreamInitiator(d, p, p.streams) {}
   void issue() override {
     const size_t s = static_cast<size_t>(plan_.streams);
-    for (size_t i = 0; i < plan_.blocks.size(); ++i)
-      device_.copy_async(plan_.blocks[i], plan_.dir, stream(i % s));
+    for (size_t i = 0; i < plan_.copies.size(); ++i)
+      device_.copy_async(plan_.copies[i], plan_.dir, stream(i % s));
   }
 };
 
@@ -117,12 +117,11 @@ class DirectInitiator : public StreamInitiator {
   }
 
  private:
-  // IO tasks of `frags` fragments each (the last may be shorter).
+  // The layout's IO tasks, one submission each.
   template <typename Fn>
   void for_each_task(Fn fn) {
-    const size_t f = std::max<size_t>(1, plan_.frags);
-    for (size_t i = 0; i < plan_.blocks.size(); i += f)
-      fn(&plan_.blocks[i], std::min(f, plan_.blocks.size() - i));
+    const size_t k = std::max<size_t>(1, plan_.fragments_per_task);
+    for (size_t i = 0; i < plan_.copies.size(); i += k) fn(&plan_.copies[i], std::min(k, plan_.copies.size() - i));
   }
 };
 
@@ -132,7 +131,7 @@ class KernelInitiator : public StreamInitiator {
     device_.prepare_kernel_copy();
   }
   void issue() override {
-    for (const CopyDesc& b : plan_.blocks) device_.kernel_copy(b, stream(0));
+    for (const CopyDesc& b : plan_.copies) device_.kernel_copy(b, stream(0));
   }
 };
 
@@ -142,28 +141,28 @@ class MemcpyInitiator : public Initiator {
   explicit MemcpyInitiator(CopyPlan p) : plan_(std::move(p)) {}
   void submit() override {
     const int64_t t0 = now_ns();
-    for (const CopyDesc& b : plan_.blocks) std::memcpy(b.dst, b.src, b.bytes);
-    engine_ns_ = now_ns() - t0;
+    for (const CopyDesc& b : plan_.copies) std::memcpy(b.dst, b.src, b.bytes);
+    copy_ns_ = now_ns() - t0;
   }
   void wait() override {}
-  int64_t engine_ns() override { return engine_ns_; }
+  int64_t copy_ns() override { return copy_ns_; }
 
  private:
   CopyPlan plan_;
-  int64_t engine_ns_ = 0;
+  int64_t copy_ns_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Initiator> make_initiator(EngineKind kind, Device& device, CopyPlan plan) {
+std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyPlan plan) {
   switch (kind) {
-    case EngineKind::kCe: return std::make_unique<CeInitiator>(device, std::move(plan));
-    case EngineKind::kCeBatch: return std::make_unique<BatchInitiator>(device, std::move(plan));
-    case EngineKind::kCeMultiStream:
+    case CopyMethod::kCe: return std::make_unique<CeInitiator>(device, std::move(plan));
+    case CopyMethod::kCeBatch: return std::make_unique<BatchInitiator>(device, std::move(plan));
+    case CopyMethod::kCeMultiStream:
       return std::make_unique<MultiStreamInitiator>(device, std::move(plan));
-    case EngineKind::kDirect: return std::make_unique<DirectInitiator>(device, std::move(plan));
-    case EngineKind::kKernel: return std::make_unique<KernelInitiator>(device, std::move(plan));
-    case EngineKind::kMemcpy: return std::make_unique<MemcpyInitiator>(std::move(plan));
+    case CopyMethod::kDirect: return std::make_unique<DirectInitiator>(device, std::move(plan));
+    case CopyMethod::kKernel: return std::make_unique<KernelInitiator>(device, std::move(plan));
+    case CopyMethod::kMemcpy: return std::make_unique<MemcpyInitiator>(std::move(plan));
   }
   throw RunError("internal: unknown engine");
 }

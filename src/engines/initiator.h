@@ -1,8 +1,10 @@
-// The engine axis: how one device's blocks are issued in one iteration. One
-// timing loop (cases/case_runner) drives every initiator the same way:
-//   submit()  — issue every block, return when the last submission returned
+// The copy-method axis: how one device's copies are issued in one iteration. The
+// timed loop (runner/timed_loop) drives every initiator the same way:
+//   submit()  — issue every copy, return when the last submission returned
 //   wait()    — until every copy is complete
-//   engine_ns() — the device-side copy duration of that iteration (SPEC §4.2)
+//   copy_ns() — the device-side copy duration of that iteration: from when its
+//               first copy began to when its last ended, as the engines saw it
+//               (device events on accelerators, the copy threads' clock on sim)
 #pragma once
 
 #include <memory>
@@ -13,7 +15,8 @@
 
 namespace ds {
 
-enum class EngineKind {
+// The Method column.
+enum class CopyMethod {
   kCe,             // one stream, one submission per block          CE
   kCeBatch,        // one stream, all blocks in one batched call     CE-BATCH
   kCeMultiStream,  // blocks round-robin over S streams              CE-MS
@@ -24,13 +27,15 @@ enum class EngineKind {
 
 // Base Method name of an engine (the fork suffix and the direct-path name are
 // added by the case, which knows topology and backend).
-std::string engine_method(EngineKind kind, const Backend& backend);
+std::string method_label(CopyMethod kind, const Backend& backend);
 
+// One device's copies of one iteration: a copy per fragment of the layout, in
+// order, and where its IO tasks begin (the direct path submits a task at a time).
 struct CopyPlan {
-  std::vector<CopyDesc> blocks;  // every block of one iteration, in order
+  std::vector<CopyDesc> copies;
   CopyDir dir = CopyDir::kH2D;
-  size_t frags = 1;              // blocks per direct task
-  int streams = 1;               // for kCeMultiStream
+  size_t fragments_per_task = 1;  // copies [t*k, (t+1)*k) are task t
+  int streams = 1;                // for kCeMultiStream
 };
 
 class Initiator {
@@ -38,9 +43,9 @@ class Initiator {
   virtual ~Initiator() = default;
   virtual void submit() = 0;
   virtual void wait() = 0;
-  virtual int64_t engine_ns() = 0;
+  virtual int64_t copy_ns() = 0;
 };
 
-std::unique_ptr<Initiator> make_initiator(EngineKind kind, Device& device, CopyPlan plan);
+std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyPlan plan);
 
 }  // namespace ds

@@ -78,10 +78,10 @@ void CsvWriter::add(const CaseResult& r) {
                                   std::to_string(r.frags),
                                   std::to_string(r.iterations),
                                   std::to_string(r.warmup),
-                                  r.time_label};
-  add_stats(row, r.submit);
-  add_stats(row, r.copy);
-  add_stats(row, r.wall);
+                                  r.measured};
+  add_stats(row, r.stage("Submit"));
+  add_stats(row, r.stage(r.measured));
+  add_stats(row, r.stage("Wall"));
   row.push_back(num(r.bandwidth_gib_s(), "%.6f"));
   row.push_back(num(r.bandwidth_gb_s(), "%.6f"));
   row.push_back(num(r.wall_bandwidth_gib_s(), "%.6f"));

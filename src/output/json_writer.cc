@@ -38,10 +38,10 @@ json result_json(const CaseResult& r) {
   j["frags"] = r.frags;
   j["iterations"] = r.iterations;
   j["warmup"] = r.warmup;
-  j["time_label"] = r.time_label;
-  j["submit_us"] = stats_us(r.submit);
-  j["copy_us"] = stats_us(r.copy);
-  j["wall_us"] = stats_us(r.wall);
+  j["time_label"] = r.measured;
+  j["submit_us"] = stats_us(r.stage("Submit"));
+  j["copy_us"] = stats_us(r.stage(r.measured));
+  j["wall_us"] = stats_us(r.stage("Wall"));
   j["bandwidth_gib_s"] = r.bandwidth_gib_s();
   j["bandwidth_gb_s"] = r.bandwidth_gb_s();
   j["wall_bandwidth_gib_s"] = r.wall_bandwidth_gib_s();

@@ -4,16 +4,17 @@
 
 namespace ds {
 
-double CaseResult::bandwidth_gib_s() const {
-  return ds::bandwidth_gib_s(block_bytes, count, copy.avg * 1e-9);
+const Stats& CaseResult::stage(const std::string& name) const {
+  static const Stats none;
+  for (const Stage& s : stages)
+    if (s.name == name) return s.ns;
+  return none;
 }
 
-double CaseResult::bandwidth_gb_s() const {
-  return ds::bandwidth_gb_s(block_bytes, count, copy.avg * 1e-9);
-}
+double CaseResult::bandwidth_gib_s() const { return ds::bandwidth_gib_s(bytes, 1, stage(measured).avg * 1e-9); }
 
-double CaseResult::wall_bandwidth_gib_s() const {
-  return ds::bandwidth_gib_s(block_bytes, count, wall.avg * 1e-9);
-}
+double CaseResult::bandwidth_gb_s() const { return ds::bandwidth_gb_s(bytes, 1, stage(measured).avg * 1e-9); }
+
+double CaseResult::wall_bandwidth_gib_s() const { return ds::bandwidth_gib_s(bytes, 1, stage("Wall").avg * 1e-9); }
 
 }  // namespace ds

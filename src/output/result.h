@@ -10,28 +10,41 @@
 
 namespace ds {
 
+// One named part of what a result measured, with its statistics over the
+// measured iterations: "Submit", "Copy" (or "IO"), "Wall", "StartSkew".
+struct Stage {
+  std::string name;
+  Stats ns;
+};
+
+// What one measurement found. Bandwidth comes from the bytes it declares it moved
+// per iteration and the stage it measured them with, not from a formula of
+// blocks (docs/measurement.md).
 struct CaseResult {
   std::string name;    // case key, e.g. all_host_to_all_device_ce_multi_stream
   std::string brief;   // one-line description printed in the title
   std::string from, to, method;
-  uint64_t block_bytes = 0;
-  uint64_t count = 0;  // blocks per iteration over all devices
+  uint64_t block_bytes = 0;  // the table's Size(KB): one counted block
+  uint64_t count = 0;        // the table's Count: blocks per iteration over all devices
+  uint64_t bytes = 0;        // bytes moved per iteration over all devices
   int devices = 1;
   int streams = 0;
   int frags = 0;
   int iterations = 0;
   int warmup = 0;
-  std::string time_label = "Copy";  // the measured column: "Copy", or "IO" for aio
-  Stats submit, copy, wall;         // nanoseconds
+  std::vector<Stage> stages;        // nanoseconds, in the order measured
+  std::string measured = "Copy";    // the stage bandwidth uses: "Copy", or "IO" for aio
   std::optional<bool> validated;    // null when --validate was not asked
   double setup_s = 0;               // allocation, registration, fork: not in the stats
   // What ran differently from what the case asks for, and why (e.g. a batch the
   // runtime refused, issued as single copies); each also said once on stderr.
   std::vector<std::string> notes;
 
-  double bandwidth_gib_s() const;       // from copy.avg (SPEC §4.3)
-  double bandwidth_gb_s() const;        // the same, decimal
-  double wall_bandwidth_gib_s() const;  // from wall.avg
+  // The named stage; all zero when there is none.
+  const Stats& stage(const std::string& name) const;
+  double bandwidth_gib_s() const;       // bytes / the measured stage's avg, 2^30 bytes/s
+  double bandwidth_gb_s() const;        // the same, 10^9 bytes/s
+  double wall_bandwidth_gib_s() const;  // bytes / Wall avg
 };
 
 // What the run was: the header of JSON output, and doctor-like context.

@@ -38,7 +38,7 @@ std::string format_text_block(const CaseResult& r) {
   cell(head, "Size(KB)", kSizeW);
   cell(head, "Count", kCountW);
   cell(head, "Submit(us)-(Min/Max/Avg/P50/P90)", kSubmitW);
-  cell(head, r.time_label + "(us)-(Min/Max/Avg/P50/P90)", kCopyW);
+  cell(head, r.measured + "(us)-(Min/Max/Avg/P50/P90)", kCopyW);
   head += "BW(GB/s)\n";
   std::string row = "  ";
   cell(row, r.from, kFromW);
@@ -46,8 +46,8 @@ std::string format_text_block(const CaseResult& r) {
   cell(row, r.method, kMethodW);
   cell(row, format_kib(r.block_bytes), kSizeW);
   cell(row, std::to_string(r.count), kCountW);
-  cell(row, format_stats_us(r.submit), kSubmitW);
-  cell(row, format_stats_us(r.copy), kCopyW);
+  cell(row, format_stats_us(r.stage("Submit")), kSubmitW);
+  cell(row, format_stats_us(r.stage(r.measured)), kCopyW);
   char bw[32];
   std::snprintf(bw, sizeof bw, "%.3f", r.bandwidth_gib_s());
   row += bw;

@@ -21,7 +21,7 @@ void Barrier::abort() {
 }
 
 void Barrier::wait(int64_t timeout_ns) {
-  if (is_aborted()) throw RunError("stopped: another worker failed");
+  if (is_aborted()) throw Stopped("stopped: another worker failed");
   const uint32_t gen = s_->generation.load(std::memory_order_acquire);
   if (s_->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == s_->parties) {
     s_->arrived.store(0, std::memory_order_relaxed);
@@ -44,7 +44,7 @@ void Barrier::wait(int64_t timeout_ns) {
     check_interrupted();
     futex_wait(&s_->generation, gen, left < 100000000 ? left : 100000000);
   }
-  if (is_aborted()) throw RunError("stopped: another worker failed");
+  if (is_aborted()) throw Stopped("stopped: another worker failed");
 }
 
 }  // namespace ds

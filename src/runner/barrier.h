@@ -18,7 +18,7 @@ class Barrier {
  public:
   explicit Barrier(BarrierState* state) : s_(state) {}
   void init(uint32_t parties);
-  // Blocks until all parties arrived. Throws RunError on abort or after
+  // Blocks until all parties arrived. Throws Stopped on abort, RunError after
   // timeout_ns, Interrupted on Ctrl-C.
   void wait(int64_t timeout_ns);
   // Releases every waiter with an error; later waits fail at once.

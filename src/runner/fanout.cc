@@ -28,10 +28,12 @@ constexpr size_t kMessageBytes = 1024;
 
 struct ChildReport {
   char message[kMessageBytes];
+  int secondary;  // the child stopped because another worker failed (Stopped)
 };
 
 void run_threads(int count, const std::function<void(int)>& body, Barrier& barrier) {
   std::vector<std::string> errors(static_cast<size_t>(count));
+  std::vector<char> secondary(static_cast<size_t>(count), 0);
   std::vector<char> interrupted_at(static_cast<size_t>(count), 0);  // written by several threads
   std::vector<std::thread> threads;
   for (int w = 0; w < count; ++w) {
@@ -40,6 +42,10 @@ void run_threads(int count, const std::function<void(int)>& body, Barrier& barri
         body(w);
       } catch (const Interrupted&) {
         interrupted_at[static_cast<size_t>(w)] = 1;
+        barrier.abort();
+      } catch (const Stopped& e) {
+        errors[static_cast<size_t>(w)] = e.what();
+        secondary[static_cast<size_t>(w)] = 1;
         barrier.abort();
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(w)] = e.what();
@@ -53,11 +59,12 @@ void run_threads(int count, const std::function<void(int)>& body, Barrier& barri
   // Report the worker that failed first, not the ones stopped because of it.
   for (int w = 0; w < count; ++w) {
     const std::string& e = errors[static_cast<size_t>(w)];
-    if (!e.empty() && e.rfind("stopped:", 0) != 0) throw RunError("device " + std::to_string(w) + ": " + e);
+    if (!e.empty() && !secondary[static_cast<size_t>(w)]) throw RunError("device " + std::to_string(w) + ": " + e);
   }
+  // Only workers that were stopped: still a consequence of something else.
   for (int w = 0; w < count; ++w)
     if (!errors[static_cast<size_t>(w)].empty())
-      throw RunError("device " + std::to_string(w) + ": " + errors[static_cast<size_t>(w)]);
+      throw Stopped("device " + std::to_string(w) + ": " + errors[static_cast<size_t>(w)]);
 }
 
 [[noreturn]] void child_main(int w, const std::function<void(int)>& body, ChildReport* report,
@@ -71,6 +78,10 @@ void run_threads(int count, const std::function<void(int)>& body, Barrier& barri
   int code = 0;
   try {
     body(w);
+  } catch (const Stopped& e) {
+    std::snprintf(report->message, kMessageBytes, "%s", e.what());
+    report->secondary = 1;
+    code = 1;
   } catch (const std::exception& e) {
     std::snprintf(report->message, kMessageBytes, "%s", e.what());
     code = 1;
@@ -96,6 +107,7 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
   const pid_t self = getpid();
   std::map<pid_t, int> alive;  // pid -> worker
   std::string first_error;
+  bool first_is_secondary = false;
   bool was_interrupted = false;
   int64_t kill_deadline = -1;
 
@@ -149,9 +161,11 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok || was_interrupted) continue;
     std::string reason = reports[w].message[0] ? reports[w].message : describe_status(status);
-    const bool secondary = reason.rfind("stopped:", 0) == 0;
-    if (first_error.empty() || (!secondary && first_error.find(": stopped:") != std::string::npos))
+    const bool secondary = reports[w].message[0] && reports[w].secondary;
+    if (first_error.empty() || (first_is_secondary && !secondary)) {
       first_error = label ? "device " + std::to_string(w) + ": " + reason : reason;
+      first_is_secondary = secondary;
+    }
     stop_all(5000000000LL);
   }
   if (was_interrupted) throw Interrupted();

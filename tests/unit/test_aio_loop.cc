@@ -30,7 +30,7 @@ using ds::IoEngine;
 using ds::IoFailure;
 using ds::IoOp;
 using ds::IoRequest;
-using ds::ShardIo;
+using ds::Extent;
 
 // Files are byte vectors keyed by fd. A committed request is carried out at
 // once but only reported by a later reap, newest first, so completions arrive
@@ -116,13 +116,13 @@ char byte_of(size_t shard, size_t b) { return static_cast<char>(shard * 31 + b *
 
 struct Shards {
   size_t bytes;
-  std::vector<ShardIo> io;
+  std::vector<Extent> io;
   std::vector<std::vector<char>> ring_storage;
   ds::BufferRing ring;
   ds::PassHooks fill_and_check;  // what --validate does
   std::vector<int> completed;    // complete() calls per shard
   Shards(size_t n, size_t bytes_, size_t buffers) : bytes(bytes_), completed(n, 0) {
-    for (size_t i = 0; i < n; ++i) io.push_back(ShardIo{static_cast<int>(100 + i), bytes});
+    for (size_t i = 0; i < n; ++i) io.push_back(Extent{static_cast<int>(100 + i), 0, bytes});
     ring_storage.assign(buffers, std::vector<char>(bytes));
     for (auto& b : ring_storage) ring.buffers.push_back(b.data());
     fill_and_check.prepare = [this](size_t shard, void* buf) {

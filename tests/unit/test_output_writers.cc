@@ -46,9 +46,10 @@ CaseResult sample(const std::string& name = "all_host_to_all_device_ce_multi_str
   r.frags = 0;
   r.iterations = 128;
   r.warmup = 2;
-  r.submit = ns_stats(878100, 2576400, 1117250.5, 1112000, 1269000);
-  r.copy = ns_stats(3155000, 4101000, 3736000, 3759000, 3905000);
-  r.wall = ns_stats(3300000, 4300000, 3900000, 3950000, 4100000);
+  r.bytes = block * r.count;
+  r.stages = {{"Submit", ns_stats(878100, 2576400, 1117250.5, 1112000, 1269000)},
+              {"Copy", ns_stats(3155000, 4101000, 3736000, 3759000, 3905000)},
+              {"Wall", ns_stats(3300000, 4300000, 3900000, 3950000, 4100000)}};
   r.setup_s = 0.25;
   return r;
 }

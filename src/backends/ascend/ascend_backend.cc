@@ -670,8 +670,14 @@ class AscendBackend : public Backend {
       const aclError rc = lib.aclrtGetMemInfo(ACL_HBM_MEM, &free, &total);
       (void)lib.aclrtResetDevice(dev);
       if (rc != ACL_SUCCESS) lib.fail("aclrtGetMemInfo", rc, where);
-      p.devices.push_back("npu " + std::to_string(i) + ": " + soc_text + ", HBM " + format_bytes(free) +
-                          " free of " + format_bytes(total));
+      DeviceInfo d;
+      d.index = dev;
+      d.kind = "npu";
+      d.name = soc_text;
+      d.memory_name = "HBM";
+      d.free_bytes = free;
+      d.total_bytes = total;
+      p.devices.push_back(d);
     }
     p.facts.push_back({"SoC", soc_text});
     p.facts.push_back({"runtime library (FFTS+)", lib.rt_path.empty() ? lib.rt_why : lib.rt_path});

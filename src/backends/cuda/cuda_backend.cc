@@ -483,23 +483,27 @@ class CudaBackend : public Backend {
   }
 
  private:
-  static std::string describe(const CudaDriver& d, int i) {
+  static DeviceInfo describe(const CudaDriver& d, int i) {
     CUdevice dev = 0;
     cuda_check(d.cuDeviceGet(&dev, i), "cuDeviceGet(" + std::to_string(i) + ")");
     char name[256] = {};
     cuda_check(d.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+    DeviceInfo info;
+    info.index = i;
+    info.kind = "GPU";
+    info.name = name;
     char bus[64] = {};
-    std::string line = "GPU " + std::to_string(i) + ": " + name;
     if (d.cuDeviceGetPCIBusId(bus, sizeof bus, dev) == CUDA_SUCCESS) {
-      const std::string id = sysfs_bus_id(bus);
-      const std::string numa = read_first_line("/sys/bus/pci/devices/" + id + "/numa_node");
-      line += ", PCI " + id + ", NUMA node " + (numa.empty() ? "unknown" : numa == "-1" ? "none" : numa);
+      info.pci_bus_id = sysfs_bus_id(bus);
+      const std::string numa = read_first_line("/sys/bus/pci/devices/" + info.pci_bus_id + "/numa_node");
+      if (!numa.empty()) info.numa_node = std::atoi(numa.c_str());
     }
     CudaDevice probe_dev(d, i);  // makes its context current on this thread
     size_t free = 0, total = 0;
     cuda_check(d.cuMemGetInfo_v2(&free, &total), "cuMemGetInfo_v2");
-    line += ", " + format_bytes(free) + " free of " + format_bytes(total);
-    return line;
+    info.free_bytes = free;
+    info.total_bytes = total;
+    return info;
   }
 };
 

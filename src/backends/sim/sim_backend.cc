@@ -99,9 +99,13 @@ class SimBackend : public Backend {
     p.loaded = true;
     p.runtime_version = "cpu memcpy simulation";
     p.device_count = sim_device_count();
-    for (int i = 0; i < p.device_count; ++i)
-      p.devices.push_back("sim card " + std::to_string(i) +
-                          ": host RAM as device memory, one memcpy thread per stream");
+    for (int i = 0; i < p.device_count; ++i) {
+      DeviceInfo d;
+      d.index = i;
+      d.kind = "sim card";
+      d.name = "host RAM as device memory, one memcpy thread per stream";
+      p.devices.push_back(d);
+    }
     return p;
   }
   std::unique_ptr<Device> open_device(int index) override {

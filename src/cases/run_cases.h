@@ -1,5 +1,5 @@
-// What copy and trans share after parsing: pick the backend, check the request
-// against it, run the cases in order and hand results to the writer.
+// What copy and trans share after parsing: check the request against the chosen
+// backend, run the cases in order and hand results to the writer.
 #pragma once
 
 #include <string>
@@ -20,8 +20,6 @@ std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe&
 // RunError when a case cannot run on this machine (machine_unsupported_reason).
 void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams& params,
                            const SelectedBackend& selected);
-
-RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>& command_line);
 
 // One case with the parameters it runs with.
 struct CaseRun {

@@ -1,0 +1,299 @@
+#include "aio/aio_measure.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "aio/io_loop.h"
+#include "aio/shard_files.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/stats.h"
+#include "core/units.h"
+#include "memory/host_memory.h"
+#include "memory/pattern.h"
+#include "runner/preflight.h"
+#include "runner/timed_loop.h"
+
+namespace ds {
+
+namespace {
+
+std::string shard_bytes_text(const AioParams& p, uint64_t shards) {
+  return format_bytes(p.io_size * shards) + " of " + format_bytes(p.total);
+}
+
+// What a run needs before anything is allocated: one host buffer per I/O in
+// flight, and a scratch buffer for checking the dumped files.
+MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
+  MemoryNeeds n;
+  const uint64_t ring = p.buffers * p.io_size;
+  n.host = ring + (p.validate ? p.io_size : 0);
+  // Only memory our own code mlock()s counts; a vendor driver pins in its kernel module.
+  if (p.alloc && backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = ring;
+  return n;
+}
+
+NeedsText aio_needs_text(const AioParams& p) {
+  return {"aio", "host buffers",
+          "--io-size " + format_bytes(p.io_size) + " x " + std::to_string(p.buffers) +
+              " buffers, one per I/O in flight",
+          "lower --io-size or --iodepth"};
+}
+
+// What the workers share, set up in this process: the files are opened here (so
+// they are removed here, whatever becomes of the worker's process).
+struct AioSetup {
+  const AioParams& p;
+  Backend& backend;
+  const ShardFiles& files;
+  const FilesystemInfo& fs;
+  bool direct;
+  std::vector<Extent> shards;
+};
+
+// The loop's IoFailure, told with the file, the filesystem and what to do.
+RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSetup& s) {
+  const AioParams& p = s.p;
+  const std::string where = std::string(phase) + " epoch " + std::to_string(epoch) + " of " + std::to_string(p.epochs);
+  const std::string in = s.files.dir() + " (" + s.fs.type + ")";
+  if (f.err == ENOSPC || f.err == EDQUOT)
+    return RunError(where + " ran out of space in " + in + " after " + std::to_string(f.shards_done) + " of " +
+                    std::to_string(p.io_number) + " shards (" + shard_bytes_text(p, f.shards_done) + "): " +
+                    f.what() + "; the shard files were removed; free space or lower --io-number or --io-size");
+  std::string msg = where + ": " + f.what() + " (" + s.files.path(f.shard) + " on " + s.fs.type + ")";
+  if (f.err == EINVAL && s.direct)
+    msg += "; the filesystem may refuse O_DIRECT here: --buffered allows page-cache I/O";
+  return RunError(msg);
+}
+
+// One direction's epochs: its host buffers (mmap, or the backend's pinned memory on
+// --device-id) and I/O engine, made where it runs; one pass over every shard per epoch.
+class AioWorker : public LoopWorker {
+ public:
+  AioWorker(const AioSetup& s, IoOp op, const char* phase) : s_(s), op_(op), phase_(phase) {
+    const AioParams& p = s.p;
+    const size_t bytes = static_cast<size_t>(p.buffers * p.io_size);
+    if (p.alloc) {
+      device_ = s.backend.open_device(p.device_id);
+      memory_ = device_->alloc_pinned(bytes, false);
+    } else {
+      memory_ = map_anonymous(bytes, true);
+    }
+    char* base = static_cast<char*>(memory_->host_ptr());
+    if (!base || reinterpret_cast<uintptr_t>(base) % kAioAlign != 0)
+      throw RunError("the " + std::string(p.alloc ? "pinned" : "mmap") +
+                     " host buffer is not 4096-byte aligned, which O_DIRECT needs");
+    engine_ = make_io_engine(p.engine, p.iodepth);
+    for (uint64_t b = 0; b < p.buffers; ++b) {
+      // Real data, never zeros: a compressing or deduplicating store must not
+      // flatter the numbers. (--validate refills per shard.)
+      char* buf = base + b * p.io_size;
+      pattern_fill(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, p.io_number + b));
+      ring_.buffers.push_back(buf);
+    }
+    // --validate: every shard written with its own pattern, every load checked as it
+    // completes; the fill and the check run inside the epochs (as fio's verify does),
+    // so a validated run checks correctness rather than peak speed.
+    if (!p.validate) return;
+    const size_t n = static_cast<size_t>(p.io_size);
+    const int dev = p.device_id;
+    if (op == IoOp::kWrite) {
+      hooks_.prepare = [n, dev](size_t shard, void* buf) { pattern_fill(buf, n, pattern_key(dev, shard)); };
+    } else {
+      hooks_.prepare = [n](size_t, void* buf) { std::memset(buf, 0, n); };
+      hooks_.complete = [this, n, dev](size_t shard, void* buf) {
+        const int64_t off = pattern_check(buf, n, pattern_key(dev, shard));
+        if (off >= 0)
+          throw RunError("validation failed for aio_load epoch " + std::to_string(epoch_) + ": shard " +
+                         std::to_string(shard) + " (" + s_.files.path(shard) +
+                         ") loaded bytes differ from what was dumped at offset " + std::to_string(off));
+      };
+    }
+  }
+
+  void iterate(int index, IterationRecord& r) override {
+    epoch_ = index + 1;
+    PassResult pass;
+    try {
+      pass = run_pass(*engine_, op_, s_.shards, ring_, hooks_);
+    } catch (const IoFailure& f) {
+      throw describe(f, phase_, epoch_, s_);
+    }
+    r.submitted = r.start + pass.submit_ns;  // Submit: the time inside the submission calls
+    wall_ns_ = pass.wall_ns;
+    short_transfers_ += pass.short_transfers;
+  }
+  // IO: from the first submission to the last completion of the epoch.
+  int64_t measured_ns(const IterationRecord&) override { return wall_ns_; }
+  uint64_t retries() const override { return short_transfers_; }
+
+ private:
+  const AioSetup& s_;
+  IoOp op_;
+  const char* phase_;
+  std::unique_ptr<Device> device_;  // before the memory it allocates
+  std::unique_ptr<Memory> memory_;
+  std::unique_ptr<IoEngine> engine_;  // after the memory: drained and closed before the buffers go
+  BufferRing ring_;
+  PassHooks hooks_;
+  int epoch_ = 0;
+  int64_t wall_ns_ = 0;
+  uint64_t short_transfers_ = 0;
+};
+
+// Reads every shard back with plain pread (outside any timing) and compares it
+// with the pattern the dump wrote.
+void verify_files(const ShardFiles& files, const AioParams& p) {
+  auto scratch = map_anonymous(static_cast<size_t>(p.io_size), true);
+  char* buf = static_cast<char*>(scratch->host_ptr());
+  for (size_t i = 0; i < files.size(); ++i) {
+    check_interrupted();
+    std::memset(buf, 0, static_cast<size_t>(p.io_size));
+    uint64_t got = 0;
+    while (got < p.io_size) {
+      const ssize_t r = pread(files.fd(i), buf + got, static_cast<size_t>(p.io_size - got), static_cast<off_t>(got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw sys_error("pread(" + files.path(i) + ")", errno);
+      if (r == 0)
+        throw RunError("validation failed for aio_dump: shard " + std::to_string(i) + " (" + files.path(i) +
+                       ") ends at offset " + std::to_string(got) + " of " + std::to_string(p.io_size));
+      got += static_cast<uint64_t>(r);
+    }
+    const int64_t off = pattern_check(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, i));
+    if (off >= 0)
+      throw RunError("validation failed for aio_dump: shard " + std::to_string(i) + " (" + files.path(i) +
+                     ") differs from what was dumped at offset " + std::to_string(off));
+  }
+}
+
+}  // namespace
+
+void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,
+                 const std::function<void()>& begin, std::string& current) {
+  Backend& backend = *selected.backend;
+  if (p.alloc)
+    check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
+  check_host_needs(aio_needs(p, backend), aio_needs_text(p));
+
+  const int64_t setup_start = now_ns();
+  Workspace workspace(p.workspace);
+  const FilesystemInfo fs = filesystem_of(workspace.path());
+  std::string refusal;
+  if (fs.memory_backed)
+    refusal = "the workspace " + workspace.path() + " is on " + fs.type +
+              ", which keeps files in memory and does not do O_DIRECT (newer kernels accept the "
+              "flag there but still use the page cache)";
+  else if (probe_direct_io(workspace.path()) == EINVAL)
+    refusal = "the workspace " + workspace.path() + " is on " + fs.type +
+              ", which refuses O_DIRECT (open or write with O_DIRECT: Invalid argument)";
+  const bool direct = refusal.empty();
+  if (!direct && !p.buffered)
+    throw RunError(refusal + "; pass --buffered to measure buffered (page-cache) I/O there, or "
+                             "choose a workspace on a disk filesystem");
+  if (!direct)
+    std::cerr << "dev-sandbox: note: " << refusal << "; measuring buffered (page-cache) I/O as --buffered allows\n";
+  else if (p.buffered)
+    std::cerr << "dev-sandbox: note: " << fs.type << " at " << workspace.path()
+              << " does O_DIRECT, so --buffered changes nothing: the I/O is O_DIRECT\n";
+
+  ShardFiles files(workspace.path());
+  AioSetup setup{p, backend, files, fs, direct, {}};
+  for (uint64_t i = 0; i < p.io_number; ++i) {
+    check_interrupted();
+    const int err = files.add(p.io_size, direct);
+    if (err != 0)
+      throw RunError("dump ran out of space in " + workspace.path() + " (" + fs.type +
+                     ") while reserving the shard files: " + std::to_string(i) + " of " +
+                     std::to_string(p.io_number) + " shards (" + shard_bytes_text(p, i) +
+                     ") fit: " + std::strerror(err) +
+                     "; the shard files were removed; free space or lower --io-number or --io-size");
+    setup.shards.push_back(Extent{files.fd(i), 0, static_cast<size_t>(p.io_size)});
+  }
+  const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
+
+  const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
+  const std::string host =
+      backend.label_prefix() + "::" + (p.alloc ? "host" : "mmap") + "::" + std::to_string(p.device_id);
+  const std::string file = "file::" + fs.type;
+  const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
+                          (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) +
+                          (p.buffers < static_cast<uint64_t>(p.iodepth)
+                               ? " (" + std::to_string(p.buffers) + " in flight at most: one per shard)"
+                               : "");
+  const std::string shards_text = std::to_string(p.io_number) + " shards of " + format_bytes(p.io_size);
+  const std::string memory_text =
+      std::to_string(p.buffers) + " reused " +
+      (p.alloc ? "pinned buffers of device " + std::to_string(p.device_id) : "mmap buffers");
+  const std::string files_text = "files in " + workspace.path() + " (" + fs.type + ")";
+
+  begin();
+
+  uint64_t short_transfers = 0;
+  // One direction: its epochs through the timed loop, one worker in a child process.
+  auto run_direction = [&](const char* name, IoOp op, const char* phase, double setup_s) {
+    current = name;
+    LoopShape shape;
+    shape.workers = 1;
+    shape.fanout = Fanout::kInline;
+    shape.isolate = true;
+    shape.warmup = 0;
+    shape.iterations = p.epochs;
+    shape.progress_name = name;
+    shape.progress_bytes = p.io_size;
+    LoopHooks hooks;
+    hooks.host = [&](const std::function<void()>& run_workers) {
+      if (p.alloc) backend.init_process();  // the pinned buffers' runtime, in the child only
+      run_workers();
+    };
+    hooks.make_worker = [&](int) -> std::unique_ptr<LoopWorker> {
+      return std::make_unique<AioWorker>(setup, op, phase);
+    };
+    const int64_t t0 = now_ns();
+    const LoopResult loop = run_timed_loop(shape, hooks);
+    short_transfers += loop.retries;
+    CaseResult r;
+    r.name = name;
+    r.from = op == IoOp::kWrite ? host : file;
+    r.to = op == IoOp::kWrite ? file : host;
+    r.method = method;
+    r.block_bytes = p.io_size;
+    r.count = p.io_number;
+    r.bytes = p.total;
+    r.devices = 1;
+    r.iterations = p.epochs;
+    r.measured = "IO";
+    r.stages = loop_stages(loop, r.measured);
+    if (p.validate) r.validated = true;
+    r.setup_s = setup_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
+    return r;
+  };
+
+  CaseResult dump = run_direction("aio_dump", IoOp::kWrite, "dump", files_s);
+  dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how;
+  if (p.validate) verify_files(files, p);
+  writer.add(dump);
+  if (p.validate) writer.validation("aio_dump", true);
+
+  CaseResult load = run_direction("aio_load", IoOp::kRead, "load", 0);
+  load.brief = "read " + shards_text + " from " + files_text + " into " + memory_text + how;
+  writer.add(load);
+  if (p.validate) writer.validation("aio_load", true);
+  writer.finish();
+  if (short_transfers > 0)
+    std::cerr << "dev-sandbox: note: " << short_transfers
+              << " short transfers were completed by resubmitting the remainder\n";
+  if (p.keep) {
+    files.keep();
+    workspace.keep();
+    std::cerr << "dev-sandbox: kept " << files.size() << " shard files in " << workspace.path() << " (--keep)\n";
+  }
+}
+
+}  // namespace ds

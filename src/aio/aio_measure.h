@@ -1,0 +1,45 @@
+// The measurement of `aio`: the POSIX-store step of a KV cache. Shard files in a
+// workspace are written (dump epochs) and read back (load epochs) with O_DIRECT
+// through libaio or io_uring; each direction runs through the timed loop with one
+// worker in a child process (so this process never initialises a runtime for
+// --io-type alloc), one sample per epoch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "aio/io_engine.h"
+#include "backend/select.h"
+#include "output/result.h"
+
+namespace ds {
+
+constexpr uint64_t kAioAlign = 4096;           // O_DIRECT: buffer, offset and length
+constexpr uint64_t kAioMaxIoSize = 1ULL << 30;  // the kernel moves < 2 GiB per request
+constexpr uint64_t kAioMaxDepth = 4096;
+
+struct AioParams {
+  std::string workspace;
+  bool alloc = false;  // --io-type alloc: the backend's pinned memory
+  uint64_t io_size = 0;
+  uint64_t io_number = 0;
+  int device_id = 0;
+  int epochs = 0;
+  AioEngineKind engine = AioEngineKind::kLibaio;
+  unsigned iodepth = 0;
+  bool validate = false, keep = false, buffered = false;
+  uint64_t total = 0;    // io_size x io_number: the bytes of one epoch
+  uint64_t buffers = 0;  // host buffers, reused as fio does: min(iodepth, io_number)
+};
+
+// Checks the device id and the memory up front, sets up the workspace and its shard
+// files, calls `begin()` (the writer gets the run's header), then measures the dump
+// and the load epochs and hands each result to `writer` (and the validation verdicts
+// with --validate). `current` names the block being measured, for a failure record.
+// Shard files and a created workspace are removed at the end, on failure and on
+// Ctrl-C, unless --keep (after a successful run).
+void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,
+                 const std::function<void()>& begin, std::string& current);
+
+}  // namespace ds

@@ -1,0 +1,38 @@
+#include "layout/layout.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace ds {
+
+Layout Layout::uniform(uint64_t block_bytes, uint64_t tasks, int frags) {
+  Layout l(std::vector<uint64_t>(static_cast<size_t>(std::max(1, frags)), block_bytes), tasks, true);
+  l.frags_option_ = frags;
+  return l;
+}
+
+Layout::Layout(std::vector<uint64_t> task_fragments, uint64_t tasks, bool count_fragments)
+    : sizes_(std::move(task_fragments)), tasks_(tasks), count_fragments_(count_fragments) {
+  if (sizes_.empty() || tasks_ == 0) throw UsageError("a layout needs at least one fragment and one task");
+  for (uint64_t s : sizes_) {
+    if (s == 0) throw UsageError("a layout fragment of 0 bytes");
+    if (count_fragments_ && s != sizes_.front())
+      throw UsageError("a layout counted by fragments needs fragments of one size");
+    offsets_.push_back(task_bytes_);
+    if (task_bytes_ + s < task_bytes_) throw UsageError("the layout's bytes overflow 64 bits");
+    task_bytes_ += s;
+    largest_ = std::max(largest_, s);
+  }
+  bytes_ = checked_mul(task_bytes_, tasks_, "-s x -n x -f");
+  frags_option_ = static_cast<int>(sizes_.size());
+}
+
+Fragment Layout::fragment(uint64_t i) const {
+  const uint64_t k = sizes_.size();
+  const uint64_t task = i / k, at = i % k;
+  return {task * task_bytes_ + offsets_[at], sizes_[at]};
+}
+
+}  // namespace ds

@@ -1,0 +1,58 @@
+// What one device moves per iteration, as a run parameter (not part of a case,
+// which is only the path: source, destination, method, topology): IO tasks, each
+// made of fragments. Every fragment is one copy (one SDMA context on the direct
+// path) at its own offset in the device's source and destination regions; a task
+// is one submission on the direct path. All tasks have the same fragments, so a
+// layout is one task's fragment sizes and a task count, and a device's fragments
+// are computed, never stored: a large -n costs nothing until it is copied.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ds {
+
+struct Fragment {
+  uint64_t offset;  // in the device's region
+  uint64_t bytes;
+};
+
+class Layout {
+ public:
+  // -s S -n N -f F: N tasks of max(1, F) fragments of S bytes, back to back; the
+  // table counts fragments as blocks (Size = S, Count = N x max(1, F) per device).
+  static Layout uniform(uint64_t block_bytes, uint64_t tasks, int frags);
+
+  // `tasks` tasks of fragments of these sizes, in order. `count_fragments`: the
+  // table's Size and Count are per fragment (all must be the same size) rather
+  // than per task. UsageError if it is empty, holds a 0, or its bytes overflow.
+  Layout(std::vector<uint64_t> task_fragments, uint64_t tasks, bool count_fragments);
+
+  uint64_t tasks() const { return tasks_; }
+  size_t fragments_per_task() const { return sizes_.size(); }
+  uint64_t fragments() const { return tasks_ * sizes_.size(); }  // per device
+  Fragment fragment(uint64_t i) const;
+  uint64_t task_bytes() const { return task_bytes_; }
+  uint64_t bytes() const { return bytes_; }  // one device's region: every fragment once
+  uint64_t largest_fragment() const { return largest_; }
+
+  // The table's Size(KB) (bytes of one counted unit) and Count (units per device).
+  uint64_t unit_bytes() const { return count_fragments_ ? sizes_.front() : task_bytes_; }
+  uint64_t units() const { return count_fragments_ ? fragments() : tasks_; }
+  // The -f the user gave (0: every block its own task), for the report.
+  int frags_option() const { return frags_option_; }
+
+ private:
+  std::vector<uint64_t> sizes_;    // one task's fragments
+  std::vector<uint64_t> offsets_;  // their offsets within the task
+  uint64_t tasks_ = 0;
+  uint64_t task_bytes_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t largest_ = 0;
+  bool count_fragments_ = true;
+  int frags_option_ = 0;
+};
+
+}  // namespace ds

@@ -1,0 +1,48 @@
+#include "runner/preflight.h"
+
+#include "core/error.h"
+#include "core/sysinfo.h"
+#include "core/units.h"
+
+namespace ds {
+
+namespace {
+
+// Left free for the rest of the machine (and this tool's own heap).
+constexpr uint64_t kHostMargin = 256ULL << 20;
+
+std::string limit_text(uint64_t bytes) { return bytes == UINT64_MAX ? "unlimited" : format_bytes(bytes); }
+
+}  // namespace
+
+void check_host_needs(const MemoryNeeds& n, const NeedsText& t) {
+  const std::string lower = t.lower.empty() ? "" : "; " + t.lower;
+  const uint64_t avail = mem_available_bytes();
+  if (n.host + kHostMargin > avail)
+    throw RunError("not enough memory for " + t.what + ": it needs " + format_bytes(n.host) + " of " + t.host_what +
+                   (t.host_detail.empty() ? "" : " (" + t.host_detail + ")") + " but MemAvailable is " +
+                   format_bytes(avail) + lower);
+  if (n.shm > 0 && n.shm > shm_free_bytes())
+    throw RunError("not enough shared memory for " + t.what + ": it needs " + format_bytes(n.shm) +
+                   " in /dev/shm but " + format_bytes(shm_free_bytes()) + " is free" + lower);
+  const uint64_t limit = memlock_limit_bytes();
+  if (n.locked_per_process > limit)
+    throw RunError("memory locking refused for " + t.what + ": it locks " + format_bytes(n.locked_per_process) +
+                   " per process but RLIMIT_MEMLOCK is " + limit_text(limit) +
+                   "; raise it with `ulimit -l unlimited`" + lower);
+}
+
+void check_device_needs(uint64_t needs, uint64_t free, int device, const NeedsText& t) {
+  if (needs > free)
+    throw RunError("not enough device memory: " + t.what + " needs " + format_bytes(needs) + " on device " +
+                   std::to_string(device) + " but " + format_bytes(free) + " is free" +
+                   (t.lower.empty() ? "" : "; " + t.lower));
+}
+
+void check_device_count(const std::string& option, int value, int needed, int seen, const std::string& backend) {
+  if (needed > seen)
+    throw UsageError("option " + option + " got " + std::to_string(value) + " but the " + backend +
+                     " backend sees " + std::to_string(seen) + " device" + (seen == 1 ? "" : "s"));
+}
+
+}  // namespace ds

@@ -1,0 +1,40 @@
+// The one pre-flight every sub-command runs before it allocates anything: the
+// memory a run needs against what this machine has, and the devices it names
+// against what the backend sees. Too much is refused up front with the numbers
+// and what to lower; nothing is OOM-killed half way.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ds {
+
+struct MemoryNeeds {
+  uint64_t host = 0;                // host RAM over all processes (sim: its device memory too)
+  uint64_t shm = 0;                 // /dev/shm
+  uint64_t locked_per_process = 0;  // what our own code mlock()s in one process (RLIMIT_MEMLOCK)
+  uint64_t device_per_device = 0;   // device memory on each device
+};
+
+// How a refusal reads: "not enough memory for <what>: it needs <X> of <host_what>
+// (<host_detail>) but MemAvailable is <Y>; <lower>".
+struct NeedsText {
+  std::string what;         // the case name, or "aio"
+  std::string host_what;    // "host memory", "host buffers"
+  std::string host_detail;  // how the host bytes come about
+  std::string lower;        // the options to lower, e.g. "lower -s, -n or -d"
+};
+
+// RunError when host memory, /dev/shm or RLIMIT_MEMLOCK would not hold the run.
+void check_host_needs(const MemoryNeeds& needs, const NeedsText& text);
+
+// RunError when `needs` bytes of device memory are more than `free` on `device`
+// (checked by each worker on its device).
+void check_device_needs(uint64_t needs, uint64_t free, int device, const NeedsText& text);
+
+// UsageError when `requested` devices (or device index + 1, for `option`) are more
+// than the backend sees: "option <option> got <value> but the <backend> backend
+// sees <n> devices".
+void check_device_count(const std::string& option, int value, int needed, int seen, const std::string& backend);
+
+}  // namespace ds

@@ -1,0 +1,94 @@
+// The one timed loop every measurement runs through (copy, trans, aio), as named
+// phases (docs/measurement.md says what each number means):
+//   host     each process that hosts workers sets up what they share (a runtime,
+//            a coordinating device) around them;
+//   setup    each worker makes its buffers, streams, files (untimed);
+//   iterate  warm-up, then measured iterations: every worker starts each one at a
+//            barrier, the loop stamps `start` before and `done` after, the worker
+//            stamps when its last submission returned and says what its engine
+//            measured;
+//   finish   each worker checks its data (untimed);
+//   gather   the records of every worker come back to this process (they live in
+//            memory shared with forked children) and are aggregated per iteration.
+// Workers run inline, in threads, or in forked children; `isolate` runs inline and
+// thread workers in one child process, so this process never initialises a runtime
+// that a later case would fork from.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "output/result.h"
+#include "runner/fanout.h"
+
+namespace ds {
+
+// One worker's times in one iteration, on the monotonic clock (ns).
+struct IterationRecord {
+  int64_t start = 0;      // just before its first submission (the loop)
+  int64_t submitted = 0;  // its last submission returned (the worker)
+  int64_t done = 0;       // its work confirmed complete (the loop)
+  int64_t measured = 0;   // the engine's own duration: device events, copy threads, the I/O pass
+};
+
+// What one worker does; made in the process and thread that runs it.
+class LoopWorker {
+ public:
+  virtual ~LoopWorker() = default;
+  // One iteration (`index` counts from 0, warm-up included): issue everything, set
+  // r.submitted when the last submission returned, return when all is complete.
+  virtual void iterate(int index, IterationRecord& r) = 0;
+  // After `done` was stamped: the engine-side duration of that iteration.
+  virtual int64_t measured_ns(const IterationRecord& r) = 0;
+  // After the last iteration, untimed: release what the iterations used, check data.
+  virtual void finish() {}
+  // Said back to the caller after finish(): what ran differently from what was
+  // asked (empty: nothing), and how many operations had to be redone.
+  virtual std::string note() const { return {}; }
+  virtual uint64_t retries() const { return 0; }
+};
+
+struct LoopShape {
+  int workers = 1;
+  Fanout fanout = Fanout::kInline;
+  bool isolate = false;  // inline/threads: in one child process (fork workers are children anyway)
+  int warmup = 0;
+  int iterations = 1;
+  std::string progress_name;      // for the progress line on a terminal
+  uint64_t progress_bytes = 0;
+};
+
+struct LoopHooks {
+  // Runs in each process that hosts workers (each fork child; the isolated child;
+  // else this process) around them: set up what they share, call run_workers(),
+  // tear down. Default: just run them.
+  std::function<void(const std::function<void()>& run_workers)> host;
+  // Makes worker w (setup); runs where the worker runs.
+  std::function<std::unique_ptr<LoopWorker>(int w)> make_worker;
+};
+
+// Per measured iteration, over the workers (ns): the longest submission, the
+// longest engine-side time, the end-to-end time from the first start to the last
+// completion, and the spread of the starts.
+struct LoopResult {
+  std::vector<int64_t> submit, measured, wall, start_skew;
+  int64_t setup_end = 0;           // when the last worker was set up (monotonic ns)
+  std::vector<std::string> notes;  // the workers' notes, each once, in worker order
+  uint64_t retries = 0;            // over all workers
+};
+
+// Throws what a worker threw (RunError naming the device for fork/thread workers),
+// Interrupted on Ctrl-C; every worker is stopped first.
+LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks);
+
+// A result's stages from a loop: "Submit", `measured` (the engine's own time:
+// "Copy", "IO"), "Wall" and "StartSkew", each over the measured iterations.
+std::vector<Stage> loop_stages(const LoopResult& loop, const std::string& measured);
+
+// The per-iteration aggregation above, over records[worker][iteration].
+LoopResult aggregate(const std::vector<std::vector<IterationRecord>>& records);
+
+}  // namespace ds
