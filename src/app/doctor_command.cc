@@ -1,4 +1,5 @@
-// `doctor` (SPEC §2.6): what was built, what each backend finds, host facts.
+// `doctor`: what was built, what each backend finds, and the host facts that
+// decide results (CPUs, NUMA, memory, /dev/shm, RLIMIT_MEMLOCK, huge pages).
 #include <cstdio>
 #include <iostream>
 

@@ -1,4 +1,5 @@
-// Choosing a backend at run time (SPEC §1): --backend, DEV_SANDBOX_BACKEND, auto.
+// Choosing a backend at run time: --backend, DEV_SANDBOX_BACKEND, or auto (ascend,
+// then cuda, then sim: the first runtime that loads and sees a device).
 #pragma once
 
 #include <memory>

@@ -1,4 +1,5 @@
-// The named cases of `copy` (SPEC §3) and the quick-mode selectors (SPEC §2.2).
+// The named cases of `copy` (README "Cases") and the quick-mode selectors that
+// pick one of them (--model-type, --iodirect, --sdma).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// trans's matrix (SPEC §2.4): direction x host buffer x device buffer x method.
+// trans's matrix: direction x host buffer x device buffer x method.
 // Every combination is an ordinary CaseSpec run by the same case runner as copy.
 #pragma once
 

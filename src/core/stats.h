@@ -1,4 +1,5 @@
-// Statistics over measured iterations (SPEC §4.2): nearest-rank percentiles.
+// Statistics over measured iterations: nearest-rank percentiles (Pq = the
+// ceil(q*N)-th smallest sample).
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,5 @@
-// Sizes, counts and the bandwidth definition (SPEC §4.3), written once.
+// Sizes, counts and the bandwidth definition (docs/measurement.md, "Count and
+// bandwidth"), written once.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ int parse_int(const std::string& option, const std::string& text, int min, int m
 // a * b, or UsageError naming `what` when it does not fit 64 bits.
 uint64_t checked_mul(uint64_t a, uint64_t b, const std::string& what);
 
-// BW = block_bytes * count / copy_avg, in GiB/s (the seed's "GB/s" column).
+// BW = block_bytes * count / copy_avg, in GiB/s (the user guide's "GB/s" column).
 double bandwidth_gib_s(uint64_t block_bytes, uint64_t count, double copy_avg_s);
 // The same in decimal GB/s (10^9 bytes per second).
 double bandwidth_gb_s(uint64_t block_bytes, uint64_t count, double copy_avg_s);

@@ -1,4 +1,4 @@
-// The validation pattern (SPEC §4.5): every 8-byte word depends on (owner, block,
+// The validation pattern (docs/measurement.md): every 8-byte word depends on (owner, block,
 // word index), so a block copied to the wrong place or a torn copy is caught.
 #pragma once
 

@@ -1,4 +1,4 @@
-// JSON output (SPEC §5.2): one document, written at finish(), also when the run
+// JSON output: one document, written at finish(), also when the run
 // failed (then "status" is "failed" and "error" names the case and the reason).
 #pragma once
 

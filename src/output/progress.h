@@ -1,4 +1,4 @@
-// Progress on stderr while a case runs (SPEC §5): only when stderr is a
+// Progress on stderr while a case runs: only when stderr is a
 // terminal, so logs and pipes stay clean. Worker 0 reports after each
 // iteration's `done` timestamp, never inside the timed part.
 #pragma once

@@ -13,7 +13,8 @@ constexpr size_t kFromW = 18, kToW = 18, kMethodW = 10, kSizeW = 10, kCountW = 8
                  kCopyW = 44;
 
 // Left-aligned in `width`; a cell as wide as its column or wider gets one space
-// so it never runs into the next column (the one change from the seed).
+// so it never runs into the next column (the one change from the user guide,
+// which prints CE-MS-FORK16).
 void cell(std::string& line, const std::string& text, size_t width) {
   line += text;
   line.append(text.size() >= width ? 1 : width - text.size(), ' ');

@@ -1,4 +1,5 @@
-// The seed's text layout (SPEC §5.1).
+// The user guide's text layout: a title line, a header and a row per case, with
+// fixed column widths; a cell as wide as its column gets one space.
 #pragma once
 
 #include <ostream>

@@ -1,5 +1,6 @@
 // Running one worker per device: inline, in threads, or in forked children
-// (SPEC §4.4). Backend-neutral: the worker body does all runtime work itself.
+// (docs/measurement.md, "Fan-out and processes"). Backend-neutral: the worker
+// body does all runtime work itself.
 #pragma once
 
 #include <functional>

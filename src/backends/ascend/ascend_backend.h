@@ -1,4 +1,4 @@
-// ascend: AscendCL on Ascend NPUs (SPEC §1). Copy engine cases use aclrtMemcpyAsync
+// ascend: AscendCL on Ascend NPUs. Copy engine cases use aclrtMemcpyAsync
 // and the batch copy API; the direct path is one FFTS+ task of SDMA contexts per IO
 // task, launched through the Ascend runtime (libruntime.so).
 #pragma once

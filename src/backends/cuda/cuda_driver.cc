@@ -154,7 +154,7 @@ const CudaDriver& cuda_driver() {
   const pid_t self = getpid();
   if (g_ready_pid == self) return g_driver;
   if (g_ready_pid != 0)
-    // CUDA state does not survive fork (SPEC §4.4); the runner initialises only
+    // CUDA state does not survive fork (docs/measurement.md); the runner initialises only
     // in children, so this is a parent that ran a CUDA case and then forked.
     throw RunError("cuda: the driver was initialised in parent process " + std::to_string(g_ready_pid) +
                    " before fork and cannot be used in its child; run fork cases in their own invocation");

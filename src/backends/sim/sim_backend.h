@@ -10,7 +10,7 @@
 
 namespace ds {
 
-// Simulated cards: DEV_SANDBOX_SIM_DEVICES, default 8 (the seed's server).
+// Simulated cards: DEV_SANDBOX_SIM_DEVICES, default 8 (the user guide's 8-card server).
 int sim_device_count();
 
 std::unique_ptr<Backend> make_sim_backend();
