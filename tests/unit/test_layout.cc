@@ -1,0 +1,104 @@
+// Layouts: -s/-n/-f as a uniform layout, heterogeneous tasks, and what is refused.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "layout/layout.h"
+
+namespace {
+
+using ds::Fragment;
+using ds::Layout;
+
+// Every fragment of `l`, in order.
+std::vector<Fragment> all_fragments(const Layout& l) {
+  std::vector<Fragment> out;
+  for (uint64_t i = 0; i < l.fragments(); ++i) out.push_back(l.fragment(i));
+  return out;
+}
+
+struct UniformCase {
+  uint64_t s, n;
+  int f;
+};
+
+class LayoutUniform : public ::testing::TestWithParam<UniformCase> {};
+
+TEST_P(LayoutUniform, ReproducesSizeCountAndFrags) {
+  const UniformCase c = GetParam();
+  const Layout l = Layout::uniform(c.s, c.n, c.f);
+  const uint64_t per_task = c.f < 1 ? 1 : static_cast<uint64_t>(c.f);
+  EXPECT_EQ(l.tasks(), c.n);
+  EXPECT_EQ(l.fragments_per_task(), per_task);
+  EXPECT_EQ(l.fragments(), c.n * per_task);
+  EXPECT_EQ(l.task_bytes(), c.s * per_task);
+  EXPECT_EQ(l.bytes(), c.s * c.n * per_task);
+  EXPECT_EQ(l.largest_fragment(), c.s);
+  EXPECT_EQ(l.unit_bytes(), c.s) << "Size(KB) is one fragment";
+  EXPECT_EQ(l.units(), c.n * per_task) << "Count = n x max(1, f)";
+  EXPECT_EQ(l.frags_option(), c.f) << "the -f given, 0 included";
+  const std::vector<Fragment> frags = all_fragments(l);
+  for (uint64_t i = 0; i < frags.size(); ++i) {
+    EXPECT_EQ(frags[i].offset, i * c.s) << "fragment " << i;
+    EXPECT_EQ(frags[i].bytes, c.s) << "fragment " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Options, LayoutUniform,
+                         ::testing::Values(UniformCase{4096, 8, 0}, UniformCase{4096, 8, 1}, UniformCase{1000, 3, 4},
+                                           UniformCase{1, 1, 0}, UniformCase{65536, 5, 12}),
+                         [](const ::testing::TestParamInfo<UniformCase>& i) {
+                           return "s" + std::to_string(i.param.s) + "_n" + std::to_string(i.param.n) + "_f" +
+                                  std::to_string(i.param.f);
+                         });
+
+TEST(Layout, HeterogeneousTasksCountedPerTask) {
+  const Layout l({100, 300, 50}, 4, false);
+  EXPECT_EQ(l.tasks(), 4u);
+  EXPECT_EQ(l.fragments_per_task(), 3u);
+  EXPECT_EQ(l.fragments(), 12u);
+  EXPECT_EQ(l.task_bytes(), 450u);
+  EXPECT_EQ(l.bytes(), 1800u);
+  EXPECT_EQ(l.largest_fragment(), 300u);
+  EXPECT_EQ(l.unit_bytes(), 450u) << "Size(KB) is one task";
+  EXPECT_EQ(l.units(), 4u) << "Count is the tasks";
+  EXPECT_EQ(l.frags_option(), 3);
+  // Back to back: within a task at 0, 100, 400; each task 450 further on.
+  const uint64_t within[] = {0, 100, 400};
+  const uint64_t sizes[] = {100, 300, 50};
+  const std::vector<Fragment> frags = all_fragments(l);
+  for (uint64_t i = 0; i < frags.size(); ++i) {
+    EXPECT_EQ(frags[i].offset, (i / 3) * 450 + within[i % 3]) << "fragment " << i;
+    EXPECT_EQ(frags[i].bytes, sizes[i % 3]) << "fragment " << i;
+  }
+  EXPECT_EQ(frags.back().offset + frags.back().bytes, l.bytes()) << "the last fragment ends the region";
+}
+
+TEST(Layout, EqualFragmentsCountedPerFragment) {
+  const Layout l({512, 512}, 3, true);
+  EXPECT_EQ(l.unit_bytes(), 512u);
+  EXPECT_EQ(l.units(), 6u);
+  EXPECT_EQ(l.bytes(), 3072u);
+  EXPECT_EQ(l.fragment(5).offset, 2560u);
+}
+
+TEST(Layout, RefusesEmptyZeroAndOverflow) {
+  EXPECT_THROW(Layout({}, 1, false), ds::UsageError);
+  EXPECT_THROW(Layout({4096}, 0, false), ds::UsageError);
+  EXPECT_THROW(Layout({4096, 0, 4096}, 1, false), ds::UsageError);
+  const uint64_t big = std::numeric_limits<uint64_t>::max() / 2 + 1;
+  EXPECT_THROW(Layout({big, big}, 1, false), ds::UsageError) << "one task's bytes overflow";
+  EXPECT_THROW(Layout({big}, 2, false), ds::UsageError) << "the tasks' bytes overflow";
+  EXPECT_THROW(Layout::uniform(1ULL << 40, 1ULL << 30, 1), ds::UsageError);
+  EXPECT_NO_THROW(Layout({big - 1}, 1, false));
+}
+
+TEST(Layout, RefusesMixedSizesOnlyWhenCountedPerFragment) {
+  EXPECT_THROW(Layout({4096, 8192}, 2, true), ds::UsageError);
+  EXPECT_NO_THROW(Layout({4096, 8192}, 2, false));
+}
+
+}  // namespace
