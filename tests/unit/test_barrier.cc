@@ -1,0 +1,132 @@
+// The barrier between workers: lockstep over many generations, abort, timeout, init.
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "runner/barrier.h"
+
+namespace {
+
+using ds::Barrier;
+using ds::BarrierState;
+
+constexpr int64_t kLongNs = 10LL * 1000000000LL;  // never reached by a passing test
+constexpr int64_t kShortNs = 20LL * 1000000LL;
+
+// Waits (a bounded while) until `n` parties have arrived at the barrier.
+bool arrived(const BarrierState& s, uint32_t n) {
+  const int64_t deadline = ds::now_ns() + kLongNs;
+  while (s.arrived.load() < n) {
+    if (ds::now_ns() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
+TEST(Barrier, ThreadsPassManyGenerationsInLockstep) {
+  constexpr int kThreads = 4;
+  constexpr int kGenerations = 400;
+  BarrierState state;
+  Barrier barrier(&state);
+  barrier.init(kThreads);
+  // After passing barrier g, a thread says so (gen = g + 1). Any other thread has
+  // arrived at barrier g (gen >= g) and cannot pass barrier g + 1 before this one
+  // arrives there (gen <= g + 1).
+  std::vector<std::atomic<int>> gen(kThreads);
+  std::atomic<int> out_of_step{0};
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        for (int g = 0; g < kGenerations; ++g) {
+          barrier.wait(kLongNs);
+          gen[t].store(g + 1);
+          for (int o = 0; o < kThreads; ++o) {
+            const int theirs = gen[o].load();
+            if (theirs < g || theirs > g + 1) ++out_of_step;
+          }
+        }
+      } catch (const std::exception&) {
+        ++errors;
+        barrier.abort();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(out_of_step.load(), 0) << "a thread got more than one generation ahead";
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(gen[t].load(), kGenerations);
+}
+
+TEST(Barrier, AbortReleasesWaitersWithStopped) {
+  BarrierState state;
+  Barrier barrier(&state);
+  barrier.init(3);
+  std::atomic<int> stopped{0}, other{0};
+  std::vector<std::thread> waiters;
+  for (int t = 0; t < 2; ++t) {
+    waiters.emplace_back([&] {
+      try {
+        barrier.wait(kLongNs);
+      } catch (const ds::Stopped&) {
+        ++stopped;
+      } catch (...) {
+        ++other;
+      }
+    });
+  }
+  ASSERT_TRUE(arrived(state, 2));
+  const int64_t t0 = ds::now_ns();
+  barrier.abort();
+  for (auto& t : waiters) t.join();
+  EXPECT_LT(ds::now_ns() - t0, kLongNs / 2) << "the waiters were released at once, not by their timeout";
+  EXPECT_EQ(stopped.load(), 2);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_TRUE(barrier.is_aborted());
+  EXPECT_THROW(barrier.wait(kLongNs), ds::Stopped) << "a later wait fails at once";
+}
+
+TEST(Barrier, APartyThatNeverArrivesIsATimeoutNotAStop) {
+  BarrierState state;
+  Barrier barrier(&state);
+  barrier.init(2);
+  const int64_t t0 = ds::now_ns();
+  try {
+    barrier.wait(kShortNs);
+    FAIL() << "passed a barrier of 2 alone";
+  } catch (const ds::Stopped& e) {
+    FAIL() << "a timeout reported as Stopped: " << e.what();
+  } catch (const ds::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
+  EXPECT_GE(ds::now_ns() - t0, kShortNs);
+  EXPECT_FALSE(barrier.is_aborted());
+}
+
+TEST(Barrier, InitResets) {
+  BarrierState state;
+  Barrier barrier(&state);
+  barrier.init(2);
+  EXPECT_THROW(barrier.wait(kShortNs), ds::RunError);  // leaves one party arrived
+  barrier.abort();
+  barrier.init(2);
+  EXPECT_FALSE(barrier.is_aborted());
+  EXPECT_EQ(state.arrived.load(), 0u);
+  EXPECT_EQ(state.generation.load(), 0u);
+  // Alone again: the stale arrival must not count.
+  EXPECT_THROW(barrier.wait(kShortNs), ds::RunError);
+  barrier.init(2);
+  std::thread other([&] { barrier.wait(kLongNs); });
+  EXPECT_NO_THROW(barrier.wait(kLongNs));
+  other.join();
+  EXPECT_EQ(state.generation.load(), 1u);
+}
+
+}  // namespace
