@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <ostream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -43,12 +45,14 @@ class FakeEngine : public IoEngine {
   std::map<int, std::vector<char>> files;
   std::set<uint64_t> short_once;       // tags whose first transfer moves half
   std::map<uint64_t, int> fail;        // tag -> errno
+  std::map<uint64_t, int> fail_resumed;  // tag -> errno, once a short transfer is resumed
   std::set<uint64_t> eof;              // tags whose read returns 0
   int eagain_every = 0;                // every Nth commit takes nothing
   int eintr_every = 0;                 // every Nth reap is interrupted
   unsigned max_outstanding = 0;
   unsigned commits = 0, reaps = 0;
   std::map<uint64_t, int> transfers;   // requests carried out per tag
+  std::map<uint64_t, std::vector<std::pair<uint64_t, size_t>>> requests;  // tag -> (offset, bytes) each
 
   const char* method() const override { return "FAKE"; }
   unsigned depth() const override { return depth_; }
@@ -90,9 +94,14 @@ class FakeEngine : public IoEngine {
 
  private:
   IoCompletion carry_out(const IoRequest& r) {
-    ++transfers[r.tag];
-    auto f = fail.find(r.tag);
-    if (f != fail.end()) return {r.tag, -static_cast<int64_t>(f->second)};
+    requests[r.tag].emplace_back(r.offset, r.bytes);
+    const bool resumed = transfers[r.tag]++ > 0;
+    int err = 0;
+    if (fail.count(r.tag))
+      err = fail[r.tag];
+    else if (resumed && fail_resumed.count(r.tag))
+      err = fail_resumed[r.tag];
+    if (err != 0) return {r.tag, -static_cast<int64_t>(err)};
     if (r.op == IoOp::kRead && eof.count(r.tag)) return {r.tag, 0};
     size_t n = r.bytes;
     if (short_once.erase(r.tag)) n = r.bytes / 2;
@@ -149,6 +158,17 @@ struct Shards {
     return true;
   }
 };
+
+// The IoFailure a write pass ends with (a failed expectation when it ends well).
+IoFailure write_failure(FakeEngine& e, const Shards& s) {
+  try {
+    ds::run_pass(e, IoOp::kWrite, s.io, s.ring);
+  } catch (const IoFailure& f) {
+    return f;
+  }
+  ADD_FAILURE() << "the write pass did not fail";
+  return IoFailure("no failure", SIZE_MAX, UINT64_MAX, -1, 0);
+}
 
 TEST(AioLoop, WritesEveryShardOnceAndRespectsDepth) {
   Shards s(10, 4096, 3);
@@ -233,17 +253,13 @@ TEST(AioLoop, NoSpaceFailsWithShardAndProgress) {
   Shards s(8, 4096, 2);
   FakeEngine e(2);
   e.fail[5] = ENOSPC;
-  try {
-    ds::run_pass(e, IoOp::kWrite, s.io, s.ring);
-    FAIL() << "ENOSPC was not reported";
-  } catch (const IoFailure& f) {
-    EXPECT_EQ(f.shard, 5u);
-    EXPECT_EQ(f.err, ENOSPC);
-    EXPECT_EQ(f.offset, 0u);
-    EXPECT_LE(f.shards_done, 5u);
-    EXPECT_GE(f.shards_done, 3u);
-    EXPECT_NE(std::string(f.what()).find("No space left"), std::string::npos) << f.what();
-  }
+  const IoFailure f = write_failure(e, s);
+  EXPECT_EQ(f.shard, 5u);
+  EXPECT_EQ(f.err, ENOSPC);
+  EXPECT_EQ(f.offset, 0u);
+  EXPECT_LE(f.shards_done, 5u);
+  EXPECT_GE(f.shards_done, 3u);
+  EXPECT_NE(std::string(f.what()).find("No space left"), std::string::npos) << f.what();
   EXPECT_EQ(e.queued() + e.in_flight(), 0u);
 }
 
@@ -258,6 +274,79 @@ TEST(AioLoop, EagainAndEintrAreRetried) {
     EXPECT_TRUE(s.file_ok(e, i)) << "shard " << i;
     EXPECT_EQ(e.transfers[i], 1) << "shard " << i;
   }
+}
+
+// Several shards in one file, at offsets out of order and with gaps between them.
+struct OneFile : Shards {
+  static constexpr int kFd = 42;
+  explicit OneFile(const std::vector<uint64_t>& offsets) : Shards(offsets.size(), 4096, 2) {
+    for (size_t i = 0; i < offsets.size(); ++i) io[i] = Extent{kFd, offsets[i], bytes};
+  }
+  // Shard i's bytes are where its extent says, in the one file.
+  bool extent_ok(FakeEngine& e, size_t shard) const {
+    const std::vector<char>& f = e.files[kFd];
+    if (f.size() < io[shard].offset + bytes) return false;
+    for (size_t b = 0; b < bytes; ++b)
+      if (f[io[shard].offset + b] != byte_of(shard, b)) return false;
+    return true;
+  }
+};
+
+const std::vector<uint64_t> kOffsets = {3 * 4096, 0, 10 * 4096, 5 * 4096 + 512};
+
+TEST(AioExtents, ShardsOfOneFileGoToTheirOffsets) {
+  OneFile s(kOffsets);
+  FakeEngine e(2);
+  ds::run_pass(e, IoOp::kWrite, s.io, s.ring, s.fill_and_check);
+  EXPECT_EQ(e.files.size(), 1u) << "one file";
+  for (size_t i = 0; i < kOffsets.size(); ++i) {
+    ASSERT_EQ(e.requests[i].size(), 1u) << "shard " << i;
+    EXPECT_EQ(e.requests[i][0], std::make_pair(kOffsets[i], s.bytes)) << "shard " << i;
+    EXPECT_TRUE(s.extent_ok(e, i)) << "shard " << i;
+  }
+  EXPECT_EQ(e.files[OneFile::kFd].size(), 10 * 4096 + s.bytes) << "the file ends with the last extent";
+  // And back: every shard read from its own offset.
+  std::fill(s.completed.begin(), s.completed.end(), 0);
+  ds::run_pass(e, IoOp::kRead, s.io, s.ring, s.poison_and_check());
+  for (size_t i = 0; i < kOffsets.size(); ++i) EXPECT_EQ(s.completed[i], 1) << "shard " << i;
+}
+
+TEST(AioExtents, AShortTransferResumesAtTheExtentOffsetPlusWhatMoved) {
+  OneFile s(kOffsets);
+  FakeEngine e(2);
+  e.short_once = {0, 3};
+  const ds::PassResult r = ds::run_pass(e, IoOp::kWrite, s.io, s.ring, s.fill_and_check);
+  EXPECT_EQ(r.short_transfers, 2u);
+  const size_t half = s.bytes / 2;
+  for (size_t i : {size_t{0}, size_t{3}}) {
+    ASSERT_EQ(e.requests[i].size(), 2u) << "shard " << i;
+    EXPECT_EQ(e.requests[i][1], std::make_pair(kOffsets[i] + half, s.bytes - half)) << "shard " << i;
+  }
+  for (size_t i = 0; i < kOffsets.size(); ++i) EXPECT_TRUE(s.extent_ok(e, i)) << "shard " << i;
+  e.short_once = {2};
+  std::fill(s.completed.begin(), s.completed.end(), 0);
+  EXPECT_EQ(ds::run_pass(e, IoOp::kRead, s.io, s.ring, s.poison_and_check()).short_transfers, 1u);
+  EXPECT_EQ(e.requests[2].back(), std::make_pair(kOffsets[2] + half, s.bytes - half));
+}
+
+TEST(AioExtents, AFailureReportsTheFileOffset) {
+  OneFile s(kOffsets);
+  FakeEngine e(2);
+  e.fail[2] = EIO;
+  const IoFailure f = write_failure(e, s);
+  EXPECT_EQ(f.shard, 2u);
+  EXPECT_EQ(f.offset, kOffsets[2]);
+  EXPECT_NE(std::string(f.what()).find("at offset " + std::to_string(kOffsets[2]) + " "), std::string::npos)
+      << f.what();
+  // A resumed transfer that fails: where the remainder starts in the file.
+  FakeEngine resumed(2);
+  resumed.short_once = {3};
+  resumed.fail_resumed[3] = EIO;
+  const IoFailure g = write_failure(resumed, s);
+  const uint64_t at = kOffsets[3] + s.bytes / 2;
+  EXPECT_EQ(g.shard, 3u);
+  EXPECT_EQ(g.offset, at);
+  EXPECT_NE(std::string(g.what()).find("at offset " + std::to_string(at) + " "), std::string::npos) << g.what();
 }
 
 }  // namespace ds
