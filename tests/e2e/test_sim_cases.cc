@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli_harness.h"
+#include "json_checks.h"
 
 using namespace dstest;
 
@@ -54,19 +55,10 @@ namespace {
 TEST_P(SimCaseTest, RunsAndValidates) {
   const SimCase& c = GetParam();
   const auto before = our_shm_entries();
-  RunResult r = run_tool({"copy", "--backend", "sim", "-t", c.name, "-s", "4K", "-n", "8", "-i", "3",
-                          "-d", "3", "--validate"});
+  JsonRun r = run_json({"copy", "--backend", "sim", "-t", c.name, "-s", "4K", "-n", "8", "-i", "3",
+                        "-d", "3", "--validate"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("[validation] " + std::string(c.name) + " PASS"), std::string::npos) << r.out;
-  auto row = row_of(r.out, c.name);
-  // From To Method Size Count submit(5 numbers, 4 slashes) copy(9 tokens) BW
-  ASSERT_EQ(row.size(), 5u + 9u + 9u + 1u) << r.out;
-  EXPECT_EQ(row[0], c.from);
-  EXPECT_EQ(row[1], c.to);
-  EXPECT_EQ(row[2], c.method);
-  EXPECT_EQ(row[3], "4");
-  EXPECT_EQ(row[4], c.multi ? "24" : "8");
-  EXPECT_GT(std::stod(row.back()), 0.0);
+  expect_full_row(expect_validated_result(r, c.name, c.from, c.to, c.method, 4096, c.multi ? 24 : 8));
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(our_shm_entries(), before);
 }
@@ -78,13 +70,12 @@ TEST(SimDirect, FragmentsMultiplyTheCount) {
   for (const char* name : {"all_host_to_all_device_ffts_direct_h2d",
                            "all_odirect_host_to_all_device_ffts_direct_h2d",
                            "one_share_host_to_all_device_ffts_direct_h2d"}) {
-    RunResult r = run_tool({"copy", "--backend", "sim", "-t", name, "-s", "4K", "-n", "8", "-i", "3",
-                            "-d", "3", "-f", "4", "--validate"});
+    JsonRun r = run_json({"copy", "--backend", "sim", "-t", name, "-s", "4K", "-n", "8", "-i", "3",
+                          "-d", "3", "-f", "4", "--validate"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto row = row_of(r.out, name);
-    ASSERT_GT(row.size(), 4u);
-    EXPECT_EQ(row[4], "96") << name;  // d x n x f = 3 x 8 x 4
-    EXPECT_NE(r.out.find("PASS"), std::string::npos);
+    json res = r.result(name);
+    EXPECT_EQ(res["count"], 96) << name;  // d x n x f = 3 x 8 x 4
+    EXPECT_EQ(res["validated"], true) << name;
   }
 }
 
@@ -123,18 +114,16 @@ TEST(QuickModeE2E, EveryCombinationPrintsItsCase) {
 }
 
 TEST(QuickModeE2E, SameAsTheCopyCommand) {
-  RunResult quick = run_tool({"--model-type", "gqa", "--iodirect", "false", "--sdma", "false",
-                              "--backend", "sim", "-s", "16K", "-n", "32", "-i", "2", "-d", "2"});
-  RunResult copy = run_tool({"copy", "-t", "all_host_to_all_device_ce_multi_stream", "-s", "16K",
-                             "-n", "32", "-i", "2", "-d", "2", "--backend", "sim"});
+  JsonRun quick = run_json({"--model-type", "gqa", "--iodirect", "false", "--sdma", "false",
+                            "--backend", "sim", "-s", "16K", "-n", "32", "-i", "2", "-d", "2"});
+  JsonRun copy = run_json({"copy", "-t", "all_host_to_all_device_ce_multi_stream", "-s", "16K",
+                           "-n", "32", "-i", "2", "-d", "2", "--backend", "sim"});
   ASSERT_EQ(quick.exit_code, 0) << quick.err;
   ASSERT_EQ(copy.exit_code, 0) << copy.err;
-  auto q = row_of(quick.out, "all_host_to_all_device_ce_multi_stream");
-  auto c = row_of(copy.out, "all_host_to_all_device_ce_multi_stream");
-  ASSERT_GT(q.size(), 5u);
-  ASSERT_GT(c.size(), 5u);
-  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(q[i], c[i]);  // labels, method, size, count
-  EXPECT_EQ(q[4], "64");
+  json q = quick.result("all_host_to_all_device_ce_multi_stream");
+  json c = copy.result("all_host_to_all_device_ce_multi_stream");
+  for (const char* key : {"from", "to", "method", "block_bytes", "count"}) EXPECT_EQ(q[key], c[key]) << key;
+  EXPECT_EQ(q["count"], 64);
 }
 
 TEST(SimBackend, EnvironmentVariableChoosesTheBackend) {

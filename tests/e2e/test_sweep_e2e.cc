@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "json_checks.h"
 #include "output_checks.h"
 
 using namespace dstest;
@@ -70,22 +71,23 @@ TEST(SweepE2e, EveryPowerOfTwoWithScaledCountAndAPlot) {
 }
 
 TEST(SweepE2e, TextAndQuickModeSweep) {
-  const RunResult r = run_tool({"--model-type", "mla", "--iodirect", "false", "--sdma", "false",
-                                "-d", "2", "-n", "2", "-i", "2", "--sweep", "16K:64K",
-                                "--backend", "sim"});
+  const std::vector<std::string> args = {"--model-type", "mla", "--iodirect", "false", "--sdma", "false",
+                                         "-d", "2", "-n", "2", "-i", "2", "--sweep", "16K:64K",
+                                         "--backend", "sim"};
+  const RunResult r = run_tool(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_starting(r.out, "[[ one_share_host_to_all_device_ce_multi_stream ]]").size(), 3u)
       << r.out;
-  // Size(KB) and Count cells of the three rows: 16/4, 32/2, 64/2.
-  const auto rows = lines_starting(r.out, "  sim::shm::0");
-  ASSERT_EQ(rows.size(), 3u);
-  const char* kib[] = {"16", "32", "64"};
-  const char* count[] = {"4", "2", "2"};
+  // Size and Count of the three steps: 16K/4, 32K/2, 64K/2.
+  JsonRun j = run_json(args);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(j.names(), std::vector<std::string>(3, "one_share_host_to_all_device_ce_multi_stream"));
+  ASSERT_EQ(j.doc["results"].size(), 3u) << j.out;
+  const int kib[] = {16, 32, 64};
+  const int count[] = {4, 2, 2};
   for (size_t i = 0; i < 3; ++i) {
-    const auto cells = split_ws(rows[i]);
-    ASSERT_GE(cells.size(), 5u);
-    EXPECT_EQ(cells[3], kib[i]);
-    EXPECT_EQ(cells[4], count[i]);
+    EXPECT_EQ(j.doc["results"][i]["block_bytes"], kib[i] * 1024) << "step " << i;
+    EXPECT_EQ(j.doc["results"][i]["count"], count[i]) << "step " << i;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli_harness.h"
+#include "json_checks.h"
 
 using namespace dstest;
 
@@ -41,24 +42,24 @@ const std::vector<std::string> kMethods = {"ce", "batch_ce", "ms_4", "memcpy"};
 }  // namespace
 
 TEST(Trans, FullDefaultMatrixValidates) {
-  RunResult r = run_tool(base({"--validate"}));
+  JsonRun r = run_json(base({"--validate"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto t = titles(r.out);
-  EXPECT_EQ(t.size(), 32u);
-  EXPECT_EQ(as_set(t), product(kDirs, kHosts, kMethods));
-  for (const auto& name : t) {
-    EXPECT_NE(r.out.find("[validation] " + name + " PASS"), std::string::npos) << name;
+  const auto names = r.names();
+  EXPECT_EQ(names.size(), 32u);
+  EXPECT_EQ(as_set(names), product(kDirs, kHosts, kMethods));
+  // Count = d x n, and each result names its buffers.
+  bool registered_ce = false, pageable_ms = false;
+  for (const json& res : r.doc["results"]) {
+    EXPECT_EQ(res["validated"], true) << res["name"];
+    EXPECT_EQ(res["block_bytes"], 4096) << res["name"];
+    EXPECT_EQ(res["count"], 32) << res["name"];
+    const std::string method = res["method"];
+    EXPECT_NE(method.find("-FORK"), std::string::npos) << res["name"];
+    registered_ce |= res["from"] == "sim::registered::all" && res["to"] == "sim::device::all" && method == "CE-FORK";
+    pageable_ms |= res["from"] == "sim::device::all" && res["to"] == "sim::pageable::all" && method == "CE-MS-FORK";
   }
-  // Count = d x n, and each row names its buffers.
-  for (const auto& line : lines_starting(r.out, "  sim::")) {
-    auto cells = split_ws(line);
-    ASSERT_GT(cells.size(), 5u);
-    EXPECT_EQ(cells[3], "4");
-    EXPECT_EQ(cells[4], "32");
-    EXPECT_NE(cells[2].find("-FORK"), std::string::npos) << line;
-  }
-  EXPECT_NE(r.out.find("  sim::registered::all sim::device::all  CE-FORK "), std::string::npos);
-  EXPECT_NE(r.out.find("  sim::device::all  sim::pageable::all CE-MS-FORK "), std::string::npos);
+  EXPECT_TRUE(registered_ce) << "sim::registered::all -> sim::device::all, CE-FORK";
+  EXPECT_TRUE(pageable_ms) << "sim::device::all -> sim::pageable::all, CE-MS-FORK";
 }
 
 TEST(Trans, EachFilterAloneAndCombined) {
