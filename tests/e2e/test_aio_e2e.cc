@@ -23,12 +23,16 @@
 #include <gtest/gtest.h>
 
 #include "cli_harness.h"
+#include "json_checks.h"
 
 namespace {
 
+using dstest::expect_full_row;
+using dstest::json;
+using dstest::JsonRun;
 using dstest::lines_starting;
+using dstest::run_json;
 using dstest::run_tool;
-using dstest::split_ws;
 
 constexpr long kTmpfsMagic = 0x01021994;
 
@@ -103,25 +107,6 @@ class AioEnv : public ::testing::Environment {
 };
 [[maybe_unused]] const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new AioEnv);
 
-struct Row {
-  std::string from, to, method, size_kb, count;
-  double bw = 0;
-};
-
-// The result row after the title of `block` ("aio_dump" / "aio_load").
-Row row_of(const std::string& out, const std::string& block) {
-  const size_t title = out.find("[[ " + block + " ]]");
-  if (title == std::string::npos) return {};
-  const std::string rest = out.substr(title);
-  const auto rows = lines_starting(rest, "  ");
-  if (rows.size() < 2) return {};
-  const auto cells = split_ws(rows[1]);
-  if (cells.size() < 6) return {};
-  Row r{cells[0], cells[1], cells[2], cells[3], cells[4], 0};
-  r.bw = std::atof(cells.back().c_str());
-  return r;
-}
-
 bool uring_unavailable(const dstest::RunResult& r) {
   return r.exit_code == 1 && contains(r.err, "io_uring_queue_init");
 }
@@ -139,28 +124,28 @@ TEST_P(AioEndToEnd, DumpsLoadsValidatesAndCleansUp) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const Combo c = GetParam();
   const std::string ws = disk_base() + "/" + unique_name("ws");  // the tool creates it
-  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--engine", c.engine,
-                           "--io-type", c.io_type, "--io-size", "16K", "--io-number", "24",
-                           "--iodepth", "3", "--epoch-number", "3", "--validate"});
+  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--engine", c.engine,
+                        "--io-type", c.io_type, "--io-size", "16K", "--io-number", "24",
+                        "--iodepth", "3", "--epoch-number", "3", "--validate"});
   if (std::string(c.engine) == "io_uring" && uring_unavailable(r)) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string method = std::string(c.engine) == "libaio" ? "LIBAIO" : "IO_URING";
   const std::string host = std::string("sim::") + (std::string(c.io_type) == "mmap" ? "mmap" : "host") + "::0";
-  const Row dump = row_of(r.out, "aio_dump"), load = row_of(r.out, "aio_load");
-  EXPECT_EQ(dump.from, host);
-  EXPECT_EQ(dump.to.rfind("file::", 0), 0u) << dump.to;
-  EXPECT_EQ(load.from, dump.to);
-  EXPECT_EQ(load.to, host);
-  for (const Row& row : {dump, load}) {
-    EXPECT_EQ(row.method, method);
-    EXPECT_EQ(row.size_kb, "16");
-    EXPECT_EQ(row.count, "24");
-    EXPECT_GT(row.bw, 0.0);
+  json dump = r.result("aio_dump"), load = r.result("aio_load");
+  EXPECT_EQ(dump["from"], host);
+  EXPECT_EQ(dump.value("to", "").rfind("file::", 0), 0u) << dump["to"];
+  EXPECT_EQ(load["from"], dump["to"]);
+  EXPECT_EQ(load["to"], host);
+  for (json* res : {&dump, &load}) {
+    json& x = *res;
+    EXPECT_EQ(x["method"], method);
+    EXPECT_EQ(x["block_bytes"], 16384);
+    EXPECT_EQ(x["count"], 24);
+    EXPECT_EQ(x["time_label"], "IO") << "the measured stage is the I/O pass";
+    expect_full_row(x);
+    EXPECT_TRUE(contains(x.value("brief", ""), "O_DIRECT")) << x["brief"];
+    EXPECT_EQ(x["validated"], true) << x["name"];
   }
-  EXPECT_TRUE(contains(r.out, "IO(us)-(Min/Max/Avg/P50/P90)")) << r.out;
-  EXPECT_TRUE(contains(r.out, "O_DIRECT")) << r.out;
-  EXPECT_TRUE(contains(r.out, "[validation] aio_dump PASS")) << r.out;
-  EXPECT_TRUE(contains(r.out, "[validation] aio_load PASS")) << r.out;
   EXPECT_FALSE(exists(ws)) << "the workspace it created was left behind";
 }
 
@@ -209,13 +194,14 @@ TEST(AioEndToEnd, TmpfsIsRefusedNamingTheFilesystemAndBuffered) {
 TEST(AioEndToEnd, BufferedOnTmpfsRunsAndSaysSo) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   const std::string ws = "/dev/shm/" + unique_name("ds-aio-e2e");
-  const auto r = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
-                           "--epoch-number", "2", "--buffered", "--validate"});
+  JsonRun r = run_json({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+                        "--epoch-number", "2", "--buffered", "--validate"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(row_of(r.out, "aio_dump").method, "LIBAIO+BUF");
-  EXPECT_EQ(row_of(r.out, "aio_load").method, "LIBAIO+BUF");
-  EXPECT_EQ(row_of(r.out, "aio_dump").to, "file::tmpfs");
-  EXPECT_TRUE(contains(r.out, "[validation] aio_load PASS")) << r.out;
+  json dump = r.result("aio_dump"), load = r.result("aio_load");
+  EXPECT_EQ(dump["method"], "LIBAIO+BUF");
+  EXPECT_EQ(load["method"], "LIBAIO+BUF");
+  EXPECT_EQ(dump["to"], "file::tmpfs");
+  EXPECT_EQ(load["validated"], true);
   EXPECT_TRUE(contains(r.err, "buffered")) << r.err;
   EXPECT_FALSE(exists(ws));
 }
