@@ -20,6 +20,7 @@
 #include "backends/ascend/acl_library.h"
 #include "backends/ascend/ascend_backend.h"
 #include "cli_harness.h"
+#include "json_checks.h"
 
 using namespace dstest;
 
@@ -186,18 +187,11 @@ void PrintTo(const AscendCase& c, std::ostream* os) { *os << c.name; }
 TEST_P(AscendCaseTest, ValidatesThroughTheDoubles) {
   const AscendCase& c = GetParam();
   LogFile log;
-  const RunResult r = run_tool(
+  JsonRun r = run_json(
       {"--backend", "ascend", "copy", "-t", c.name, "-s", "4K", "-n", "8", "-i", "3", "-d", "3", "--validate"},
       double_env(log));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find(std::string("[validation] ") + c.name + " PASS"), std::string::npos) << r.out;
-  const auto cells = split_ws(row_line(r.out, c.name));
-  ASSERT_GE(cells.size(), 4u) << r.out;
-  EXPECT_EQ(cells[0], c.from);
-  EXPECT_EQ(cells[1], c.to);
-  EXPECT_EQ(cells[2], c.method);
-  EXPECT_EQ(cells[3], "4");
-  EXPECT_EQ(cells[4], std::to_string(c.multi ? 3 * 8 : 8));
+  expect_validated_result(r, c.name, c.from, c.to, c.method, 4096, c.multi ? 3 * 8 : 8);
 
   const CallLog calls = log.read();
   const int workers = c.multi ? 3 : 1;
@@ -229,17 +223,16 @@ class AscendFragTest : public ::testing::TestWithParam<FragCase> {};
 TEST_P(AscendFragTest, OneFftsTaskPerIoTask) {
   const FragCase& f = GetParam();
   LogFile log;
-  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", f.name, "-s", "4K", "-n", "8", "-i", "3", "-d",
-                                "3", "-f", std::to_string(f.frags), "--validate"},
-                               double_env(log));
+  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", f.name, "-s", "4K", "-n", "8", "-i", "3", "-d", "3",
+                        "-f", std::to_string(f.frags), "--validate"},
+                       double_env(log));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find(std::string("[validation] ") + f.name + " PASS"), std::string::npos);
-  const auto cells = split_ws(row_line(r.out, f.name));
-  ASSERT_GE(cells.size(), 4u);
+  json res = r.result(f.name);
+  EXPECT_EQ(res["validated"], true);
   const int per_task = f.frags > 0 ? f.frags : 1;
-  EXPECT_EQ(cells[2], "FFTS-SDMA-FORK");
-  EXPECT_EQ(cells[3], "4");
-  EXPECT_EQ(cells[4], std::to_string(3 * 8 * per_task)) << "Count = d x n x max(1, f)";
+  EXPECT_EQ(res["method"], "FFTS-SDMA-FORK");
+  EXPECT_EQ(res["block_bytes"], 4096);
+  EXPECT_EQ(res["count"], 3 * 8 * per_task) << "Count = d x n x max(1, f)";
   // Context descriptors: sent from host memory through the runtime's PCIe BAR copy
   // when they fit it, else built once in device memory and launched in place.
   const bool device_desc = per_task * 128 > kBarCopyBytes;
@@ -331,16 +324,15 @@ TEST(AscendSeed, MlaSdmaRunsTheFftsPath) {
   LogFile log;
   auto env = double_env(log);
   env["DS_ACL_DOUBLE_DEVICES"] = "8";
-  const RunResult r = run_tool({"--backend", "ascend", "--model-type", "mla", "--iodirect", "false", "--sdma",
-                                "true", "-s", "16K", "-n", "512", "-i", "3", "--validate"},
-                               env);
+  JsonRun r = run_json({"--backend", "ascend", "--model-type", "mla", "--iodirect", "false", "--sdma", "true", "-s",
+                        "16K", "-n", "512", "-i", "3", "--validate"},
+                       env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto cells = split_ws(row_line(r.out, "one_share_host_to_all_device_ffts_direct_h2d"));
-  ASSERT_GE(cells.size(), 4u) << r.out;
-  EXPECT_EQ(cells[0], "acl::shm::0");
-  EXPECT_EQ(cells[1], "acl::device::all");
-  EXPECT_EQ(cells[2].rfind("FFTS-SDMA-FORK", 0), 0u);
-  EXPECT_NE(r.out.find("[validation] one_share_host_to_all_device_ffts_direct_h2d PASS"), std::string::npos);
+  json res = r.result("one_share_host_to_all_device_ffts_direct_h2d");
+  EXPECT_EQ(res["from"], "acl::shm::0");
+  EXPECT_EQ(res["to"], "acl::device::all");
+  EXPECT_EQ(res.value("method", "").rfind("FFTS-SDMA-FORK", 0), 0u) << res["method"];
+  EXPECT_EQ(res["validated"], true);
 }
 
 // Failures: exit 1 and the call that failed, with its code and AscendCL's message.
@@ -483,15 +475,15 @@ TEST(AscendBatch, UsesTheBatchApiOrSaysItFellBack) {
     auto env = double_env(log);
     env["DEV_SANDBOX_ACL_LIB"] = DS_ACL_DOUBLE_NOBATCH;
     env["DEV_SANDBOX_ACL_RT_LIB"] = DS_RT_DOUBLE;
-    const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n",
-                                  "8", "-i", "2", "--validate"},
-                                 env);
+    JsonRun r = run_json({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n", "8",
+                          "-i", "2", "--validate"},
+                         env);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     size_t singles = 0;
     for (const auto& kv : log.read()) singles += count_calls(kv.second, "aclrtMemcpyAsync");
     EXPECT_EQ(singles, 4u * 8u);
-    // The Method column names what ran: one copy per block.
-    EXPECT_EQ(split_ws(row_line(r.out, "host_to_device_batch_ce"))[2], "CE") << r.out;
+    // The Method names what ran: one copy per block.
+    EXPECT_EQ(r.result("host_to_device_batch_ce")["method"], "CE") << r.out;
     EXPECT_NE(r.err.find("dev-sandbox: note: host_to_device_batch_ce: this CANN's libascendcl.so does not export "
                          "aclrtMemcpyBatchAsync, so every block was its own copy (Method CE)"),
               std::string::npos)
@@ -833,12 +825,13 @@ TEST(AscendBatch, NotSupportedAnswerFallsBackToSingleCopiesAndSaysSo) {
   LogFile log;
   auto env = double_env(log);
   env["DS_ACL_DOUBLE_BATCH_UNSUPPORTED"] = "1";
-  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n",
-                                "8", "-i", "2", "--validate"},
-                               env);
+  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n", "8", "-i",
+                        "2", "--validate"},
+                       env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("[validation] host_to_device_batch_ce PASS"), std::string::npos) << r.out;
-  EXPECT_EQ(split_ws(row_line(r.out, "host_to_device_batch_ce"))[2], "CE") << r.out;
+  json res = r.result("host_to_device_batch_ce");
+  EXPECT_EQ(res["validated"], true) << r.out;
+  EXPECT_EQ(res["method"], "CE") << r.out;
   const std::string note = "dev-sandbox: note: host_to_device_batch_ce: aclrtMemcpyBatchAsync answered 207000 "
                            "(feature not supported by this driver), so every block was its own copy (Method CE)";
   EXPECT_EQ(count_text(r.err, note), 1u) << r.err;
@@ -911,16 +904,16 @@ TEST(AscendOldCann, CeCasesRunAndRegisteringCasesNameTheMissingSymbols) {
   LogFile log;
   auto env = double_env(log);
   env["DEV_SANDBOX_ACL_LIB"] = DS_ACL_DOUBLE_OLD;
-  const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_ce", "-t",
-                                "host_to_device_ce_multi_stream", "-t", "host_to_device_batch_ce", "-t",
-                                "all_host_to_all_device_ce_multi_stream", "-s", "4K", "-n", "8", "-i", "2", "-d",
-                                "2", "--streams", "3", "--validate"},
-                               env);
+  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", "host_to_device_ce", "-t",
+                        "host_to_device_ce_multi_stream", "-t", "host_to_device_batch_ce", "-t",
+                        "all_host_to_all_device_ce_multi_stream", "-s", "4K", "-n", "8", "-i", "2", "-d", "2",
+                        "--streams", "3", "--validate"},
+                       env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* c : {"host_to_device_ce", "host_to_device_ce_multi_stream", "host_to_device_batch_ce",
                         "all_host_to_all_device_ce_multi_stream"})
-    EXPECT_NE(r.out.find(std::string("[validation] ") + c + " PASS"), std::string::npos) << c << "\n" << r.out;
-  EXPECT_EQ(split_ws(row_line(r.out, "host_to_device_batch_ce"))[2], "CE");
+    EXPECT_EQ(r.result(c)["validated"], true) << c << "\n" << r.out;
+  EXPECT_EQ(r.result("host_to_device_batch_ce")["method"], "CE");
   const CallLog calls = log.read();
   // Events of aclrtCreateEventWithFlag are reset after every wait on the timing stream.
   EXPECT_GT(count_all(calls, "aclrtStreamWaitEvent"), 0u);
