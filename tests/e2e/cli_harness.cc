@@ -136,14 +136,6 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
   return v;
 }
 
-std::vector<std::string> row_of(const std::string& out, const std::string& name) {
-  const size_t t = out.find("[[ " + name + " ]]");
-  if (t == std::string::npos) return {};
-  const size_t header = out.find('\n', t) + 1;
-  const size_t row = out.find('\n', header) + 1;
-  return split_ws(out.substr(row, out.find('\n', row) - row));
-}
-
 std::vector<std::string> split_ws(const std::string& line) {
   std::vector<std::string> v;
   std::istringstream in(line);

@@ -50,8 +50,4 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
 // Splits a result row into its whitespace-separated cells.
 std::vector<std::string> split_ws(const std::string& line);
 
-// The cells of the result row under the header of the text block titled `name`
-// (empty when there is no such block).
-std::vector<std::string> row_of(const std::string& out, const std::string& name);
-
 }  // namespace dstest

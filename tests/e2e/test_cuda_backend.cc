@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli_harness.h"
+#include "json_checks.h"
 
 using namespace dstest;
 
@@ -185,18 +186,11 @@ TEST_P(CudaCaseTest, RunsAndValidatesThroughTheDouble) {
   CallLog log;
   const auto before = our_shm_entries();
   const std::string d = c.fork ? "3" : "2";
-  RunResult r = run_tool(
+  JsonRun r = run_json(
       {"copy", "--backend", "cuda", "-t", c.name, "-s", "4K", "-n", "8", "-i", "3", "-d", d, "--validate"},
       double_env(log, batch));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("[validation] " + std::string(c.name) + " PASS"), std::string::npos) << r.out;
-  const auto row = row_of(r.out, c.name);
-  ASSERT_GE(row.size(), 5u) << r.out;
-  EXPECT_EQ(row[0], c.from);
-  EXPECT_EQ(row[1], c.to);
-  EXPECT_EQ(row[2], c.method);
-  EXPECT_EQ(row[3], "4");
-  EXPECT_EQ(row[4], std::to_string(8 * (c.multi ? std::stoi(d) : 1)));
+  expect_validated_result(r, c.name, c.from, c.to, c.method, 4096, 8 * (c.multi ? std::stoul(d) : 1));
   EXPECT_EQ(our_shm_entries(), before);
 
   const auto calls = log.calls();
@@ -242,14 +236,13 @@ TEST(CudaDirect, OneBatchedSubmissionPerIoTask) {
   for (const char* name : kDirectCases) {
     SCOPED_TRACE(name);
     CallLog log;
-    RunResult r = run_tool({"copy", "--backend", "cuda", "-t", name, "-s", "4K", "-n", "8", "-f", "4", "-i",
-                            "3", "--warmup", "1", "-d", "3", "--validate"},
-                           double_env(log));
+    JsonRun r = run_json({"copy", "--backend", "cuda", "-t", name, "-s", "4K", "-n", "8", "-f", "4", "-i", "3",
+                          "--warmup", "1", "-d", "3", "--validate"},
+                         double_env(log));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto row = row_of(r.out, name);
-    ASSERT_GE(row.size(), 5u) << r.out;
-    EXPECT_EQ(row[2], "BATCH-FORK");
-    EXPECT_EQ(row[4], "96");  // d x n x f = 3 x 8 x 4
+    json res = r.result(name);
+    EXPECT_EQ(res["method"], "BATCH-FORK");
+    EXPECT_EQ(res["count"], 96);  // d x n x f = 3 x 8 x 4
     const auto calls = log.calls();
     std::map<int, int> per_child;
     for (const Call& c : calls)
