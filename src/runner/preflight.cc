@@ -18,7 +18,8 @@ std::string limit_text(uint64_t bytes) { return bytes == UINT64_MAX ? "unlimited
 void check_host_needs(const MemoryNeeds& n, const NeedsText& t) {
   const std::string lower = t.lower.empty() ? "" : "; " + t.lower;
   const uint64_t avail = mem_available_bytes();
-  if (n.host + kHostMargin > avail)
+  // Compared without adding to the need, which may be near 2^64 and would wrap.
+  if (avail < kHostMargin || n.host > avail - kHostMargin)
     throw RunError("not enough memory for " + t.what + ": it needs " + format_bytes(n.host) + " of " + t.host_what +
                    (t.host_detail.empty() ? "" : " (" + t.host_detail + ")") + " but MemAvailable is " +
                    format_bytes(avail) + lower);

@@ -109,6 +109,10 @@ std::vector<Stage> loop_stages(const LoopResult& loop, const std::string& measur
 }
 
 LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
+  // Inline workers run one after another: a second one would wait at the first
+  // iteration's barrier for a first that has already gone on.
+  if (shape.fanout == Fanout::kInline && shape.workers != 1)
+    throw RunError("internal: an inline timed loop runs exactly one worker, not " + std::to_string(shape.workers));
   SharedRecords shared(shape.workers, shape.iterations);
   Barrier barrier(shared.barrier_state());
   barrier.init(static_cast<uint32_t>(shape.workers));

@@ -1,4 +1,4 @@
-// SPEC §6: every bad input is one clear line and exit 2; run failures exit 1.
+// Every bad input is one clear line and exit 2; run failures exit 1 (docs/measurement.md).
 #include <gtest/gtest.h>
 
 #include <cstdio>

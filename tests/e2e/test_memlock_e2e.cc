@@ -1,4 +1,4 @@
-// Memory locking (SPEC §6): only memory our own code locks with mlock() counts against
+// Memory locking (docs/measurement.md, "Pre-flight"): only memory our own code locks with mlock() counts against
 // RLIMIT_MEMLOCK. sim locks its pinned and registered buffers itself; the NVIDIA and
 // Ascend drivers pin in their kernel modules, so a pinned cuda or ascend run must go
 // ahead under a container's small default limit; ascend on kernels 5.10 and older locks

@@ -31,7 +31,7 @@ std::string temp_path(const std::string& suffix) {
 
 bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
-// BW = block_bytes x count / copy avg (SPEC §4.3), from the document's own numbers.
+// BW = bytes / copy avg (docs/measurement.md), from the document's own numbers.
 void expect_bandwidth_consistent(const json& r) {
   const double bytes = r["block_bytes"].get<double>() * r["count"].get<double>();
   const double gib = bytes / (r["copy_us"]["avg"].get<double>() * 1e-6) / (1 << 30);

@@ -1,4 +1,4 @@
-// trans (SPEC §2.4) end to end on sim: the matrix, its filters, its bad inputs.
+// trans end to end on sim: the matrix, its filters, its bad inputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -124,7 +124,7 @@ TEST(OutputJson, BandwidthMatchesTheTableAndTheFormula) {
   const CaseResult s = sample();
   const json r = run_json({s})["results"][0];
   const double gib = r["bandwidth_gib_s"].get<double>();
-  // SPEC §4.3: block_bytes x count / copy avg; the seed's 16.729 GiB/s.
+  // docs/measurement.md: bytes / copy avg; the user guide's 16.729 GiB/s.
   const double expect = 16384.0 * 4096 / (r["copy_us"]["avg"].get<double>() * 1e-6) / (1 << 30);
   EXPECT_NEAR(gib, expect, expect * 1e-12);
   char cell[32];

@@ -59,6 +59,15 @@ TEST(CheckHostNeeds, RefusesMoreHostMemoryThanIsAvailable) {
   EXPECT_TRUE(ends_with(e, "; lower -s, -n or -d")) << e;
 }
 
+// A need within the margin of 2^64 must not wrap around into "it fits".
+TEST(CheckHostNeeds, ANeedNear64BitsIsStillRefused) {
+  for (uint64_t host : {uint64_t{UINT64_MAX}, uint64_t{UINT64_MAX - 1}, uint64_t{UINT64_MAX - (100ULL << 20)}}) {
+    MemoryNeeds n;
+    n.host = host;
+    EXPECT_TRUE(starts_with(refusal(n, text()), "not enough memory for ")) << "needs " << host;
+  }
+}
+
 TEST(CheckHostNeeds, KeepsAMarginBelowMemAvailable) {
   MemoryNeeds n;
   n.host = ds::mem_available_bytes();  // all of it: nothing left for the rest of the machine

@@ -39,7 +39,7 @@ TEST(TextTable, ReproducesTheSeedGqaRows) {
       "  From              To                Method    Size(KB)  Count   "
       "Submit(us)-(Min/Max/Avg/P50/P90)        Copy(us)-(Min/Max/Avg/P50/P90)              "
       "BW(GB/s)\n"
-      // The seed prints CE-MS-FORK16; a full cell gets one space (SPEC §5.1).
+      // The user guide prints CE-MS-FORK16; a full cell gets one space.
       "  acl::host::all    acl::device::all  CE-MS-FORK 16        4096    "
       "878 / 2576 / 1117 / 1112 / 1269         3155 / 4101 / 3736 / 3759 / 3905            "
       "16.729\n";

@@ -299,3 +299,17 @@ TEST(LoopStages, NamesSubmitMeasuredWallAndStartSkew) {
 }
 
 }  // namespace
+
+// Inline workers run one after another, so more than one would deadlock at the
+// first barrier: refused at once instead.
+TEST(TimedLoopShape, InlineTakesExactlyOneWorker) {
+  TraceMap m;
+  const ds::LoopShape shape = shape_of(ShapeCase{Fanout::kInline, false, 2}, 0, 1);
+  try {
+    ds::run_timed_loop(shape, hooks_for(m.t));
+    ADD_FAILURE() << "two inline workers were accepted";
+  } catch (const ds::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("an inline timed loop runs exactly one worker, not 2"), std::string::npos)
+        << e.what();
+  }
+}
