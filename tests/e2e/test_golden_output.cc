@@ -163,7 +163,7 @@ const std::vector<GoldenRun>& runs() {
        "text"},
       {"sim_aio_json",
        {"--backend", "sim", "aio", "--workspace", kWorkspaceArg, "--io-size", "64K", "--io-number", "4",
-        "--epoch-number", "2", "--engine", "io_uring", "--io-type", "alloc", "--buffered", "--format", "json"},
+        "--epoch-number", "2", "--engine", "libaio", "--io-type", "alloc", "--buffered", "--format", "json"},
        {},
        "json"},
       {"ascend_quick_modes",
