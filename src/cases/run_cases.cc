@@ -8,11 +8,10 @@ namespace ds {
 
 std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe& probe) {
   if (spec.method == CopyMethod::kDirect && !probe.direct_unavailable.empty()) return probe.direct_unavailable;
-  // Registered kinds (and the mapped pinned buffer of the direct path) need host
-  // registration; a shared region read by CPU memcpy is not registered.
+  // Mapped kinds are registered with the device; a shared region read by CPU
+  // memcpy is not.
   auto registers = [&](BufKind k) {
-    if (k == BufKind::kShm) return spec.method != CopyMethod::kMemcpy;
-    return k == BufKind::kPinnedMapped || k == BufKind::kOdirect || k == BufKind::kRegistered;
+    return is_mapped_kind(k) && !(k == BufKind::kShm && spec.method == CopyMethod::kMemcpy);
   };
   if ((registers(spec.src) || registers(spec.dst)) && !probe.register_unavailable.empty())
     return probe.register_unavailable;

@@ -10,9 +10,9 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "backend/prepared_lists.h"
 #include "backends/ascend/acl_api.h"
 #include "backends/ascend/acl_library.h"
 #include "core/error.h"
@@ -94,7 +94,6 @@ void note_pageable_registration() {
 // place. With host contexts over that size the runtime would allocate device memory
 // and copy them with a blocking H2D copy on every launch (ffts_task.cc).
 struct FftsTask {
-  std::vector<CopyDesc> descs;  // what it was built from
   rtFftsPlusSqe_t sqe{};
   std::vector<rtFftsPlusSdmaCtx_t> contexts;
   void* device_contexts = nullptr;  // in the device arena; null: the host contexts are sent
@@ -168,23 +167,16 @@ class AscendEvent : public Event {
 };
 
 // Device memory for FFTS+ context descriptors, handed out in 512-byte aligned pieces
-// from a few large allocations (aclrtMalloc has a coarse granularity).
+// from a few large allocations of the device (aclrtMalloc has a coarse granularity).
 class DescArena {
  public:
-  DescArena(const AclLibrary& lib, std::string where) : lib_(lib), where_(std::move(where)) {}
-  ~DescArena() {
-    for (void* c : chunks_) (void)lib_.aclrtFree(c);
-  }
+  explicit DescArena(Device& device) : device_(device) {}
   void* take(size_t bytes) {
     bytes = round_up(bytes, kPiece);
     if (left_ < bytes) {
-      const size_t chunk = std::max(kChunk, bytes);
-      void* p = nullptr;
-      lib_.check(lib_.aclrtMalloc(&p, chunk, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc",
-                 where_ + ", FFTS+ context descriptors, " + format_bytes(chunk));
-      chunks_.push_back(p);
-      next_ = static_cast<char*>(p);
-      left_ = chunk;
+      chunks_.push_back(device_.alloc_device(std::max(kChunk, bytes)));
+      next_ = static_cast<char*>(chunks_.back()->device_ptr());
+      left_ = chunks_.back()->bytes();
     }
     void* at = next_;
     next_ += bytes;
@@ -194,24 +186,10 @@ class DescArena {
 
  private:
   static constexpr size_t kPiece = 512, kChunk = 2u << 20;
-  const AclLibrary& lib_;
-  std::string where_;
-  std::vector<void*> chunks_;
+  Device& device_;
+  std::vector<std::unique_ptr<Memory>> chunks_;
   char* next_ = nullptr;
   size_t left_ = 0;
-};
-
-// Prepared FFTS+ tasks are found by the fragment list's address and length (the case's
-// plan does not move during a run); a launch compares the list and rebuilds if it changed.
-struct TaskKey {
-  const CopyDesc* descs;
-  size_t n;
-  bool operator==(const TaskKey& o) const { return descs == o.descs && n == o.n; }
-};
-struct TaskKeyHash {
-  size_t operator()(const TaskKey& k) const {
-    return std::hash<const void*>()(k.descs) ^ (std::hash<size_t>()(k.n) * 0x9e3779b97f4a7c15ULL);
-  }
 };
 
 // Where FFTS+ contexts go: DEV_SANDBOX_FFTS_DESC=host|device forces one (to compare on
@@ -241,7 +219,7 @@ class AscendDevice : public Device {
 
   ~AscendDevice() override {
     timeline_.reset();  // a stream goes before its device is reset
-    prepared_.clear();
+    prepared_.release_all();
     arena_.reset();     // device memory, before the device is reset
     // Every aclrtSetDevice of this object (one per bound thread) gets its reset.
     for (int i = 0; i < set_count_; ++i) (void)lib_.aclrtResetDevice(index_);
@@ -534,24 +512,15 @@ class AscendDevice : public Device {
     return dev;
   }
 
-  // The prepared task for this fragment list, built (or rebuilt) when missing or stale.
+  // The prepared task for this fragment list, built (or rebuilt) when missing or stale;
+  // a rebuilt task's old device contexts stay in the arena unused.
   const FftsTask& task(const CopyDesc* d, size_t n) {
-    const TaskKey key{d, n};
-    auto it = prepared_.find(key);
-    if (it != prepared_.end() && std::memcmp(it->second.descs.data(), d, n * sizeof(CopyDesc)) == 0)
-      return it->second;
-    FftsTask t = build_task(d, n);
-    if (it != prepared_.end()) {
-      it->second = std::move(t);  // its old device contexts stay in the arena unused
-      return it->second;
-    }
-    return prepared_.emplace(key, std::move(t)).first->second;
+    return prepared_.get(d, n, [this](const CopyDesc* descs, size_t count) { return build_task(descs, count); });
   }
 
   FftsTask build_task(const CopyDesc* d, size_t n) {
     if (n > 0xFFFF) throw RunError("one FFTS+ task holds at most 65535 contexts; lower -f");
     FftsTask t;
-    t.descs.assign(d, d + n);
     t.contexts.assign(n, rtFftsPlusSdmaCtx_t{});
     // The first `lanes` contexts start ready; context i then follows i - lanes.
     const size_t lanes = std::min<size_t>(n, kFftsMaxReadyLanes);
@@ -582,7 +551,7 @@ class AscendDevice : public Device {
     t.sqe.timeout = 0;
     if (contexts_in_device_memory(n)) {
       const size_t bytes = sizeof(rtFftsPlusSdmaCtx_t) * n;
-      if (!arena_) arena_ = std::make_unique<DescArena>(lib_, where_);
+      if (!arena_) arena_ = std::make_unique<DescArena>(*this);
       t.device_contexts = arena_->take(bytes);
       lib_.check(lib_.aclrtMemcpy(t.device_contexts, bytes, t.contexts.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
                  "aclrtMemcpy", where_ + ", FFTS+ context descriptors to the device");
@@ -618,7 +587,7 @@ class AscendDevice : public Device {
   static constexpr const char* batch_refused_text =
       "aclrtMemcpyBatchAsync answered 207000 (feature not supported by this driver)";
   std::unique_ptr<DescArena> arena_;
-  std::unordered_map<TaskKey, FftsTask, TaskKeyHash> prepared_;
+  PreparedLists<FftsTask> prepared_;
 };
 
 class AscendBackend : public Backend {

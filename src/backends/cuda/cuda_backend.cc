@@ -8,9 +8,9 @@
 #include <cstring>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
+#include "backend/prepared_lists.h"
 #include "backends/cuda/copy_kernel_plan.h"
 #include "backends/cuda/copy_kernel_ptx.h"
 #include "backends/cuda/cuda_driver.h"
@@ -84,25 +84,9 @@ struct CopyGraph {
 // One descriptor list as submitted every iteration, made ready at setup: the
 // arrays cuMemcpyBatchAsync takes, or the instantiated graph.
 struct PreparedList {
-  std::vector<CopyDesc> descs;  // what it was made from
   std::vector<CUdeviceptr> dsts, srcs;
   std::vector<size_t> sizes;
   CopyGraph graph;
-};
-
-// Prepared lists are found by the list's address and length: the initiator's
-// plan does not move or change during a case, so no iteration copies or hashes
-// a whole list. Each submission still compares the contents (memcmp, no copy)
-// and remakes the entry if a list at the same address changed.
-struct ListKey {
-  const CopyDesc* descs;
-  size_t n;
-  bool operator==(const ListKey& o) const { return descs == o.descs && n == o.n; }
-};
-struct ListKeyHash {
-  size_t operator()(const ListKey& k) const {
-    return std::hash<const void*>()(k.descs) ^ (std::hash<size_t>()(k.n) * 0x9e3779b97f4a7c15ULL);
-  }
 };
 
 std::string no_batch_reason() {
@@ -129,7 +113,7 @@ class CudaDevice : public Device {
   ~CudaDevice() override {
     // Everything made in the context goes before the context is released.
     d_.cuCtxSetCurrent(ctx_);
-    for (auto& kv : prepared_) destroy_graph(kv.second.graph);
+    prepared_.release_all();
     if (module_) d_.cuModuleUnload(module_);
     d_.cuDevicePrimaryCtxRelease_v2(dev_);
     for (CUdevice peer : peers_) d_.cuDevicePrimaryCtxRelease_v2(peer);
@@ -309,38 +293,29 @@ class CudaDevice : public Device {
     prepared(descs, n);
   }
 
-  // The prepared entry for this list: found by address and length, checked
-  // against the contents, made (or remade) when missing or stale.
+  // The prepared entry for this list, made (or remade) when missing or stale.
   const PreparedList& prepared(const CopyDesc* descs, size_t n) {
-    const ListKey key{descs, n};
-    auto it = prepared_.find(key);
-    if (it != prepared_.end() && std::memcmp(it->second.descs.data(), descs, n * sizeof(CopyDesc)) == 0)
-      return it->second;
-    if (!d_.has_batch()) throw RunError("batched copies: " + no_batch_reason());
-    PreparedList p;
-    p.descs.assign(descs, descs + n);
-    if (d_.cuMemcpyBatchAsync) {
-      p.dsts.resize(n);
-      p.srcs.resize(n);
-      p.sizes.resize(n);
-      for (size_t i = 0; i < n; ++i) {
-        p.dsts[i] = dptr(descs[i].dst);
-        p.srcs[i] = dptr(descs[i].src);
-        p.sizes[i] = descs[i].bytes;
+    return prepared_.get(descs, n, [this](const CopyDesc* d, size_t count) {
+      if (!d_.has_batch()) throw RunError("batched copies: " + no_batch_reason());
+      PreparedList p;
+      if (d_.cuMemcpyBatchAsync) {
+        p.dsts.resize(count);
+        p.srcs.resize(count);
+        p.sizes.resize(count);
+        for (size_t i = 0; i < count; ++i) {
+          p.dsts[i] = dptr(d[i].dst);
+          p.srcs[i] = dptr(d[i].src);
+          p.sizes[i] = d[i].bytes;
+        }
+      } else {
+        p.graph = build_graph(d, count);
       }
-    } else {
-      p.graph = build_graph(descs, n);
-    }
-    if (it != prepared_.end()) {
-      destroy_graph(it->second.graph);
-      it->second = std::move(p);
-      return it->second;
-    }
-    return prepared_.emplace(key, std::move(p)).first->second;
+      return p;
+    });
   }
 
   void batch_native(const PreparedList& p, CUstream st) {
-    const size_t n = p.descs.size();
+    const size_t n = p.sizes.size();
     // One attribute for every copy: sources are read in stream order.
     CUmemcpyAttributes attr{};
     attr.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
@@ -409,7 +384,7 @@ class CudaDevice : public Device {
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   std::vector<CUdevice> peers_;  // primary contexts retained for peer access
-  std::unordered_map<ListKey, PreparedList, ListKeyHash> prepared_;
+  PreparedLists<PreparedList> prepared_{[this](PreparedList& p) { destroy_graph(p.graph); }};
 };
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
