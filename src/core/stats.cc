@@ -25,6 +25,8 @@ Stats compute_stats(std::vector<int64_t> samples) {
   s.avg = static_cast<double>(sum / samples.size());
   s.p50 = nearest_rank(samples, 0.5);
   s.p90 = nearest_rank(samples, 0.9);
+  s.p99 = nearest_rank(samples, 0.99);
+  s.p999 = nearest_rank(samples, 0.999);
   return s;
 }
 

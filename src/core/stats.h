@@ -10,6 +10,7 @@ namespace ds {
 
 struct Stats {
   int64_t min = 0, max = 0, p50 = 0, p90 = 0;  // nanoseconds
+  int64_t p99 = 0, p999 = 0;                   // the tails (JSON and CSV only)
   double avg = 0;                              // nanoseconds
   size_t samples = 0;
 };

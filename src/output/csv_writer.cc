@@ -15,7 +15,8 @@ std::string num(double v, const char* fmt) {
 // Microseconds with nanosecond resolution, as in JSON.
 void add_stats(std::vector<std::string>& row, const Stats& s) {
   for (double ns : {static_cast<double>(s.min), static_cast<double>(s.max), s.avg,
-                    static_cast<double>(s.p50), static_cast<double>(s.p90)})
+                    static_cast<double>(s.p50), static_cast<double>(s.p90), static_cast<double>(s.p99),
+                    static_cast<double>(s.p999)})
     row.push_back(num(ns / 1000.0, "%.3f"));
 }
 
@@ -44,9 +45,9 @@ const std::vector<std::string>& csv_columns() {
     std::vector<std::string> c = {"name",   "brief",      "from",       "to",
                                   "method", "block_bytes", "count",      "devices",
                                   "streams", "frags",     "iterations", "warmup",
-                                  "time_label"};
-    for (const char* t : {"submit_us", "copy_us", "wall_us"})
-      for (const char* s : {"min", "max", "avg", "p50", "p90"})
+                                  "submit_mode", "stream_start_gate", "time_label"};
+    for (const char* t : {"submit_us", "copy_us", "wall_us", "start_skew_us"})
+      for (const char* s : {"min", "max", "avg", "p50", "p90", "p99", "p999"})
         c.push_back(std::string(t) + "_" + s);
     for (const char* f : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s",
                           "validated", "setup_s", "error"})
@@ -78,10 +79,13 @@ void CsvWriter::add(const CaseResult& r) {
                                   std::to_string(r.frags),
                                   std::to_string(r.iterations),
                                   std::to_string(r.warmup),
+                                  r.submit_mode,
+                                  r.stream_start_gate ? "true" : "false",
                                   r.measured};
   add_stats(row, r.stage("Submit"));
   add_stats(row, r.stage(r.measured));
   add_stats(row, r.stage("Wall"));
+  add_stats(row, r.stage("StartSkew"));
   row.push_back(num(r.bandwidth_gib_s(), "%.6f"));
   row.push_back(num(r.bandwidth_gb_s(), "%.6f"));
   row.push_back(num(r.wall_bandwidth_gib_s(), "%.6f"));

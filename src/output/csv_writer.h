@@ -1,5 +1,5 @@
 // CSV output: one header line, one line per case with the JSON
-// fields flattened (submit_us_min ... wall_us_p90). The last column, error, is
+// fields flattened (submit_us_min ... start_skew_us_p999). The last column, error, is
 // empty for a measured case; a failed run ends with a line naming the case and
 // the reason, its other cells empty, so the file still says what happened.
 #pragma once

@@ -21,7 +21,9 @@ json stats_us(const Stats& s) {
               {"max", static_cast<double>(s.max) / 1000.0},
               {"avg", s.avg / 1000.0},
               {"p50", static_cast<double>(s.p50) / 1000.0},
-              {"p90", static_cast<double>(s.p90) / 1000.0}};
+              {"p90", static_cast<double>(s.p90) / 1000.0},
+              {"p99", static_cast<double>(s.p99) / 1000.0},
+              {"p999", static_cast<double>(s.p999) / 1000.0}};
 }
 
 json result_json(const CaseResult& r) {
@@ -38,10 +40,13 @@ json result_json(const CaseResult& r) {
   j["frags"] = r.frags;
   j["iterations"] = r.iterations;
   j["warmup"] = r.warmup;
+  j["submit_mode"] = r.submit_mode.empty() ? json(nullptr) : json(r.submit_mode);
+  j["stream_start_gate"] = r.stream_start_gate;
   j["time_label"] = r.measured;
   j["submit_us"] = stats_us(r.stage("Submit"));
   j["copy_us"] = stats_us(r.stage(r.measured));
   j["wall_us"] = stats_us(r.stage("Wall"));
+  j["start_skew_us"] = stats_us(r.stage("StartSkew"));
   j["bandwidth_gib_s"] = r.bandwidth_gib_s();
   j["bandwidth_gb_s"] = r.bandwidth_gb_s();
   j["wall_bandwidth_gib_s"] = r.wall_bandwidth_gib_s();

@@ -29,6 +29,8 @@ struct CaseResult {
   uint64_t bytes = 0;        // bytes moved per iteration over all devices
   int devices = 1;
   int streams = 0;
+  std::string submit_mode;        // how blocks were spread over streams; empty: one stream
+  bool stream_start_gate = false; // streams held until every copy was queued
   int frags = 0;
   int iterations = 0;
   int warmup = 0;

@@ -30,8 +30,16 @@ std::string format_stats_us(const Stats& s) {
          us(static_cast<double>(s.p90));
 }
 
+std::string format_wall_line(const CaseResult& r) {
+  char bw[32];
+  std::snprintf(bw, sizeof bw, "%.3f", r.wall_bandwidth_gib_s());
+  return "  Wall: StartSkew(us)-(Min/Max/Avg/P50/P90)=" + format_stats_us(r.stage("StartSkew")) +
+         "  GroupWall(us)-(Min/Max/Avg/P50/P90)=" + format_stats_us(r.stage("Wall")) + "  WallBW(GB/s)=" + bw +
+         "\n";
+}
+
 std::string format_text_block(const CaseResult& r) {
-  std::string out = "[[ " + r.name + " ]] " + r.brief + "\n";
+  std::string out = "[[ " + r.name + " ]] " + r.brief + (r.stream_start_gate ? " (gated)" : "") + "\n";
   std::string head = "  ";
   cell(head, "From", kFromW);
   cell(head, "To", kToW);
@@ -53,7 +61,7 @@ std::string format_text_block(const CaseResult& r) {
   std::snprintf(bw, sizeof bw, "%.3f", r.bandwidth_gib_s());
   row += bw;
   row += "\n";
-  return out + head + row;
+  return out + head + row + format_wall_line(r);
 }
 
 void TextWriter::add(const CaseResult& result) {

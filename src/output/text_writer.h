@@ -12,7 +12,13 @@ namespace ds {
 // "min / max / avg / p50 / p90" in whole microseconds.
 std::string format_stats_us(const Stats& s);
 
-// Title, header and row of one case, each line ending in '\n'.
+// The line after a row, in UCM's format (its sweep scripts parse it):
+// "  Wall: StartSkew(us)-(...)=a / b / c / d / e  GroupWall(us)-(...)=...  WallBW(GB/s)=x.xxx".
+// It carries no From/To label, so the last field of the row naming ::device::all stays BW.
+std::string format_wall_line(const CaseResult& r);
+
+// Title (" (gated)" after it when the streams were held at their start), header, row and
+// the Wall line of one case, each line ending in '\n'.
 std::string format_text_block(const CaseResult& r);
 
 class TextWriter : public ResultWriter {

@@ -49,7 +49,11 @@ CaseResult sample(const std::string& name = "all_host_to_all_device_ce_multi_str
   r.bytes = block * r.count;
   r.stages = {{"Submit", ns_stats(878100, 2576400, 1117250.5, 1112000, 1269000)},
               {"Copy", ns_stats(3155000, 4101000, 3736000, 3759000, 3905000)},
-              {"Wall", ns_stats(3300000, 4300000, 3900000, 3950000, 4100000)}};
+              {"Wall", ns_stats(3300000, 4300000, 3900000, 3950000, 4100000)},
+              {"StartSkew", ns_stats(0, 577000, 12500, 1000, 1000)}};
+  r.stages[1].ns.p99 = 4090000;
+  r.stages[1].ns.p999 = 4100000;
+  r.submit_mode = "stream-major";
   r.setup_s = 0.25;
   return r;
 }
@@ -104,8 +108,16 @@ TEST(OutputJson, DocumentCarriesRunInfoAndEveryField) {
   for (const char* key : {"name", "brief", "from", "to", "method", "block_bytes", "count",
                           "devices", "streams", "frags", "iterations", "warmup", "time_label",
                           "submit_us", "copy_us", "wall_us", "bandwidth_gib_s", "bandwidth_gb_s",
-                          "wall_bandwidth_gib_s", "validated", "setup_s", "notes"})
+                          "wall_bandwidth_gib_s", "validated", "setup_s", "notes", "start_skew_us",
+                          "submit_mode", "stream_start_gate"})
     EXPECT_TRUE(r.contains(key)) << key;
+  EXPECT_EQ(r["submit_mode"], "stream-major");
+  EXPECT_EQ(r["stream_start_gate"], false);
+  // The tails beside P50/P90 for every statistic; StartSkew from its own stage.
+  EXPECT_DOUBLE_EQ(r["copy_us"]["p99"].get<double>(), 4090.0);
+  EXPECT_DOUBLE_EQ(r["copy_us"]["p999"].get<double>(), 4100.0);
+  EXPECT_DOUBLE_EQ(r["start_skew_us"]["max"].get<double>(), 577.0);
+  EXPECT_DOUBLE_EQ(r["start_skew_us"]["avg"].get<double>(), 12.5);
   EXPECT_TRUE(r["notes"].is_array());
   EXPECT_TRUE(r["notes"].empty());
   EXPECT_EQ(r["block_bytes"], 16384);
@@ -192,12 +204,14 @@ TEST(OutputCsv, EveryLineHasEveryColumnAndAgreesWithJson) {
     EXPECT_EQ(row[col("brief")], r["brief"]);  // quotes and commas survive
     EXPECT_EQ(std::stoull(row[col("block_bytes")]), r["block_bytes"].get<uint64_t>());
     EXPECT_EQ(std::stoull(row[col("count")]), r["count"].get<uint64_t>());
-    for (const char* t : {"submit_us", "copy_us", "wall_us"})
-      for (const char* s : {"min", "max", "avg", "p50", "p90"})
+    for (const char* t : {"submit_us", "copy_us", "wall_us", "start_skew_us"})
+      for (const char* s : {"min", "max", "avg", "p50", "p90", "p99", "p999"})
         EXPECT_NEAR(std::stod(row[col(std::string(t) + "_" + s)]), r[t][s].get<double>(), 5e-4)
             << t << "_" << s;
     for (const char* f : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s", "setup_s"})
       EXPECT_NEAR(std::stod(row[col(f)]), r[f].get<double>(), 1e-6) << f;
+    EXPECT_EQ(row[col("submit_mode")], r["submit_mode"]);
+    EXPECT_EQ(row[col("stream_start_gate")], "false");
     EXPECT_EQ(row[col("error")], "");
   }
   EXPECT_EQ(rows[1][col("validated")], "");

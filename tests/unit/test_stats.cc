@@ -35,3 +35,16 @@ TEST(ComputeStats, HundredSamples) {
   EXPECT_EQ(s.p90, 90);
   EXPECT_DOUBLE_EQ(s.avg, 50.5);
 }
+
+TEST(ComputeStats, TailsByNearestRank) {
+  // 2000 samples 1..2000: P99 = the 1980th, P999 = the 1998th smallest.
+  std::vector<int64_t> v;
+  for (int i = 2000; i >= 1; --i) v.push_back(i);
+  Stats s = compute_stats(v);
+  EXPECT_EQ(s.p99, 1980);
+  EXPECT_EQ(s.p999, 1998);
+  // Fewer samples than the tail needs: the largest one.
+  Stats few = compute_stats({3, 1, 2});
+  EXPECT_EQ(few.p99, 3);
+  EXPECT_EQ(few.p999, 3);
+}

@@ -26,9 +26,17 @@ CaseResult seed_gqa() {
   r.block_bytes = 16 * 1024;
   r.count = 4096;
   r.bytes = r.block_bytes * r.count;  // BW comes from the bytes moved per iteration
-  r.stages = {{"Submit", us_stats(878, 2576, 1117, 1112, 1269)}, {"Copy", us_stats(3155, 4101, 3736, 3759, 3905)}};
+  r.stages = {{"Submit", us_stats(878, 2576, 1117, 1112, 1269)},
+              {"Copy", us_stats(3155, 4101, 3736, 3759, 3905)},
+              {"Wall", us_stats(3300, 4500, 3800, 3790, 4100)},
+              {"StartSkew", us_stats(0, 577, 12, 1, 1)}};
   return r;
 }
+
+// 64 MiB over all devices per iteration / GroupWall avg 3800 us, in GiB/s.
+const char* kSeedWallLine =
+    "  Wall: StartSkew(us)-(Min/Max/Avg/P50/P90)=0 / 577 / 12 / 1 / 1  "
+    "GroupWall(us)-(Min/Max/Avg/P50/P90)=3300 / 4500 / 3800 / 3790 / 4100  WallBW(GB/s)=16.447\n";
 
 }  // namespace
 
@@ -42,8 +50,30 @@ TEST(TextTable, ReproducesTheSeedGqaRows) {
       // The user guide prints CE-MS-FORK16; a full cell gets one space.
       "  acl::host::all    acl::device::all  CE-MS-FORK 16        4096    "
       "878 / 2576 / 1117 / 1112 / 1269         3155 / 4101 / 3736 / 3759 / 3905            "
-      "16.729\n";
+      "16.729\n" +
+      std::string(kSeedWallLine);
   EXPECT_EQ(format_text_block(seed_gqa()), expected);
+}
+
+TEST(TextTable, WallLineFollowsTheRowAndNamesNoLabel) {
+  const CaseResult r = seed_gqa();
+  EXPECT_EQ(format_wall_line(r), kSeedWallLine);
+  // A script taking the last field of the row naming ::device::all must still get BW.
+  EXPECT_EQ(format_wall_line(r).find("::"), std::string::npos);
+  // WallBW comes from GroupWall, not from Copy.
+  CaseResult slower = r;
+  slower.stages[2].ns.avg *= 2;
+  EXPECT_NE(format_wall_line(slower).find("WallBW(GB/s)=8.224"), std::string::npos) << format_wall_line(slower);
+}
+
+TEST(TextTable, GatedRunsSaySoInTheTitle) {
+  CaseResult r = seed_gqa();
+  EXPECT_EQ(format_text_block(r).find("(gated)"), std::string::npos);
+  r.stream_start_gate = true;
+  const std::string block = format_text_block(r);
+  EXPECT_EQ(block.substr(0, block.find('\n')),
+            "[[ all_host_to_all_device_ce_multi_stream ]] memcpy from all host to all device with ce using multi "
+            "stream and fork submit (gated)");
 }
 
 TEST(TextTable, ReproducesTheSeedMlaRow) {
