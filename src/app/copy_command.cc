@@ -121,7 +121,8 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("-d", args->params.devices, "devices (cards) (default 8)")->type_name("N");
   c->add_option("-f,--frags", args->params.frags,
                 "fragments per IO task on the direct path; 0: every block is a task (default 0)")->type_name("F");
-  c->add_option("--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
+  c->add_option("-S,--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
+  add_stream_options(c, args->params);
   c->add_option("--warmup", args->params.warmup, "iterations run first and not counted (default 2)")->type_name("W");
   c->add_flag("--validate", args->params.validate, "check every destination byte after the run");
   c->add_option("--model-type", args->model_type, "quick mode: gqa|mla")->type_name("gqa|mla");

@@ -1,5 +1,6 @@
 #include "app/copy_params.h"
 
+#include "core/error.h"
 #include "core/units.h"
 
 namespace ds {
@@ -15,7 +16,29 @@ CopyParams parse_copy_params(const CopyOptionText& t) {
   p.streams = parse_int("--streams", t.streams, 1, kMaxStreams);
   p.warmup = parse_int("--warmup", t.warmup, 0, kMaxIterations);
   p.validate = t.validate;
+  if (t.submit_mode == "stream-major")
+    p.submit_mode = SubmitMode::kStreamMajor;
+  else if (t.submit_mode == "round-robin")
+    p.submit_mode = SubmitMode::kRoundRobin;
+  else
+    throw UsageError("option --submit-mode expects stream-major or round-robin, not '" + t.submit_mode + "'");
+  if (t.gate != "on" && t.gate != "off")
+    throw UsageError("option --stream-start-gate expects on or off, not '" + t.gate + "'");
+  p.gate = t.gate == "on";
   return p;
+}
+
+void add_stream_options(CLI::App* app, CopyOptionText& t) {
+  app->add_option("--submit-mode", t.submit_mode,
+                  "multi-stream cases: stream-major (each stream one contiguous range of blocks, "
+                  "submitted stream by stream) or round-robin (block i on stream i mod S) "
+                  "(default stream-major, as UCM)")
+      ->type_name("stream-major|round-robin");
+  app->add_option("--stream-start-gate", t.gate,
+                  "on: hold every stream at its start until all of the iteration's copies are queued, so "
+                  "Copy is the engines alone (nvbandwidth's method); off: Copy includes submission stalls, "
+                  "as in the user guide and UCM (default off)")
+      ->type_name("on|off");
 }
 
 }  // namespace ds

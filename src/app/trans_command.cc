@@ -88,6 +88,7 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("-i", a->params.iterations, "iterations (default 1024)")->type_name("N");
   c->add_option("--warmup", a->params.warmup, "iterations run first and not counted (default 2)")->type_name("W");
   c->add_flag("--validate", a->params.validate, "check every destination byte after each combination");
+  add_stream_options(c, a->params);
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_trans(*a, global); }};
 }

@@ -32,6 +32,10 @@ void Device::kernel_copy(const CopyDesc&, Stream&) {
   throw RunError("kernel copies are not available on this backend");
 }
 
+std::unique_ptr<StreamGate> Device::create_gate() {
+  throw RunError("this backend cannot hold a stream at its start (--stream-start-gate)");
+}
+
 bool Device::enable_peer_access(int, std::string*) { return true; }
 void Device::prepare_batch(const CopyDesc*, size_t, CopyDir) {}
 void Device::prepare_direct(const CopyDesc*, size_t) {}

@@ -60,6 +60,20 @@ class Event {
   virtual ~Event() = default;
 };
 
+// The stream start gate (--stream-start-gate on): streams held at their head
+// until the host lets them all go at once, so that the copies queued behind the
+// hold start together, after every submission (docs/measurement.md).
+class StreamGate {
+ public:
+  // Releases what is still held and returns once every held stream has passed
+  // its hold, so nothing queued outlives what the hold refers to.
+  virtual ~StreamGate() = default;
+  // Queue on `stream` a hold that lasts until the next release().
+  virtual void hold(Stream& stream) = 0;
+  // Let every stream held since the last release() go.
+  virtual void release() = 0;
+};
+
 // One device as used by one worker. Created on the thread that uses it; the
 // backend binds its context to that thread in open_device().
 class Device {
@@ -91,6 +105,10 @@ class Device {
   virtual void copy_batch(const CopyDesc* descs, size_t n, CopyDir dir, Stream& stream) = 0;
   // One direct-path (SDMA) IO task: n fragments, mapped host address -> device.
   virtual void direct_task(const CopyDesc* descs, size_t n, Stream& stream) = 0;
+  // A gate for this device's streams; RunError naming the call when it cannot
+  // be made. Backends that cannot hold a stream say so in BackendProbe::
+  // gate_unavailable, and the run is refused before anything starts.
+  virtual std::unique_ptr<StreamGate> create_gate();
   // A copy done by a kernel on the device's cores (cuda only).
   virtual void kernel_copy(const CopyDesc& desc, Stream& stream);
   // Blocking copy, for filling and reading back outside the measurement: the
@@ -156,6 +174,7 @@ struct BackendProbe {
   std::vector<std::pair<std::string, std::string>> facts;  // extra doctor lines
   std::string direct_unavailable;             // empty: the direct path works here
   std::string register_unavailable;           // empty: host memory can be registered here
+  std::string gate_unavailable;               // empty: streams can be held (--stream-start-gate)
 };
 
 class Backend {
@@ -171,6 +190,11 @@ class Backend {
   // Whether our own code mlock()s memory of this kind, so that it counts against
   // RLIMIT_MEMLOCK. Memory the vendor's driver pins in its kernel module does not.
   virtual bool mlocks(HostLock /*kind*/) const { return false; }
+  // How many operations one stream can have queued behind a stream start gate:
+  // the host queues every copy before it releases the gate, so a queue that
+  // fills first would block the host forever. Runs that would need more are
+  // refused up front.
+  virtual uint64_t gate_queue_limit() const { return 1024; }
 
   // Initialise the runtime in this process. Called once per process that uses
   // devices: in each child after fork, or in the only process. Throws RunError.

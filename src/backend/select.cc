@@ -66,7 +66,8 @@ nlohmann::json to_json(const BackendProbe& p) {
           {"devices", devices},
           {"facts", p.facts},
           {"direct_unavailable", p.direct_unavailable},
-          {"register_unavailable", p.register_unavailable}};
+          {"register_unavailable", p.register_unavailable},
+          {"gate_unavailable", p.gate_unavailable}};
 }
 
 BackendProbe from_json(const nlohmann::json& j) {
@@ -80,6 +81,7 @@ BackendProbe from_json(const nlohmann::json& j) {
   p.facts = j.at("facts").get<std::vector<std::pair<std::string, std::string>>>();
   p.direct_unavailable = j.at("direct_unavailable");
   p.register_unavailable = j.at("register_unavailable");
+  p.gate_unavailable = j.at("gate_unavailable");
   return p;
 }
 

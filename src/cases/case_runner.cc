@@ -138,6 +138,8 @@ class CopyWorker : public LoopWorker {
     plan.dir = direction(spec);
     plan.fragments_per_task = layout.fragments_per_task();
     plan.streams = p.streams;
+    plan.submit_mode = p.submit_mode;
+    plan.gate = p.gate && spec.method != CopyMethod::kMemcpy;
     char* s = copy_address(*src, spec.method);
     char* t = copy_address(dst_, spec.method);
     plan.copies.reserve(static_cast<size_t>(layout.fragments()));
@@ -294,6 +296,13 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   r.bytes = static_cast<uint64_t>(d) * layout.bytes();
   r.devices = d;
   r.streams = spec.method == CopyMethod::kCeMultiStream ? p.streams : 1;
+  if (spec.method == CopyMethod::kCeMultiStream) r.submit_mode = submit_mode_name(p.submit_mode);
+  r.stream_start_gate = p.gate && spec.method != CopyMethod::kMemcpy;
+  if (p.gate && !r.stream_start_gate) {
+    r.notes.push_back("CPU memcpy has no stream to hold: ran ungated");
+    std::fprintf(stderr, "dev-sandbox: note: %s: CPU memcpy has no stream to hold, so it ran ungated\n",
+                 spec.name.c_str());
+  }
   r.frags = layout.frags_option();
   r.iterations = p.iterations;
   r.warmup = p.warmup;

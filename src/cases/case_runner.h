@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "cases/case_spec.h"
+#include "engines/initiator.h"
 #include "layout/layout.h"
 #include "output/result.h"
 #include "runner/preflight.h"
@@ -22,7 +23,9 @@ struct CopyParams {
   Layout layout = Layout::uniform(512ULL << 20, 8, 0);  // -s, -n, -f
   int iterations = 128;                                 // -i
   int devices = 8;                                      // -d
-  int streams = 4;                                      // --streams
+  int streams = 4;                                      // --streams, -S
+  SubmitMode submit_mode = SubmitMode::kStreamMajor;    // --submit-mode
+  bool gate = false;                                    // --stream-start-gate on
   int warmup = 2;                                       // --warmup
   bool validate = false;                                // --validate
 };

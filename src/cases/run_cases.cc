@@ -6,6 +6,30 @@
 
 namespace ds {
 
+namespace {
+
+// Operations one stream of `spec` queues per iteration: its copies (or batched
+// and direct submissions), its two events and the hold.
+uint64_t queued_per_stream(const CaseSpec& spec, const CopyParams& p) {
+  const Layout& l = p.layout;
+  uint64_t ops = 0;
+  switch (spec.method) {
+    case CopyMethod::kCe:
+    case CopyMethod::kKernel: ops = l.fragments(); break;
+    case CopyMethod::kCeBatch: ops = 1; break;
+    case CopyMethod::kDirect: ops = l.tasks(); break;
+    case CopyMethod::kMemcpy: return 0;
+    case CopyMethod::kCeMultiStream: {
+      const uint64_t s = static_cast<uint64_t>(p.streams);
+      ops = (l.tasks() + s - 1) / s * l.fragments_per_task();
+      break;
+    }
+  }
+  return ops + 3;
+}
+
+}  // namespace
+
 std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe& probe) {
   if (spec.method == CopyMethod::kDirect && !probe.direct_unavailable.empty()) return probe.direct_unavailable;
   // Mapped kinds are registered with the device; a shared region read by CPU
@@ -28,6 +52,17 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
     const std::string machine = machine_unsupported_reason(c, selected.probe);
     if (!machine.empty()) throw RunError(c.name + ": not supported on this machine: " + machine);
     multi = multi || c.topology != Topology::kSingle;
+    if (params.gate && c.method != CopyMethod::kMemcpy) {
+      if (!selected.probe.gate_unavailable.empty())
+        throw UsageError("--stream-start-gate on: the " + b.name() + " backend cannot hold a stream here: " +
+                         selected.probe.gate_unavailable);
+      const uint64_t queued = queued_per_stream(c, params), limit = b.gate_queue_limit();
+      if (queued > limit)
+        throw UsageError("--stream-start-gate on: " + c.name + " would queue " + std::to_string(queued) +
+                         " operations on one stream behind the gate, more than the " + b.name() +
+                         " backend holds (" + std::to_string(limit) + "); lower -n" +
+                         (c.method == CopyMethod::kCeMultiStream ? " or raise -S" : ""));
+    }
   }
   // Single-card cases use device 0 whatever -d says (d is 1 in their formulas), so
   // the default -d 8 does not stop them on a one-GPU machine.

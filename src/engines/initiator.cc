@@ -21,10 +21,26 @@ std::string method_label(CopyMethod kind, const Backend& backend) {
   return "?";
 }
 
+const char* submit_mode_name(SubmitMode mode) {
+  return mode == SubmitMode::kRoundRobin ? "round-robin" : "stream-major";
+}
+
+size_t stream_of_task(SubmitMode mode, size_t task, size_t tasks, size_t streams) {
+  if (streams <= 1) return 0;
+  if (mode == SubmitMode::kRoundRobin) return task % streams;
+  // The first `extra` streams carry base + 1 tasks each, the rest base.
+  const size_t base = tasks / streams, extra = tasks % streams;
+  const size_t in_larger = extra * (base + 1);
+  if (task < in_larger) return task / (base + 1);
+  return extra + (task - in_larger) / base;
+}
+
 namespace {
 
 // Streams with a start and an end event each; engine time spans the earliest
-// start to the latest end over all streams, as the device saw them.
+// start to the latest end over all streams, as the device saw them. With the
+// gate, every stream is held ahead of its start event until all copies and end
+// events are queued, so the starts are stamped when the engines are let go.
 class StreamInitiator : public Initiator {
  public:
   StreamInitiator(Device& device, CopyPlan plan, int streams)
@@ -34,11 +50,18 @@ class StreamInitiator : public Initiator {
       starts_.push_back(device_.create_event());
       ends_.push_back(device_.create_event());
     }
+    if (plan_.gate) gate_ = device_.create_gate();
   }
 
   // Nothing queued may outlive the events and buffers it refers to, also when
-  // an iteration failed between submit() and wait().
+  // an iteration failed between submit() and wait(): let held streams go first.
   ~StreamInitiator() override {
+    if (gate_) {
+      try {
+        gate_->release();
+      } catch (const std::exception&) {
+      }
+    }
     for (auto& s : streams_) {
       try {
         device_.synchronize(*s);
@@ -48,9 +71,12 @@ class StreamInitiator : public Initiator {
   }
 
   void submit() override {
+    if (gate_)
+      for (auto& s : streams_) gate_->hold(*s);
     for (size_t s = 0; s < streams_.size(); ++s) device_.record(*starts_[s], *streams_[s]);
     issue();
     for (size_t s = 0; s < streams_.size(); ++s) device_.record(*ends_[s], *streams_[s]);
+    if (gate_) gate_->release();
   }
 
   void wait() override {
@@ -74,9 +100,11 @@ class StreamInitiator : public Initiator {
   CopyPlan plan_;
 
  private:
-  // Events before streams: streams (and sim's engine threads) go first.
+  // Events before streams: streams (and sim's engine threads) go first; the gate
+  // goes before them, once every stream it held has passed its hold.
   std::vector<std::unique_ptr<Event>> starts_, ends_;
   std::vector<std::unique_ptr<Stream>> streams_;
+  std::unique_ptr<StreamGate> gate_;
 };
 
 class CeInitiator : public StreamInitiator {
@@ -99,12 +127,30 @@ class BatchInitiator : public StreamInitiator {
 
 class MultiStreamInitiator : public StreamInitiator {
  public:
-  MultiStreamInitiator(Device& d, CopyPlan p) : StreamInitiator(d, p, p.streams) {}
-  void issue() override {
-    const size_t s = static_cast<size_t>(plan_.streams);
-    for (size_t i = 0; i < plan_.copies.size(); ++i)
-      device_.copy_async(plan_.copies[i], plan_.dir, stream(i % s));
+  MultiStreamInitiator(Device& d, CopyPlan p) : StreamInitiator(d, p, p.streams) {
+    // Each IO task (its fragments) stays on one stream; the order of submission
+    // is the mode's: stream by stream, or task by task.
+    const size_t k = std::max<size_t>(1, plan_.fragments_per_task);
+    const size_t tasks = (plan_.copies.size() + k - 1) / k;
+    const size_t streams = static_cast<size_t>(plan_.streams);
+    std::vector<std::vector<size_t>> of_stream(streams);
+    for (size_t t = 0; t < tasks; ++t) of_stream[stream_of_task(plan_.submit_mode, t, tasks, streams)].push_back(t);
+    auto add = [&](size_t t, size_t s) {
+      for (size_t i = t * k; i < std::min(plan_.copies.size(), (t + 1) * k); ++i) order_.push_back({i, s});
+    };
+    if (plan_.submit_mode == SubmitMode::kRoundRobin) {
+      for (size_t t = 0; t < tasks; ++t) add(t, t % streams);
+    } else {
+      for (size_t s = 0; s < streams; ++s)
+        for (size_t t : of_stream[s]) add(t, s);
+    }
   }
+  void issue() override {
+    for (const auto& o : order_) device_.copy_async(plan_.copies[o.first], plan_.dir, stream(o.second));
+  }
+
+ private:
+  std::vector<std::pair<size_t, size_t>> order_;  // (copy, stream) in submission order
 };
 
 class DirectInitiator : public StreamInitiator {

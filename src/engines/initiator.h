@@ -25,6 +25,15 @@ enum class CopyMethod {
   kMemcpy,         // CPU memcpy on the worker thread                MEMCPY
 };
 
+// How a multi-stream engine spreads a device's IO tasks over its S streams (UCM's
+// --submit-mode): stream-major gives each stream one contiguous range of tasks
+// (the first tasks % S streams one task more) and submits stream by stream;
+// round-robin puts task t on stream t mod S and submits in task order.
+enum class SubmitMode { kStreamMajor, kRoundRobin };
+const char* submit_mode_name(SubmitMode mode);  // "stream-major", "round-robin"
+// The stream that carries task `task` of `tasks` over `streams` streams.
+size_t stream_of_task(SubmitMode mode, size_t task, size_t tasks, size_t streams);
+
 // Base Method name of an engine (the fork suffix and the direct-path name are
 // added by the case, which knows topology and backend).
 std::string method_label(CopyMethod kind, const Backend& backend);
@@ -36,6 +45,10 @@ struct CopyPlan {
   CopyDir dir = CopyDir::kH2D;
   size_t fragments_per_task = 1;  // copies [t*k, (t+1)*k) are task t
   int streams = 1;                // for kCeMultiStream
+  SubmitMode submit_mode = SubmitMode::kStreamMajor;  // for kCeMultiStream
+  // Hold every stream at its start until the iteration's copies are all queued
+  // (--stream-start-gate on): the engine time is then the engines alone.
+  bool gate = false;
 };
 
 class Initiator {

@@ -1,11 +1,14 @@
 #include "backends/sim/sim_backend.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "backends/sim/sim_engine.h"
 #include "core/error.h"
+#include "core/futex.h"
 #include "core/sysinfo.h"
 #include "memory/host_memory.h"
 
@@ -24,6 +27,30 @@ class SimEvent : public Event {
 };
 
 SimEngine& engine_of(Stream& s) { return static_cast<SimStream&>(s).engine; }
+
+// Each held engine waits for the word to reach this round's number; release()
+// stores it and wakes them.
+class SimGate : public StreamGate {
+ public:
+  ~SimGate() override {
+    release();
+    for (Stream* s : held_) engine_of(*s).wait_idle();  // every engine is past the word
+  }
+  void hold(Stream& s) override {
+    engine_of(s).wait_gate(&word_, round_);
+    if (std::find(held_.begin(), held_.end(), &s) == held_.end()) held_.push_back(&s);
+  }
+  void release() override {
+    word_.store(round_, std::memory_order_release);
+    futex_wake_all(&word_);
+    ++round_;
+  }
+
+ private:
+  std::atomic<uint32_t> word_{0};
+  uint32_t round_ = 1;
+  std::vector<Stream*> held_;
+};
 
 class SimDevice : public Device {
  public:
@@ -58,6 +85,7 @@ class SimDevice : public Device {
 
   std::unique_ptr<Stream> create_stream() override { return std::make_unique<SimStream>(); }
   std::unique_ptr<Event> create_event() override { return std::make_unique<SimEvent>(); }
+  std::unique_ptr<StreamGate> create_gate() override { return std::make_unique<SimGate>(); }
   void record(Event& e, Stream& s) override {
     auto& ev = static_cast<SimEvent&>(e).stamp;
     ev.ns.store(-1, std::memory_order_relaxed);
@@ -93,6 +121,8 @@ class SimBackend : public Backend {
   bool device_memory_is_host() const override { return true; }
   // Pinned and registered memory is mmap + mlock here: RLIMIT_MEMLOCK applies.
   bool mlocks(HostLock) const override { return true; }
+  // The engine's ring: a producer blocked on a full ring behind a held engine would wait forever.
+  uint64_t gate_queue_limit() const override { return SimEngine::capacity(); }
   void init_process() override {}
   BackendProbe probe() override {
     BackendProbe p;

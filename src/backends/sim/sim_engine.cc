@@ -61,6 +61,7 @@ SimEngine::Op& SimEngine::reserve() {
   }
   Op& op = ring_[pushed_ % kRing];
   op.event = nullptr;
+  op.gate = nullptr;
   op.list.clear();
   return op;
 }
@@ -94,6 +95,14 @@ void SimEngine::stamp(SimEventStamp* event) {
   publish();
 }
 
+void SimEngine::wait_gate(const std::atomic<uint32_t>* word, uint32_t value) {
+  Op& op = reserve();
+  op.one = CopyDesc{nullptr, nullptr, 0};
+  op.gate = word;
+  op.gate_value = value;
+  publish();
+}
+
 void SimEngine::wait_idle() {
   const uint32_t target = pushed_;
   auto finished = [&] { return done_.load(std::memory_order_acquire) == target; };
@@ -122,7 +131,15 @@ void SimEngine::run() {
       continue;
     }
     Op& op = ring_[head % kRing];
-    if (op.event) {
+    if (op.gate) {
+      auto* word = const_cast<std::atomic<uint32_t>*>(op.gate);
+      auto open = [&] { return static_cast<int32_t>(word->load(std::memory_order_acquire) - op.gate_value) >= 0; };
+      while (!open()) {
+        if (spin_until(open)) break;
+        const uint32_t seen = word->load(std::memory_order_acquire);
+        if (static_cast<int32_t>(seen - op.gate_value) < 0) futex_wait(word, seen, 1000000);
+      }
+    } else if (op.event) {
       op.event->ns.store(now_ns(), std::memory_order_release);
     } else if (!op.list.empty()) {
       for (const CopyDesc& d : op.list) std::memcpy(d.dst, d.src, d.bytes);

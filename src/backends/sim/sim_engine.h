@@ -20,17 +20,24 @@ class SimEngine {
  public:
   SimEngine();
   ~SimEngine();
+  // Submissions that can be queued before the producer waits for the engine.
+  static constexpr uint32_t capacity() { return kRing; }
   SimEngine(const SimEngine&) = delete;
   SimEngine& operator=(const SimEngine&) = delete;
 
   void copy(const CopyDesc& desc);                     // one copy
   void copy_list(const CopyDesc* descs, size_t n);     // one submission of n copies
   void stamp(SimEventStamp* event);                    // an event marker
+  // A hold: the engine, on reaching it, waits until (int32_t)(*word - value) >= 0
+  // (the releaser stores the value and wakes the futex of `word`).
+  void wait_gate(const std::atomic<uint32_t>* word, uint32_t value);
   void wait_idle();                                    // every submission done
 
  private:
   struct Op {
     SimEventStamp* event = nullptr;
+    const std::atomic<uint32_t>* gate = nullptr;
+    uint32_t gate_value = 0;
     CopyDesc one{};
     std::vector<CopyDesc> list;
   };
