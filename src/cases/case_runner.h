@@ -25,6 +25,7 @@ struct CopyParams {
   int streams = 4;                                      // --streams
   int warmup = 2;                                       // --warmup
   bool validate = false;                                // --validate
+  bool validate_each = false;  // --validate each: clear before, check after every iteration (untimed)
 };
 
 // Devices a case runs on: 1 for single-card cases, else -d.
