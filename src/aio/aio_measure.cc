@@ -148,7 +148,8 @@ class AioWorker : public LoopWorker {
       hooks_.complete = [this, n, dev](size_t shard, void* buf) {
         const int64_t off = pattern_check(buf, n, pattern_key(dev, shard));
         if (off >= 0)
-          throw RunError("validation failed for aio_load epoch " + std::to_string(epoch_) + ": shard " +
+          throw RunError("validation failed for aio_load epoch " + std::to_string(epoch_) + " of " +
+                         std::to_string(s_.p.epochs) + ": shard " +
                          std::to_string(shard) + " (" + s_.files.path(shard) +
                          ") loaded bytes differ from what was dumped at offset " + std::to_string(off));
       };
