@@ -73,6 +73,42 @@ RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSet
   return RunError(msg);
 }
 
+// Reads shard `i` back with plain pread (outside any timing) into `buf` and
+// compares it with the pattern the dump wrote; `what` names the check in a failure.
+void verify_shard(const ShardFiles& files, size_t i, const AioParams& p, char* buf, const std::string& what) {
+  std::memset(buf, 0, static_cast<size_t>(p.io_size));
+  uint64_t got = 0;
+  while (got < p.io_size) {
+    const ssize_t r = pread(files.fd(i), buf + got, static_cast<size_t>(p.io_size - got), static_cast<off_t>(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw sys_error("pread(" + files.path(i) + ")", errno);
+    if (r == 0)
+      throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" + files.path(i) +
+                     ") ends at offset " + std::to_string(got) + " of " + std::to_string(p.io_size));
+    got += static_cast<uint64_t>(r);
+  }
+  const int64_t off = pattern_check(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, i));
+  if (off >= 0)
+    throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" + files.path(i) +
+                   ") differs from what was dumped at offset " + std::to_string(off));
+}
+
+// --validate each, before a dump epoch (untimed): every shard file gets the bitwise
+// inverse of what the dump writes, so a write the epoch skips fails verify_shard.
+void clear_shard(const ShardFiles& files, size_t i, const AioParams& p, char* buf) {
+  const auto n = static_cast<size_t>(p.io_size);
+  auto* b = reinterpret_cast<unsigned char*>(buf);
+  pattern_fill(b, n, pattern_key(p.device_id, i));
+  for (size_t k = 0; k < n; ++k) b[k] = static_cast<unsigned char>(~b[k]);
+  size_t put = 0;
+  while (put < n) {
+    const ssize_t r = pwrite(files.fd(i), buf + put, n - put, static_cast<off_t>(put));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) throw sys_error("pwrite(" + files.path(i) + ") clearing it for --validate each", r < 0 ? errno : EIO);
+    put += static_cast<size_t>(r);
+  }
+}
+
 // One direction's epochs: its host buffers (mmap, or the backend's pinned memory on
 // --device-id) and I/O engine, made where it runs; one pass over every shard per epoch.
 class AioWorker : public LoopWorker {
@@ -106,12 +142,14 @@ class AioWorker : public LoopWorker {
     const int dev = p.device_id;
     if (op == IoOp::kWrite) {
       hooks_.prepare = [n, dev](size_t shard, void* buf) { pattern_fill(buf, n, pattern_key(dev, shard)); };
+      if (p.validate_each) scratch_ = map_anonymous(n, true);  // 4 KiB aligned, as O_DIRECT needs
     } else {
       hooks_.prepare = [n](size_t, void* buf) { std::memset(buf, 0, n); };
       hooks_.complete = [this, n, dev](size_t shard, void* buf) {
         const int64_t off = pattern_check(buf, n, pattern_key(dev, shard));
         if (off >= 0)
-          throw RunError("validation failed for aio_load epoch " + std::to_string(epoch_) + ": shard " +
+          throw RunError("validation failed for aio_load epoch " + std::to_string(epoch_) + " of " +
+                         std::to_string(s_.p.epochs) + ": shard " +
                          std::to_string(shard) + " (" + s_.files.path(shard) +
                          ") loaded bytes differ from what was dumped at offset " + std::to_string(off));
       };
@@ -132,6 +170,23 @@ class AioWorker : public LoopWorker {
   }
   // IO: from the first submission to the last completion of the epoch.
   int64_t measured_ns(const IterationRecord&) override { return wall_ns_; }
+  // --validate each on the dump: every epoch's files, cleared before it and read
+  // back after it, outside the timing (the loads are checked as they land).
+  void before_iteration(int) override {
+    if (!scratch_) return;
+    for (size_t i = 0; i < s_.files.size(); ++i) {
+      check_interrupted();
+      clear_shard(s_.files, i, s_.p, static_cast<char*>(scratch_->host_ptr()));
+    }
+  }
+  void after_iteration(int index) override {
+    if (!scratch_) return;
+    const std::string what = "aio_dump epoch " + std::to_string(index + 1) + " of " + std::to_string(s_.p.epochs);
+    for (size_t i = 0; i < s_.files.size(); ++i) {
+      check_interrupted();
+      verify_shard(s_.files, i, s_.p, static_cast<char*>(scratch_->host_ptr()), what);
+    }
+  }
   uint64_t retries() const override { return short_transfers_; }
 
  private:
@@ -143,6 +198,7 @@ class AioWorker : public LoopWorker {
   std::unique_ptr<IoEngine> engine_;  // after the memory: drained and closed before the buffers go
   BufferRing ring_;
   PassHooks hooks_;
+  std::unique_ptr<Memory> scratch_;  // --validate each on the dump: one shard
   int epoch_ = 0;
   int64_t wall_ns_ = 0;
   uint64_t short_transfers_ = 0;
@@ -155,21 +211,7 @@ void verify_files(const ShardFiles& files, const AioParams& p) {
   char* buf = static_cast<char*>(scratch->host_ptr());
   for (size_t i = 0; i < files.size(); ++i) {
     check_interrupted();
-    std::memset(buf, 0, static_cast<size_t>(p.io_size));
-    uint64_t got = 0;
-    while (got < p.io_size) {
-      const ssize_t r = pread(files.fd(i), buf + got, static_cast<size_t>(p.io_size - got), static_cast<off_t>(got));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) throw sys_error("pread(" + files.path(i) + ")", errno);
-      if (r == 0)
-        throw RunError("validation failed for aio_dump: shard " + std::to_string(i) + " (" + files.path(i) +
-                       ") ends at offset " + std::to_string(got) + " of " + std::to_string(p.io_size));
-      got += static_cast<uint64_t>(r);
-    }
-    const int64_t off = pattern_check(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, i));
-    if (off >= 0)
-      throw RunError("validation failed for aio_dump: shard " + std::to_string(i) + " (" + files.path(i) +
-                     ") differs from what was dumped at offset " + std::to_string(off));
+    verify_shard(files, i, p, buf, "aio_dump");
   }
 }
 
@@ -243,6 +285,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     shape.workers = 1;
     shape.fanout = Fanout::kInline;
     shape.isolate = true;
+    shape.hooks_apart = p.validate_each;
     shape.warmup = 0;
     shape.iterations = p.epochs;
     shape.progress_name = name;
@@ -270,14 +313,18 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     r.iterations = p.epochs;
     r.measured = "IO";
     r.stages = loop_stages(loop, r.measured);
-    if (p.validate) r.validated = true;
+    if (p.validate) {
+      r.validated = true;
+      // Loads are checked as each lands; the dump once after its epochs, or per epoch with each.
+      r.validate = op == IoOp::kRead || p.validate_each ? "each" : "end";
+    }
     r.setup_s = setup_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
     return r;
   };
 
   CaseResult dump = run_direction("aio_dump", IoOp::kWrite, "dump", files_s);
   dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how;
-  if (p.validate) verify_files(files, p);
+  if (p.validate && !p.validate_each) verify_files(files, p);  // each: every epoch was read back
   writer.add(dump);
   if (p.validate) writer.validation("aio_dump", true);
 

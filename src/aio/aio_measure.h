@@ -29,6 +29,7 @@ struct AioParams {
   AioEngineKind engine = AioEngineKind::kLibaio;
   unsigned iodepth = 0;
   bool validate = false, keep = false, buffered = false;
+  bool validate_each = false;  // --validate each: also every dump epoch, cleared before and read back after
   uint64_t total = 0;    // io_size x io_number: the bytes of one epoch
   uint64_t buffers = 0;  // host buffers, reused as fio does: min(iodepth, io_number)
 };

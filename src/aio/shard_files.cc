@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <fstream>
 #include <sstream>
 
@@ -182,8 +183,10 @@ int probe_direct_io(const std::string& dir) {
   return 0;
 }
 
+ShardFiles::ShardFiles(std::string dir) : dir_(std::move(dir)), pid_(static_cast<long>(getpid())) {}
+
 std::string ShardFiles::path(size_t i) const {
-  return dir_ + "/dev-sandbox-aio." + std::to_string(getpid()) + "." + std::to_string(i);
+  return dir_ + "/dev-sandbox-aio." + std::to_string(pid_) + "." + std::to_string(i);
 }
 
 int ShardFiles::add(uint64_t bytes, bool direct) {

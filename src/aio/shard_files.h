@@ -44,7 +44,7 @@ int probe_direct_io(const std::string& dir);
 // The shard files of one run, dev-sandbox-aio.<pid>.<index> in the workspace.
 class ShardFiles {
  public:
-  explicit ShardFiles(std::string dir) : dir_(std::move(dir)) {}
+  explicit ShardFiles(std::string dir);
   ~ShardFiles();  // closes, and removes unless keep()
   ShardFiles(const ShardFiles&) = delete;
   ShardFiles& operator=(const ShardFiles&) = delete;
@@ -64,6 +64,7 @@ class ShardFiles {
 
  private:
   std::string dir_;
+  long pid_;  // of the process that made them: their names, also as told by a child
   std::vector<int> fds_;
   bool keep_ = false;
 };

@@ -5,6 +5,7 @@
 
 #include "aio/aio_measure.h"
 #include "app/command.h"
+#include "app/copy_params.h"
 #include "app/output_options.h"
 #include "backend/select.h"
 #include "core/error.h"
@@ -18,6 +19,7 @@ struct AioArgs {
   std::string workspace, io_type = "mmap", io_size = "1048576", io_number = "512",
                          device_id = "0", epochs = "32", engine = "libaio", iodepth = "64";
   bool validate = false, keep = false, buffered = false;
+  bool validate_each = false;
   OutputOptions out;
 };
 
@@ -56,6 +58,7 @@ AioParams parse_aio(const AioArgs& a) {
                      std::to_string(kAioMaxDepth));
   p.iodepth = static_cast<unsigned>(depth);
   p.validate = a.validate;
+  p.validate_each = a.validate && a.validate_each;
   p.keep = a.keep;
   p.buffered = a.buffered;
   p.total = checked_mul(p.io_size, p.io_number, "option --io-size x --io-number");
@@ -100,7 +103,10 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("--engine", a->engine, "libaio or io_uring (default libaio)")
       ->type_name("libaio|io_uring");
   c->add_option("--iodepth", a->iodepth, "I/Os in flight at most (default 64)")->type_name("D");
-  c->add_flag("--validate", a->validate, "verify the dumped files and every load against the data");
+  add_validate_option(c, a->validate, a->validate_each, global.command_line,
+                      "verify the dumped files and every load against the data; `--validate each`: also "
+                      "clear the files before every dump epoch and read them back after it, outside the "
+                      "timing (slower: an extra write and read of every shard per epoch)");
   c->add_flag("--keep", a->keep, "leave the shard files after a successful run");
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");

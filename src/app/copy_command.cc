@@ -124,7 +124,10 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("-S,--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
   add_stream_options(c, args->params);
   c->add_option("--warmup", args->params.warmup, "iterations run first and not counted (default 2)")->type_name("W");
-  c->add_flag("--validate", args->params.validate, "check every destination byte after the run");
+  add_validate_option(c, args->params.validate, args->params.validate_each, global.command_line,
+                      "check every destination byte after the run; `--validate each`: clear every destination "
+                      "before each iteration and check every byte after it, outside the timing (slower: a fill "
+                      "and a read-back of every destination per iteration), so each iteration is proven to copy");
   c->add_option("--model-type", args->model_type, "quick mode: gqa|mla")->type_name("gqa|mla");
   c->add_option("--iodirect", args->iodirect, "quick mode: true|false")->type_name("true|false");
   c->add_option("--sdma", args->sdma, "quick mode: true|false")->type_name("true|false");

@@ -1,9 +1,34 @@
 #include "app/copy_params.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/units.h"
 
 namespace ds {
+
+CLI::Option* add_validate_option(CLI::App* app, bool& validate, bool& each, const std::vector<std::string>& words,
+                                 const std::string& help) {
+  // CLI11 gives "" for a bare --validate and for `--validate=` alike: the words tell them apart.
+  const bool empty_value = std::find(words.begin(), words.end(), "--validate=") != words.end();
+  return app
+      ->add_option_function<std::string>(
+          "--validate",
+          [&validate, &each, empty_value](const std::string& v) {
+            if ((v.empty() && !empty_value) || v == "end" || v == "each") {
+              validate = true;
+              each = v == "each";
+              return;
+            }
+            throw CLI::ValidationError("option --validate got '" + v +
+                                       "': accepts no value or end (check once after the run), or each "
+                                       "(check every iteration)");
+          },
+          help)
+      ->expected(0, 1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->type_name("[each]");
+}
 
 CopyParams parse_copy_params(const CopyOptionText& t) {
   CopyParams p;
@@ -25,6 +50,7 @@ CopyParams parse_copy_params(const CopyOptionText& t) {
   if (t.gate != "on" && t.gate != "off")
     throw UsageError("option --stream-start-gate expects on or off, not '" + t.gate + "'");
   p.gate = t.gate == "on";
+  p.validate_each = t.validate && t.validate_each;
   return p;
 }
 

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "cases/case_runner.h"
 
@@ -14,7 +15,16 @@ struct CopyOptionText {
   std::string size, blocks, iterations, devices, warmup = "2", frags = "0", streams = "4";
   std::string submit_mode = "stream-major", gate = "off";
   bool validate = false;
+  bool validate_each = false;  // --validate each
 };
+
+// Adds --validate [each] to `app` (also --validate=each): sets `validate` when it
+// is given, `each` as well for `each`. A bare --validate, or --validate=end, checks
+// once after the run. Any other value, or an empty `--validate=` among `words` (the
+// command line as typed), is a parse error: exit 2, one line naming the option and
+// the values it accepts.
+CLI::Option* add_validate_option(CLI::App* app, bool& validate, bool& each, const std::vector<std::string>& words,
+                                 const std::string& help);
 
 // UsageError (exit 2) naming the option for anything out of range.
 CopyParams parse_copy_params(const CopyOptionText& t);

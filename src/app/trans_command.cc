@@ -87,7 +87,9 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("-d", a->params.devices, "devices, all running at once (default 8)")->type_name("N");
   c->add_option("-i", a->params.iterations, "iterations (default 1024)")->type_name("N");
   c->add_option("--warmup", a->params.warmup, "iterations run first and not counted (default 2)")->type_name("W");
-  c->add_flag("--validate", a->params.validate, "check every destination byte after each combination");
+  add_validate_option(c, a->params.validate, a->params.validate_each, global.command_line,
+                      "check every destination byte after each combination; `--validate each`: clear every "
+                      "destination before each iteration and check it after, outside the timing (slower)");
   add_stream_options(c, a->params);
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_trans(*a, global); }};

@@ -40,10 +40,31 @@ void fill_fragments(Device& dev, const Buffer& buf, int owner, const Layout& lay
   }
 }
 
+// --validate each, before an iteration: every fragment of `buf` gets the bitwise
+// inverse of the pattern check_fragments expects there, so a byte the iteration
+// does not copy fails the check. Device memory through `staging` (one fragment).
+void clear_fragments(Device& dev, const Buffer& buf, int owner, const Layout& layout, Memory* staging) {
+  for (uint64_t i = 0; i < layout.fragments(); ++i) {
+    const Fragment f = layout.fragment(i);
+    const size_t n = static_cast<size_t>(f.bytes);
+    auto* p = static_cast<unsigned char*>(buf.host ? static_cast<char*>(buf.host) + f.offset : staging->host_ptr());
+    pattern_fill(p, n, pattern_key(owner, i));
+    for (size_t b = 0; b < n; ++b) p[b] = static_cast<unsigned char>(~p[b]);
+    if (!buf.host)
+      dev.copy_sync({static_cast<char*>(buf.device) + f.offset, staging->host_ptr(), n}, CopyDir::kH2D);
+  }
+}
+
+// `when`: "" after the run, " iteration 3" with --validate each. `staging`: one
+// fragment of pageable memory for device memory, or null to allocate one here.
 void check_fragments(Device& dev, const Buffer& buf, int owner, const Layout& layout, const std::string& case_name,
-                     int device) {
-  std::unique_ptr<Memory> staging;
-  if (!buf.host) staging = alloc_pageable(static_cast<size_t>(layout.largest_fragment()));
+                     int device, const std::string& when = "", Memory* staging_in = nullptr) {
+  std::unique_ptr<Memory> own;
+  Memory* staging = staging_in;
+  if (!buf.host && !staging) {
+    own = alloc_pageable(static_cast<size_t>(layout.largest_fragment()));
+    staging = own.get();
+  }
   for (uint64_t i = 0; i < layout.fragments(); ++i) {
     const Fragment f = layout.fragment(i);
     const size_t n = static_cast<size_t>(f.bytes);
@@ -56,8 +77,8 @@ void check_fragments(Device& dev, const Buffer& buf, int owner, const Layout& la
     }
     const int64_t off = pattern_check(p, n, pattern_key(owner, i));
     if (off >= 0)
-      throw RunError("validation failed: case " + case_name + " device " + std::to_string(device) + " block " +
-                     std::to_string(i) + " first differing offset " + std::to_string(off));
+      throw RunError("validation failed: case " + case_name + " device " + std::to_string(device) + when +
+                     " block " + std::to_string(i) + " first differing offset " + std::to_string(off));
   }
 }
 
@@ -148,6 +169,20 @@ class CopyWorker : public LoopWorker {
       plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
     }
     init_ = make_initiator(spec.method, *dev_, std::move(plan));
+    if (p.validate_each && !dst_.host) staging_ = alloc_pageable(static_cast<size_t>(layout.largest_fragment()));
+  }
+
+  // --validate each: outside the timing (the loop calls these before the barrier
+  // and after `done`), every iteration, warm-up included, so that warm-up runs
+  // under the same conditions as the measured iterations.
+  void before_iteration(int) override {
+    if (p_.validate_each) clear_fragments(*dev_, dst_, owner(), p_.layout, staging_.get());
+  }
+  void after_iteration(int index) override {
+    if (!p_.validate_each) return;
+    const std::string when = index < p_.warmup ? " warm-up iteration " + std::to_string(index)
+                                               : " iteration " + std::to_string(index - p_.warmup);
+    check_fragments(*dev_, dst_, owner(), p_.layout, spec_.name, w_, when, staging_.get());
   }
 
   void iterate(int, IterationRecord& r) override {
@@ -160,17 +195,20 @@ class CopyWorker : public LoopWorker {
   void finish() override {
     init_.reset();
     note_ = dev_->batch_fallback();
-    if (p_.validate) check_fragments(*dev_, dst_, spec_.shared_src ? 0 : w_, p_.layout, spec_.name, w_);
+    if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), p_.layout, spec_.name, w_);
   }
   std::string note() const override { return note_; }
 
  private:
+  int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
+
   int w_;
   const CaseSpec& spec_;
   const CopyParams& p_;
   std::unique_ptr<Device> dev_;  // first made, last gone
   Buffer own_src_, dst_;
   std::unique_ptr<Initiator> init_;
+  std::unique_ptr<Memory> staging_;  // --validate each on device memory: one fragment
   std::string note_;
 };
 
@@ -255,6 +293,7 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   // In-process topologies still run in a child of this process: the runtime is
   // never initialised here, so a later fork case starts from a clean process.
   shape.isolate = spec.topology != Topology::kFork;
+  shape.hooks_apart = p.validate && p.validate_each;  // no worker checks during another's timed part
   shape.warmup = p.warmup;
   shape.iterations = p.iterations;
   shape.progress_name = spec.name;
@@ -309,7 +348,10 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   r.setup_s = static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
   r.measured = "Copy";
   r.stages = loop_stages(loop, r.measured);
-  if (p.validate) r.validated = true;
+  if (p.validate) {
+    r.validated = true;
+    r.validate = p.validate_each ? "each" : "end";
+  }
   return r;
 }
 

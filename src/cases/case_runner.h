@@ -28,6 +28,7 @@ struct CopyParams {
   bool gate = false;                                    // --stream-start-gate on
   int warmup = 2;                                       // --warmup
   bool validate = false;                                // --validate
+  bool validate_each = false;  // --validate each: clear before, check after every iteration (untimed)
 };
 
 // Devices a case runs on: 1 for single-card cases, else -d.

@@ -51,6 +51,7 @@ json result_json(const CaseResult& r) {
   j["bandwidth_gb_s"] = r.bandwidth_gb_s();
   j["wall_bandwidth_gib_s"] = r.wall_bandwidth_gib_s();
   j["validated"] = r.validated ? json(*r.validated) : json(nullptr);
+  j["validate"] = r.validate.empty() ? json(nullptr) : json(r.validate);
   j["setup_s"] = r.setup_s;
   j["notes"] = r.notes;
   return j;

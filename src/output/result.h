@@ -37,6 +37,7 @@ struct CaseResult {
   std::vector<Stage> stages;        // nanoseconds, in the order measured
   std::string measured = "Copy";    // the stage bandwidth uses: "Copy", or "IO" for aio
   std::optional<bool> validated;    // null when --validate was not asked
+  std::string validate;             // with --validate: "end" (checked after the run) or "each" (every iteration)
   double setup_s = 0;               // allocation, registration, fork: not in the stats
   // What ran differently from what the case asks for, and why (e.g. a batch the
   // runtime refused, issued as single copies); each also said once on stderr.

@@ -64,6 +64,7 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
   mine.setup_done = now_ns();
   const int total = shape.warmup + shape.iterations;
   for (int it = 0; it < total; ++it) {
+    worker->before_iteration(it);  // untimed: before the barrier that starts the iteration
     barrier.wait(kBarrierTimeoutNs);
     IterationRecord r;
     r.start = now_ns();
@@ -72,6 +73,8 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
     r.measured = worker->measured_ns(r);
     if (it >= shape.warmup) shared.record(w, it - shape.warmup) = r;
     if (w == 0) progress_iteration(it + 1);  // after `done`: outside the timing
+    if (shape.hooks_apart) barrier.wait(kBarrierTimeoutNs);  // every worker is past its `done`
+    worker->after_iteration(it);  // untimed: after `done`
   }
   worker->finish();
   std::snprintf(mine.note, sizeof mine.note, "%s", worker->note().c_str());

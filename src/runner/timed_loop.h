@@ -6,7 +6,8 @@
 //   iterate  warm-up, then measured iterations: every worker starts each one at a
 //            barrier, the loop stamps `start` before and `done` after, the worker
 //            stamps when its last submission returned and says what its engine
-//            measured;
+//            measured; a worker's untimed hooks run before that barrier and
+//            after `done` (--validate each);
 //   finish   each worker checks its data (untimed);
 //   gather   the records of every worker come back to this process (they live in
 //            memory shared with forked children) and are aggregated per iteration.
@@ -43,6 +44,13 @@ class LoopWorker {
   virtual void iterate(int index, IterationRecord& r) = 0;
   // After `done` was stamped: the engine-side duration of that iteration.
   virtual int64_t measured_ns(const IterationRecord& r) = 0;
+  // Untimed work around every iteration (warm-up included; `index` as for
+  // iterate()), e.g. --validate each: before_iteration runs before the barrier that
+  // starts the iteration, after_iteration after `done` was stamped and
+  // measured_ns() read, so neither is ever between `start` and `done`. A throw
+  // fails the run like one from iterate(). Default: nothing.
+  virtual void before_iteration(int /*index*/) {}
+  virtual void after_iteration(int /*index*/) {}
   // After the last iteration, untimed: release what the iterations used, check data.
   virtual void finish() {}
   // Said back to the caller after finish(): what ran differently from what was
@@ -55,6 +63,10 @@ struct LoopShape {
   int workers = 1;
   Fanout fanout = Fanout::kInline;
   bool isolate = false;  // inline/threads: in one child process (fork workers are children anyway)
+  // The workers' iteration hooks do real work: after `done` each worker also waits
+  // at the barrier before after_iteration, so no worker's hooks run while another
+  // is still inside its timed part (an extra barrier per iteration).
+  bool hooks_apart = false;
   int warmup = 0;
   int iterations = 1;
   std::string progress_name;      // for the progress line on a terminal

@@ -41,6 +41,9 @@ struct Trace {
   int index[kMaxWorkers][kMaxCalls];
   int64_t start[kMaxWorkers][kMaxCalls];  // the loop's start, as iterate() got it
   int64_t end[kMaxWorkers][kMaxCalls];    // when iterate() returned (the loop's done is later)
+  int hooked[kMaxWorkers];                  // before_iteration calls
+  int64_t before[kMaxWorkers][kMaxCalls];   // when before_iteration(index) ran, by index
+  int64_t after[kMaxWorkers][kMaxCalls];    // when after_iteration(index) ran, by index
 };
 
 struct TraceMap {
@@ -54,8 +57,10 @@ struct Script {
   int sleep_every = 0;     // ... before every Nth iteration (index % N == 1)
   int fail_worker = -1;    // this worker throws at iteration fail_at
   int fail_at = 0;
+  bool fail_after = false;  // ... in after_iteration rather than iterate
   static Script sleeping(int worker, int every) { return {worker, every, -1, 0}; }
   static Script failing(int worker, int at) { return {-1, 0, worker, at}; }
+  static Script failing_after(int worker, int at) { return {-1, 0, worker, at, true}; }
 };
 
 constexpr int kSleepMs = 2;
@@ -73,7 +78,8 @@ class FakeWorker : public ds::LoopWorker {
       t_->index[w_][n] = index;
       t_->start[w_][n] = r.start;
     }
-    if (w_ == s_.fail_worker && index == s_.fail_at) throw ds::RunError("worker " + std::to_string(w_) + " broke");
+    if (w_ == s_.fail_worker && index == s_.fail_at && !s_.fail_after)
+      throw ds::RunError("worker " + std::to_string(w_) + " broke");
     if (w_ == s_.sleep_worker && s_.sleep_every > 0 && index % s_.sleep_every == 1)
       std::this_thread::sleep_for(std::chrono::milliseconds(kSleepMs));
     r.submitted = r.start + 10 * (w_ + 1);
@@ -81,6 +87,15 @@ class FakeWorker : public ds::LoopWorker {
   }
   // Says which iteration and worker it was: 100 x index + w.
   int64_t measured_ns(const IterationRecord&) override { return 100LL * last_index_ + w_; }
+  void before_iteration(int index) override {
+    ++t_->hooked[w_];
+    if (index < kMaxCalls) t_->before[w_][index] = ds::now_ns();
+  }
+  void after_iteration(int index) override {
+    if (index < kMaxCalls) t_->after[w_][index] = ds::now_ns();
+    if (w_ == s_.fail_worker && index == s_.fail_at && s_.fail_after)
+      throw ds::RunError("worker " + std::to_string(w_) + " failed its check");
+  }
   void finish() override { t_->finished[w_] = ++t_->seq; }
   // Worker 3 repeats worker 0; worker 1 has nothing to say.
   std::string note() const override {
@@ -243,6 +258,58 @@ TEST_P(TimedLoopAligned, EveryStartComesAfterThePreviousIterationOfAll) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TimedLoopAligned,
                          ::testing::Values(ShapeCase{Fanout::kThreads, false, 3}, ShapeCase{Fanout::kFork, false, 3}),
+                         [](const ::testing::TestParamInfo<ShapeCase>& i) { return name_of(i.param); });
+
+// The untimed per-iteration hooks (--validate each): around every iteration,
+// warm-up included, never between a worker's `start` and its `done`; with
+// hooks_apart, no worker's after_iteration before every worker's iteration ended.
+class TimedLoopHooks : public ::testing::TestWithParam<ShapeCase> {};
+
+TEST_P(TimedLoopHooks, RunAroundEveryIterationOutsideTheTiming) {
+  const ShapeCase c = GetParam();
+  TraceMap m;
+  const int warmup = 1, iterations = 4, total = warmup + iterations;
+  ds::LoopShape shape = shape_of(c, warmup, iterations);
+  shape.hooks_apart = true;
+  ds::run_timed_loop(shape, hooks_for(m.t, Script::sleeping(c.workers - 1, 2)));
+  const Trace& t = *m.t;
+  for (int w = 0; w < c.workers; ++w) {
+    ASSERT_EQ(t.hooked[w], total) << "worker " << w;
+    for (int i = 0; i < total; ++i) {
+      EXPECT_LT(t.before[w][i], t.start[w][i]) << "worker " << w << " iteration " << i << ": before after start";
+      EXPECT_GT(t.after[w][i], t.end[w][i]) << "worker " << w << " iteration " << i << ": after before done";
+      for (int v = 0; v < c.workers; ++v) {
+        EXPECT_GE(t.after[w][i], t.end[v][i]) << "worker " << w << " checked while worker " << v << " was timed";
+        if (i + 1 < total)
+          EXPECT_GE(t.start[v][i + 1], t.before[w][i + 1])
+              << "worker " << v << " started iteration " << i + 1 << " before worker " << w << " was ready";
+      }
+      if (i + 1 < total) EXPECT_GE(t.before[w][i + 1], t.after[w][i]) << "worker " << w << " iteration " << i;
+    }
+  }
+}
+
+TEST_P(TimedLoopHooks, AThrowAfterAnIterationFailsTheLoopWithItsMessage) {
+  const ShapeCase c = GetParam();
+  TraceMap m;
+  ds::LoopShape shape = shape_of(c, 1, 3);
+  shape.hooks_apart = true;
+  try {
+    ds::run_timed_loop(shape, hooks_for(m.t, Script::failing_after(c.workers - 1, 2)));
+    FAIL() << "the loop went on";
+  } catch (const ds::Stopped& e) {
+    FAIL() << "reported as stopped: " << e.what();
+  } catch (const ds::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("worker " + std::to_string(c.workers - 1) + " failed its check"),
+              std::string::npos)
+        << e.what();
+  }
+  for (int w = 0; w < c.workers; ++w) EXPECT_LE(m.t->calls[w], 3) << "worker " << w << " stopped";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TimedLoopHooks,
+                         ::testing::Values(ShapeCase{Fanout::kInline, true, 1}, ShapeCase{Fanout::kThreads, false, 3},
+                                           ShapeCase{Fanout::kFork, false, 3}),
                          [](const ::testing::TestParamInfo<ShapeCase>& i) { return name_of(i.param); });
 
 IterationRecord rec(int64_t start, int64_t submitted, int64_t done, int64_t measured) {
