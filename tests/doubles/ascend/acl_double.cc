@@ -313,8 +313,8 @@ struct DStream {
         dsdouble_timing::trace(dsdouble::kKnobs, device, this, "copy-start", t0);
         charged = op.bytes;
         e = op.fn(op.arg);
-        dsdouble_timing::sleep_until_ns(
-            t0 + dsdouble_timing::task_cost_ns(dsdouble::kKnobs, charged, device, copy_tasks++));
+        dsdouble_timing::finish_task(t0,
+                                     dsdouble_timing::task_cost_ns(dsdouble::kKnobs, charged, device, copy_tasks++));
         dsdouble_timing::trace_now(dsdouble::kKnobs, device, this, "copy-end");
       } else {
         e = op.fn(op.arg);
