@@ -21,10 +21,16 @@
 // driver without batched copies does. Each stream is announced to the runtime double it
 // is linked against (libruntime.so, as the real libascendcl.so depends on it), which
 // launches only on streams of its own instance.
+// Callbacks (aclrtSubscribeReport, aclrtUnSubscribeReport, aclrtLaunchCallback,
+// aclrtProcessReport) behave and fail as the CANN docs and the open runtime say (see
+// the comment above them), in every variant. Copies take a configurable time and the
+// streams can be traced (DS_ACL_DOUBLE_COPY_NS_PER_KIB, _DEVICE_FACTOR, _COLD,
+// _SUBMIT_NS, _TRACE: double_common.h).
 // Built without aclrtHostRegisterV2/aclrtHostGetDevicePointer when
 // DS_DOUBLE_NO_REGISTER_V2 is defined (an older CANN), and without those,
 // aclrtHostRegister/aclrtHostUnregister, aclrtCreateEventExWithFlag and
 // aclrtMemcpyBatchAsync when DS_DOUBLE_OLD_CANN is defined (CANN before 8.1).
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -32,6 +38,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <set>
@@ -62,6 +69,14 @@ struct Region {
   bool mapped = true;   // registrations: has a device address
 };
 
+struct CallbackTask;
+
+struct Reporter {
+  int device = -1;                    // the device of its streams (one per thread)
+  std::set<void*> streams;            // streams that report to it
+  std::deque<CallbackTask*> pending;  // reached by their stream, waiting for aclrtProcessReport
+};
+
 struct State {
   std::mutex mu;
   pid_t init_pid = 0;
@@ -75,6 +90,11 @@ struct State {
   std::set<void*> streams, events;
   std::set<std::pair<int, int>> peer_access;  // (device, peer): device may reach peer's memory
   std::string recent_error;
+  // Callbacks: which thread each stream reports to, and per thread its device, its
+  // streams and the callbacks its aclrtProcessReport has to run.
+  std::map<void*, uint64_t> subscriber;             // stream -> thread id
+  std::map<uint64_t, Reporter> reporters;           // thread id -> ...
+  std::condition_variable callbacks;                // (with mu) a callback queued or done
 };
 
 State& st() {
@@ -261,6 +281,8 @@ void* operand(uint64_t addr, uint64_t len, bool device_side, std::string* err, c
 struct Op {
   std::string (*fn)(void*) = nullptr;
   void* arg = nullptr;
+  bool copy = false;   // a copy task: traced, and takes its cost (double_timing.h)
+  uint64_t bytes = 0;  // what it moves, as known when it was enqueued
 };
 
 struct DStream {
@@ -272,6 +294,8 @@ struct DStream {
   bool busy = false, stop = false;
   std::string error;  // sticky: the first failed task
   std::thread worker;
+  uint64_t copy_tasks = 0;  // copy tasks run so far (the worker's own)
+  uint64_t charged = 0;     // bytes the running copy task moved (the worker's own)
 
   void run() {
     std::unique_lock<std::mutex> lock(mu);
@@ -282,7 +306,19 @@ struct DStream {
       queue.pop_front();
       busy = true;
       lock.unlock();
-      std::string e = op.fn(op.arg);
+      std::string e;
+      if (op.copy) {
+        // The bytes move, then the task takes what is left of its cost.
+        const int64_t t0 = dsdouble_timing::mono_ns();
+        dsdouble_timing::trace(dsdouble::kKnobs, device, this, "copy-start", t0);
+        charged = op.bytes;
+        e = op.fn(op.arg);
+        dsdouble_timing::finish_task(t0,
+                                     dsdouble_timing::task_cost_ns(dsdouble::kKnobs, charged, device, copy_tasks++));
+        dsdouble_timing::trace_now(dsdouble::kKnobs, device, this, "copy-end");
+      } else {
+        e = op.fn(op.arg);
+      }
       lock.lock();
       if (!e.empty() && error.empty()) error = e;
       busy = false;
@@ -301,6 +337,19 @@ void api_enqueue(void* stream, std::string (*fn)(void*), void* arg) {
   s->queue.push_back({fn, arg});
   s->cv.notify_all();
 }
+
+void api_enqueue_copy(void* stream, std::string (*fn)(void*), void* arg, uint64_t bytes) {
+  DStream* s = static_cast<DStream*>(stream);
+  const int64_t enqueued = dsdouble_timing::mono_ns();
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->queue.push_back({fn, arg, true, bytes});
+    s->cv.notify_all();
+  }
+  dsdouble_timing::trace(dsdouble::kKnobs, s->device, s, "copy-enqueued", enqueued);
+}
+
+void api_charge(void* stream, uint64_t bytes) { static_cast<DStream*>(stream)->charged += bytes; }
 
 void* api_resolve_sdma(uint64_t addr, uint64_t len, bool want_device, std::string* err) {
   std::lock_guard<std::mutex> lock(st().mu);
@@ -449,6 +498,8 @@ aclError aclInit(const char* config) {
   st().streams.clear();
   st().events.clear();
   st().peer_access.clear();
+  st().subscriber.clear();
+  st().reporters.clear();
   return dsdouble::kSuccess;
 }
 
@@ -457,6 +508,8 @@ aclError aclFinalize() {
   std::lock_guard<std::mutex> lock(st().mu);
   long refs = 0;
   for (auto& kv : st().device_refs) refs += kv.second;
+  if (!st().subscriber.empty())
+    log_call("aclFinalize.subscriptions", fmt("live=%zu (aclrtUnSubscribeReport missing)", st().subscriber.size()));
   log_call("aclFinalize", fmt("live_device_allocs=%zu live_pinned=%zu live_registrations=%zu live_streams=%zu "
                               "live_events=%zu device_refs=%ld",
                               st().device_allocs.size(), st().pinned.size(), st().registrations.size(),
@@ -762,7 +815,8 @@ aclError aclrtCreateStream(void** stream) {
     return rc;
   }
   DStream* s = new DStream();
-  s->api = {dsdouble::kStreamMagic, api_enqueue, api_resolve_sdma, api_set_recent, api_initialised};
+  s->api = {dsdouble::kStreamMagic, api_enqueue, api_resolve_sdma, api_set_recent, api_initialised,
+            api_enqueue_copy, api_charge};
   s->device = t_device;
   s->worker = std::thread([s] { s->run(); });
   {
@@ -801,6 +855,13 @@ aclError aclrtDestroyStream(void* stream) {
   {
     std::lock_guard<std::mutex> lock(st().mu);
     st().streams.erase(stream);
+    // A subscription dies with its stream (the log says so: aclrtUnSubscribeReport was missing).
+    auto sub = st().subscriber.find(stream);
+    if (sub != st().subscriber.end()) {
+      log_call("aclrtDestroyStream.subscribed", fmt("stream=%p thread=0x%llx", stream, (unsigned long long)sub->second));
+      st().reporters[sub->second].streams.erase(stream);
+      st().subscriber.erase(sub);
+    }
   }
   dsdouble_rt_forget_stream(s);
   delete s;
@@ -947,6 +1008,152 @@ aclError aclrtEventElapsedTime(float* ms, void* start, void* end) {
   return dsdouble::kSuccess;
 }
 
+}  // extern "C"
+
+namespace {
+
+constexpr int kStreamSubscribe = 107011;  // ACL_ERROR_RT_STREAM_SUBSCRIBE: stream not subscribed, or twice
+constexpr int kThreadSubscribe = 107012;  // ACL_ERROR_RT_THREAD_SUBSCRIBE: thread not subscribed, or on two devices
+constexpr int kStreamNoCbReg = 107015;    // ACL_ERROR_RT_STREAM_NO_CB_REG: no thread registered for the stream
+constexpr int kReportTimeout = 507012;    // ACL_ERROR_RT_REPORT_TIMEOUT: aclrtProcessReport ran out of time
+
+struct CallbackTask {
+  void (*fn)(void*);
+  void* data;
+  bool block;
+  DStream* stream;
+  uint64_t thread;  // the thread subscribed to the stream when it was launched
+  bool done = false;
+};
+
+// The callback task, when its stream reaches it: handed to the subscribed thread's
+// aclrtProcessReport; with ACL_CALLBACK_BLOCK the stream waits until it returned.
+std::string run_callback(void* arg) {
+  CallbackTask* t = static_cast<CallbackTask*>(arg);
+  std::unique_lock<std::mutex> lock(st().mu);
+  st().reporters[t->thread].pending.push_back(t);
+  st().callbacks.notify_all();
+  if (!t->block) return "";  // the reporter deletes it
+  st().callbacks.wait(lock, [&] { return t->done; });
+  lock.unlock();
+  delete t;
+  return "";
+}
+
+uint64_t this_thread_id() { return static_cast<uint64_t>(pthread_self()); }
+
+}  // namespace
+
+extern "C" {
+
+// ---- callbacks (aclrtSubscribeReport, aclrtLaunchCallback, aclrtProcessReport) ----
+// As the CANN docs describe them: a thread (its pthread_t as uint64_t) is subscribed
+// to streams of one device; a stream reports to one thread; aclrtLaunchCallback puts a
+// callback task on a subscribed stream (107015 ACL_ERROR_RT_STREAM_NO_CB_REG otherwise);
+// when the stream reaches it, the subscribed thread runs it inside its next
+// aclrtProcessReport (one callback per call; 507012 ACL_ERROR_RT_REPORT_TIMEOUT when
+// the timeout passes with none; 107012 on a thread that is not subscribed; timeout -1
+// waits for ever, 0 and below -1 are 100000); ACL_CALLBACK_BLOCK (1) holds the stream
+// until the callback returned, ACL_CALLBACK_NO_BLOCK (0) does not. In every variant.
+
+aclError aclrtSubscribeReport(uint64_t thread, void* stream) {
+  log_call("aclrtSubscribeReport", fmt("thread=0x%llx stream=%p", (unsigned long long)thread, stream));
+  if (aclError rc = enter("aclrtSubscribeReport", false)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtSubscribeReport: unknown stream");
+  const int device = static_cast<DStream*>(stream)->device;
+  std::lock_guard<std::mutex> lock(st().mu);
+  if (st().subscriber.count(stream)) {
+    st().recent_error = "aclrtSubscribeReport: the stream already has a subscribed thread (one thread per stream)";
+    return kStreamSubscribe;
+  }
+  Reporter& r = st().reporters[thread];
+  if (!r.streams.empty() && r.device != device) {
+    st().recent_error = fmt("aclrtSubscribeReport: the thread already handles streams of device %d, not %d",
+                            r.device, device);
+    return kThreadSubscribe;
+  }
+  r.device = device;
+  r.streams.insert(stream);
+  st().subscriber[stream] = thread;
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtUnSubscribeReport(uint64_t thread, void* stream) {
+  log_call("aclrtUnSubscribeReport", fmt("thread=0x%llx stream=%p", (unsigned long long)thread, stream));
+  if (aclError rc = enter("aclrtUnSubscribeReport", false)) return rc;
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtUnSubscribeReport: unknown stream");
+  std::lock_guard<std::mutex> lock(st().mu);
+  auto it = st().subscriber.find(stream);
+  if (it == st().subscriber.end() || it->second != thread) {
+    st().recent_error = "aclrtUnSubscribeReport: the thread is not subscribed to this stream";
+    return kStreamSubscribe;
+  }
+  st().subscriber.erase(it);
+  st().reporters[thread].streams.erase(stream);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtLaunchCallback(void (*fn)(void*), void* data, int block_type, void* stream) {
+  log_call("aclrtLaunchCallback", fmt("fn=%p data=%p block=%d stream=%p", reinterpret_cast<void*>(fn), data,
+                                      block_type, stream));
+  if (aclError rc = enter("aclrtLaunchCallback", true)) return rc;
+  if (block_type != 0 && block_type != 1)
+    return fail(dsdouble::kInvalidParam, fmt("aclrtLaunchCallback: blockType %d", block_type));
+  if (!fn) return fail(dsdouble::kInvalidParam, "aclrtLaunchCallback: null callback");
+  if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtLaunchCallback: unknown stream");
+  DStream* s = static_cast<DStream*>(stream);
+  uint64_t thread;
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    auto it = st().subscriber.find(stream);
+    if (it == st().subscriber.end()) {
+      st().recent_error = "aclrtLaunchCallback: no thread is subscribed to the stream (aclrtSubscribeReport)";
+      return kStreamNoCbReg;
+    }
+    thread = it->second;
+  }
+  const int64_t enqueued = dsdouble_timing::mono_ns();
+  api_enqueue(stream, run_callback, new CallbackTask{fn, data, block_type == 1, s, thread});
+  dsdouble_timing::trace(dsdouble::kKnobs, s->device, s, "callback-enqueued", enqueued);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtProcessReport(int32_t timeout) {
+  log_call("aclrtProcessReport", fmt("timeout=%d", timeout));
+  if (aclError rc = enter("aclrtProcessReport", false)) return rc;
+  if (timeout == 0 || timeout < -1)
+    return fail(dsdouble::kInvalidParam, fmt("aclrtProcessReport: timeout %d (-1, or more than 0 ms)", timeout));
+  const uint64_t me = this_thread_id();
+  CallbackTask* t = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(st().mu);
+    auto r = st().reporters.find(me);
+    if (r == st().reporters.end() || (r->second.streams.empty() && r->second.pending.empty())) {
+      st().recent_error = "aclrtProcessReport: this thread is not subscribed to any stream";
+      return kThreadSubscribe;
+    }
+    auto ready = [&] { return !st().reporters[me].pending.empty(); };
+    if (timeout == -1) {
+      st().callbacks.wait(lock, ready);
+    } else if (!st().callbacks.wait_for(lock, std::chrono::milliseconds(timeout), ready)) {
+      st().recent_error = fmt("aclrtProcessReport: no callback within %d ms", timeout);
+      return kReportTimeout;
+    }
+    t = st().reporters[me].pending.front();
+    st().reporters[me].pending.pop_front();
+  }
+  dsdouble_timing::trace_now(dsdouble::kKnobs, t->stream->device, t->stream, "callback-start");
+  t->fn(t->data);
+  dsdouble_timing::trace_now(dsdouble::kKnobs, t->stream->device, t->stream, "callback-end");
+  {
+    std::lock_guard<std::mutex> lock(st().mu);
+    t->done = true;
+    st().callbacks.notify_all();
+    if (!t->block) delete t;
+  }
+  return dsdouble::kSuccess;
+}
+
 // ---- copies ----
 
 aclError aclrtMemcpy(void* dst, size_t dest_max, const void* src, size_t count, int kind) {
@@ -959,6 +1166,7 @@ aclError aclrtMemcpy(void* dst, size_t dest_max, const void* src, size_t count, 
 }
 
 aclError aclrtMemcpyAsync(void* dst, size_t dest_max, const void* src, size_t count, int kind, void* stream) {
+  dsdouble_timing::submit_stall(dsdouble::kKnobs);  // DS_ACL_DOUBLE_SUBMIT_NS
   log_call("aclrtMemcpyAsync", fmt("dst=%p src=%p count=%zu kind=%d stream=%p", dst, src, count, kind, stream));
   if (aclError rc = enter("aclrtMemcpyAsync", true)) return rc;
   if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtMemcpyAsync: unknown stream");
@@ -966,7 +1174,7 @@ aclError aclrtMemcpyAsync(void* dst, size_t dest_max, const void* src, size_t co
   if (aclError rc = copy_checked("aclrtMemcpyAsync", dst, dest_max, src, count, kind, &c)) return rc;
   const bool pageable = pageable_host_side(dst, src, count, kind);
   log_call("aclrtMemcpyAsync.mode", fmt("pageable=%d", pageable ? 1 : 0));
-  api_enqueue(stream, run_copy, new CopyOp(c));
+  api_enqueue_copy(stream, run_copy, new CopyOp(c), c.n);
   // From memory that is not page-locked the call returns after the copy (CANN docs).
   if (pageable) static_cast<DStream*>(stream)->wait_idle();
   return dsdouble::kSuccess;
@@ -986,6 +1194,7 @@ struct MemcpyBatchAttr {
 aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size_t* sizes, size_t n,
                                MemcpyBatchAttr* attrs, size_t* attr_indexes, size_t num_attrs, size_t* fail_index,
                                void* stream) {
+  dsdouble_timing::submit_stall(dsdouble::kKnobs);  // DS_ACL_DOUBLE_SUBMIT_NS, once for the batch
   log_call("aclrtMemcpyBatchAsync", fmt("count=%zu num_attrs=%zu stream=%p", n, num_attrs, stream));
   if (aclError rc = enter("aclrtMemcpyBatchAsync", true)) return rc;
   if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: unknown stream");
@@ -1025,7 +1234,7 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
       return rc;
     }
   }
-  for (const CopyOp& c : ops) api_enqueue(stream, run_copy, new CopyOp(c));
+  for (const CopyOp& c : ops) api_enqueue_copy(stream, run_copy, new CopyOp(c), c.n);
   return dsdouble::kSuccess;
 }
 #endif

@@ -14,6 +14,20 @@
 //                                address words this many bytes off (proves a wrong layout fails)
 //   DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1  aclrtMemcpyBatchAsync answers 207000 (no batch in the driver)
 //   DEV_SANDBOX_KERNEL_RELEASE   the kernel release both the backend and the doubles go by
+// Time (tests/doubles/double_timing.h; unset: copies take what memcpy takes):
+//   DS_ACL_DOUBLE_COPY_NS_PER_KIB=n  every copy task takes at least n ns per KiB it moves;
+//                                a task is one aclrtMemcpyAsync, each copy of an
+//                                aclrtMemcpyBatchAsync, or one FFTS+ task (all its
+//                                SDMA contexts, one after another)
+//   DS_ACL_DOUBLE_DEVICE_FACTOR=d:f[,d:f]  device d's tasks take f times as long
+//   DS_ACL_DOUBLE_COLD=N:ns      the first N copy tasks of every stream take ns more
+//   DS_ACL_DOUBLE_SUBMIT_NS=n    every copy submission (aclrtMemcpyAsync, one
+//                                aclrtMemcpyBatchAsync, rtFftsPlusTaskLaunchWithFlag)
+//                                stalls its calling thread n ns before it enqueues
+//   DS_ACL_DOUBLE_TRACE=path     one line per stream event: "<pid> <device> <stream>
+//                                <what> <ns>", what = copy-enqueued, copy-start,
+//                                copy-end, callback-enqueued, callback-start,
+//                                callback-end (see double_timing.h)
 #pragma once
 
 #include <fcntl.h>
@@ -27,6 +41,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "../double_timing.h"
 
 // Exported by the runtime double (libruntime.so), called by the AscendCL double, which is
 // linked against it as the real libascendcl.so is: the runtime launches only on streams
@@ -59,7 +75,15 @@ struct StreamApi {
   void (*set_recent_error)(const char* msg);
   // Whether this process called aclInit and which device the calling thread has set.
   bool (*initialised)();
+  // Like enqueue, for a copy task (traced, and taking its cost: see double_timing.h):
+  // `bytes` known now, and more that fn may add with charge() while it runs.
+  void (*enqueue_copy)(void* stream, std::string (*fn)(void* arg), void* arg, uint64_t bytes);
+  // Called by a copy task's fn on the stream's thread: it moved `bytes` more.
+  void (*charge)(void* stream, uint64_t bytes);
 };
+
+// The timing knobs and the trace under this prefix.
+constexpr const char* kKnobs = "DS_ACL_DOUBLE_";
 
 inline std::string fmt(const char* f, ...) {
   char buf[1024];

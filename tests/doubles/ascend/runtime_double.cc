@@ -13,6 +13,9 @@
 // copy of libruntime.so). Host contexts are copied at the launch, as the runtime does
 // (through its PCIe BAR pool up to 1 KiB on x86 / 4 KiB on ARM, else a device allocation
 // and a blocking copy: the log says which); device contexts are read where they are.
+// One launch is one copy task on the stream (DS_ACL_DOUBLE_COPY_NS_PER_KIB and the other
+// time knobs of double_common.h: it takes the cost of all its contexts' bytes), and
+// the launch call stalls first by DS_ACL_DOUBLE_SUBMIT_NS.
 // Only rtFftsPlusTaskLaunchWithFlag is exported (libruntime.so is built with hidden
 // visibility and the plain rtFftsPlusTaskLaunch is not marked for export).
 // Built twice: with the launch, and (DS_DOUBLE_HIDE_FFTS) without, to stand for a
@@ -137,6 +140,7 @@ std::string run_task(void* arg) {
       break;
     }
     std::memcpy(to, from, len);
+    t->api->charge(t->stream, len);  // the task takes its cost for every byte (double_timing.h)
     const int succ = get<uint8_t>(c, kCtxSuccNum);
     if (succ > kMaxSuccessors) {
       err = fmt("context %u: %d successors", i, succ);
@@ -158,6 +162,7 @@ std::string run_task(void* arg) {
 }
 
 [[maybe_unused]] int launch(const char* call, void* info_ptr, void* stream, uint32_t flag) {
+  dsdouble_timing::submit_stall(dsdouble::kKnobs);  // DS_ACL_DOUBLE_SUBMIT_NS
   const unsigned char* info = static_cast<const unsigned char*>(info_ptr);
   auto* api = static_cast<dsdouble::StreamApi*>(stream);
   auto refuse = [&](const std::string& msg) {
@@ -226,7 +231,7 @@ std::string run_task(void* arg) {
   }
   log_call(call, fmt("contexts=%u ready=%u subtype=0x%x %s flag=%u stream=%p", total, ready, subtype, how.c_str(),
                      flag, stream));
-  api->enqueue(stream, run_task, task);
+  api->enqueue_copy(stream, run_task, task, 0);  // one copy task: its contexts' bytes
   return dsdouble::kSuccess;
 }
 

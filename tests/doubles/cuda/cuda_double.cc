@@ -28,6 +28,25 @@
 //                                     (CUDA_SUCCESS, *pfn = NULL, SYMBOL_NOT_FOUND)
 //                                     although the symbols stay exported
 //   DS_CUDA_DOUBLE_NO_PEER=1          cuDeviceCanAccessPeer says no for every pair
+// Time (tests/doubles/double_timing.h; unset: copies take what memcpy takes):
+//   DS_CUDA_DOUBLE_COPY_NS_PER_KIB=n  every copy task takes at least n ns per KiB it
+//                                     moves; a task is one async copy, one
+//                                     cuMemcpyBatchAsync, one graph launch or one
+//                                     copy-kernel launch
+//   DS_CUDA_DOUBLE_DEVICE_FACTOR=d:f[,d:f]  device d's tasks take f times as long
+//   DS_CUDA_DOUBLE_COLD=N:ns          the first N copy tasks of every stream take ns more
+//   DS_CUDA_DOUBLE_SUBMIT_NS=n        every copy submission (the calls above) stalls
+//                                     its calling thread n ns before it enqueues
+//   DS_CUDA_DOUBLE_TRACE=path         one line per stream event: "<pid> <device>
+//                                     <stream> <what> <ns>", what = copy-enqueued,
+//                                     copy-start, copy-end, wait-enqueued,
+//                                     wait-passed, wait-timeout (see double_timing.h)
+// Stream gates: cuStreamWaitValue32_v2 (12.8 and 12.4 builds; offered by
+// cuGetProcAddress as "cuStreamWaitValue32" from 11070) holds the stream until the
+// 32-bit word at a device address (device memory, or mapped host memory at the
+// address cuMemHostGetDevicePointer_v2 gives) satisfies GEQ/EQ/AND/NOR, polling it
+// with short sleeps; the gate kernel ds_gate_kernel(.u64 flag, .u32 value), on a
+// 1x1x1 grid of 1x1x1 blocks, does the same with GEQ: (int32_t)(*flag - value) >= 0.
 // Built with DS_DOUBLE_NO_BATCH: a CUDA 12.4 driver (no cuMemcpyBatchAsync, no
 // cuEventElapsedTime_v2); with DS_DOUBLE_NO_GRAPH as well: CUDA 11.3 (no
 // cuGraphInstantiateWithFlags, and cuGetProcAddress only, answering as CUDA 11
@@ -58,6 +77,7 @@
 #include <thread>
 #include <vector>
 
+#include "../double_timing.h"
 #include "backends/cuda/cuda_api.h"
 #include "core/clock.h"
 
@@ -111,7 +131,8 @@ struct StreamImpl {
   bool busy = false;
   bool stop = false;
   std::thread worker;
-  Ctx* ctx = nullptr;  // the context it was created in
+  Ctx* ctx = nullptr;        // the context it was created in
+  uint64_t copy_tasks = 0;  // copy tasks run so far (the worker's own count)
 
   StreamImpl() {
     worker = std::thread([this] {
@@ -286,14 +307,78 @@ StreamImpl* current_stream(const char* call, CUstream s, CUresult* r) {
   return st;
 }
 
+// The timing knobs and the trace (tests/doubles/double_timing.h) under this prefix.
+constexpr const char* kKnobs = "DS_CUDA_DOUBLE_";
+
+// One copy task on the stream: moves the bytes, then takes whatever is left of
+// its cost (DS_CUDA_DOUBLE_COPY_NS_PER_KIB, _DEVICE_FACTOR, _COLD).
 CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies) {
   CUresult r;
   StreamImpl* st = current_stream(call, s, &r);
   if (!st) return r;
-  st->push([copies] {
+  const int device = device_of(st->ctx);
+  uint64_t bytes = 0;
+  for (const Copy& c : copies) bytes += c.bytes;
+  const int64_t enqueued = dsdouble_timing::mono_ns();
+  st->push([copies, st, device, bytes] {
+    const int64_t t0 = dsdouble_timing::mono_ns();
+    dsdouble_timing::trace(kKnobs, device, st, "copy-start", t0);
     for (const Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
+    dsdouble_timing::finish_task(t0, dsdouble_timing::task_cost_ns(kKnobs, bytes, device, st->copy_tasks++));
+    dsdouble_timing::trace_now(kKnobs, device, st, "copy-end");
   });
+  dsdouble_timing::trace(kKnobs, device, st, "copy-enqueued", enqueued);
   return CUDA_SUCCESS;
+}
+
+// DS_CUDA_DOUBLE_SUBMIT_NS: the submitting call stalls the calling thread first,
+// outside the double's lock (another thread's calls go on meanwhile).
+void submission_stall() { dsdouble_timing::submit_stall(kKnobs); }
+
+// Whether the 32-bit word `w` satisfies a stream wait on `value` (the
+// CU_STREAM_WAIT_VALUE_* operation in the low bits of the flags).
+constexpr unsigned kWaitGeq = 0x0, kWaitEq = 0x1, kWaitAnd = 0x2, kWaitNor = 0x3, kWaitFlush = 1u << 30;
+bool wait_satisfied(uint32_t w, uint32_t value, unsigned op) {
+  switch (op) {
+    case kWaitGeq:
+      return static_cast<int32_t>(w - value) >= 0;
+    case kWaitEq:
+      return w == value;
+    case kWaitAnd:
+      return (w & value) != 0;
+    case kWaitNor:
+      return ~(w | value) != 0;
+  }
+  return false;
+}
+
+// A word a stream may wait on: 4-byte aligned, in device memory or in mapped
+// host memory (cuMemHostAlloc with DEVICEMAP, cuMemHostRegister with DEVICEMAP)
+// at its device address (the same address here: unified addressing).
+bool waitable_word(CUdeviceptr addr) {
+  if (addr == 0 || addr % 4 != 0) return false;
+  const Region* r = find_region(vp(addr), 4);
+  return r && (r->kind == Kind::kDevice || r->mapped);
+}
+
+// Holds the stream until the word at `addr` satisfies the wait, polled with short
+// sleeps (an atomic load, as the host stores it).
+void enqueue_wait(StreamImpl* st, CUdeviceptr addr, uint32_t value, unsigned op, const char* call) {
+  const int device = device_of(st->ctx);
+  auto* word = static_cast<uint32_t*>(vp(addr));
+  const int64_t enqueued = dsdouble_timing::mono_ns();
+  st->push([st, device, word, value, op, call] {
+    const bool ok = dsdouble_timing::poll_until(
+        [&] { return wait_satisfied(__atomic_load_n(word, __ATOMIC_ACQUIRE), value, op); });
+    dsdouble_timing::trace_now(kKnobs, device, st, ok ? "wait-passed" : "wait-timeout");
+    if (!ok) {
+      log_line(call, "-> wait on %p for %u (op %u) never satisfied: gave up after 120 s", static_cast<void*>(word),
+               value, op);
+      std::fprintf(stderr, "cuda double: %s on stream %p never released after 120 s\n", call,
+                   static_cast<void*>(st));
+    }
+  });
+  dsdouble_timing::trace(kKnobs, device, st, "wait-enqueued", enqueued);
 }
 
 #ifndef DS_DOUBLE_NO_BATCH
@@ -722,6 +807,7 @@ CUresult cuEventElapsedTime_v2(float* ms, CUevent a, CUevent b) {
 #endif
 
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  submission_stall();
   ENTER(cuMemcpyAsync, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes, static_cast<void*>(s))
   NEED_CTX
   if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
@@ -729,6 +815,7 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream 
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream s) {
+  submission_stall();
   ENTER(cuMemcpyHtoDAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), src, bytes, static_cast<void*>(s))
   NEED_CTX
   if (!is_device(dst, bytes) || !is_host(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
@@ -736,6 +823,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CU
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  submission_stall();
   ENTER(cuMemcpyDtoHAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", dst, vp(src), bytes, static_cast<void*>(s))
   NEED_CTX
   if (!is_host(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
@@ -743,6 +831,7 @@ CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  submission_stall();
   ENTER(cuMemcpyDtoDAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes,
         static_cast<void*>(s))
   NEED_CTX
@@ -851,6 +940,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peer_ctx, unsigned int flags) {
 CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                             CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
                             CUstream s) {
+  submission_stall();
   ENTER(cuMemcpyBatchAsync, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
   return batch_common("cuMemcpyBatchAsync", dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s);
 }
@@ -858,6 +948,7 @@ CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
 // CUDA 13.0's ABI (no failIdx).
 CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                                CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream s) {
+  submission_stall();
   ENTER(cuMemcpyBatchAsync_v2, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
   return batch_common("cuMemcpyBatchAsync_v2", dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, s);
 }
@@ -922,6 +1013,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph g, unsigned long
 #endif
 
 CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
+  submission_stall();
   ENTER(cuGraphLaunch, "exec=%p stream=%p", static_cast<void*>(exec), static_cast<void*>(s))
   NEED_CTX
   auto* e = reinterpret_cast<ExecImpl*>(exec);
@@ -1018,6 +1110,17 @@ const FuncImpl* function_of(CUfunction f) {
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int shmem, CUstream s, void** params,
                         void** extra) {
+  {
+    // A copy-kernel launch is a copy submission: its host-side stall comes first,
+    // outside the lock, as for the async copies.
+    bool copy_kernel = false;
+    {
+      std::lock_guard<std::recursive_mutex> lock(g_mutex);
+      const FuncImpl* fn = function_of(f);
+      copy_kernel = fn && fn->name == "ds_copy_kernel";
+    }
+    if (copy_kernel) submission_stall();
+  }
   ENTER(cuLaunchKernel, "grid=%ux%ux%u block=%ux%ux%u stream=%p", gx, gy, gz, bx, by, bz,
         static_cast<void*>(s))
   NEED_CTX
@@ -1026,11 +1129,42 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
   if (!params || extra || gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
       bx * by * bz > 1024 || shmem != 0)
     return CUDA_ERROR_INVALID_VALUE;
+  // The gate kernel, ds_gate_kernel(.u64 flag, .u32 value): one thread spinning
+  // until (int32_t)(*flag - value) >= 0 on a word of device or mapped host
+  // memory, i.e. the stream goes on only then (emulated like
+  // cuStreamWaitValue32_v2 with CU_STREAM_WAIT_VALUE_GEQ).
+  if (fn->name == "ds_gate_kernel") {
+    if (fn->params != std::vector<size_t>{8, 4}) {
+      log_line("cuLaunchKernel", "-> ds_gate_kernel must take (.u64 flag, .u32 value), the PTX declares %zu parameters",
+               fn->params.size());
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (gx * gy * gz != 1 || bx * by * bz != 1) {
+      log_line("cuLaunchKernel", "-> ds_gate_kernel runs on a 1x1x1 grid of 1x1x1 blocks (our contract)");
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    uint64_t flag = 0;
+    uint32_t value = 0;
+    std::memcpy(&flag, params[0], sizeof flag);
+    std::memcpy(&value, params[1], sizeof value);
+    log_line("cuLaunchKernel", "gate flag=%p value=%u", vp(flag), value);
+    // A kernel cannot dereference pageable host memory; a 32-bit load is 4-byte aligned.
+    if (!waitable_word(flag)) {
+      log_line("cuLaunchKernel", "-> CUDA_ERROR_INVALID_VALUE: the gate word is not 4-byte aligned device or mapped memory");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    CUresult r;
+    StreamImpl* st = current_stream("cuLaunchKernel", s, &r);
+    if (!st) return r;
+    enqueue_wait(st, flag, value, kWaitGeq, "cuLaunchKernel");
+    return CUDA_SUCCESS;
+  }
   // The driver reads as many parameters as the PTX declares, each of its
-  // declared size. The double runs only our copy kernel, as copy_kernel.cu
-  // declares it: ds_copy_kernel(dst, src, bytes, head, width), five 64-bit values.
+  // declared size. Besides the gate kernel the double runs only our copy kernel,
+  // as copy_kernel.cu declares it: ds_copy_kernel(dst, src, bytes, head, width),
+  // five 64-bit values.
   if (fn->name != "ds_copy_kernel" || fn->params != std::vector<size_t>(5, 8)) {
-    log_line("cuLaunchKernel", "-> the double runs only ds_copy_kernel with five .u64 parameters");
+    log_line("cuLaunchKernel", "-> the double runs only ds_copy_kernel with five .u64 parameters (and ds_gate_kernel)");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   uint64_t v[5];
@@ -1058,6 +1192,27 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
 }
 
 #ifndef DS_DOUBLE_NO_GRAPH
+// CUDA 11.7's stream wait (the _v2 memory operations, enabled on every device; a
+// CUDA 11.3 driver has no _v2). Holds the stream until the 32-bit word at addr
+// satisfies the wait: flags CU_STREAM_WAIT_VALUE_GEQ (0) (int32_t)(*addr - value)
+// >= 0, EQ (1), AND (2), NOR (3), optionally | CU_STREAM_WAIT_VALUE_FLUSH.
+CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, uint32_t value, unsigned int flags) {
+  ENTER(cuStreamWaitValue32_v2, "stream=%p addr=%p value=%u flags=0x%x", static_cast<void*>(s), vp(addr), value,
+        flags)
+  NEED_CTX
+  const unsigned op = flags & ~kWaitFlush;
+  if (op > kWaitNor) return CUDA_ERROR_INVALID_VALUE;
+  if (!waitable_word(addr)) {
+    log_line("cuStreamWaitValue32_v2", "-> CUDA_ERROR_INVALID_VALUE: not a 4-byte aligned word of device or mapped memory");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  CUresult r;
+  StreamImpl* st = current_stream("cuStreamWaitValue32_v2", s, &r);
+  if (!st) return r;
+  enqueue_wait(st, addr, value, op, "cuStreamWaitValue32_v2");
+  return CUDA_SUCCESS;
+}
+
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult* status);
 #endif
@@ -1138,6 +1293,9 @@ const ProcEntry kProcTable[] = {
     E(cuModuleUnload, 2000, cuModuleUnload),
     E(cuModuleGetFunction, 2000, cuModuleGetFunction),
     E(cuLaunchKernel, 4000, cuLaunchKernel),
+#ifndef DS_DOUBLE_NO_GRAPH
+    E(cuStreamWaitValue32, 11070, cuStreamWaitValue32_v2),
+#endif
 };
 #undef E
 

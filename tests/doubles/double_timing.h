@@ -1,0 +1,157 @@
+// What the cuda and ascend test doubles share about time: copies that take a
+// known, configurable time on the stream's worker thread, a host-side stall in
+// the submitting call, and a trace of what each stream did when. Each double
+// reads the knobs under its own prefix (DS_CUDA_DOUBLE_ / DS_ACL_DOUBLE_); its
+// header comment lists them. Unset, nothing here sleeps or writes anything.
+//
+// The cost of one copy task (one stream operation that moves bytes; each double
+// says what one task is) with B bytes on device d, the k-th copy task (0-based)
+// of its stream:
+//   B * COPY_NS_PER_KIB / 1024 * factor(d)  +  (k < COLD's N ? COLD's ns : 0)
+// The stream's worker stamps the task's start, moves the bytes, then sleeps
+// until start + cost: a task takes at least its cost (a sleep never ends
+// early), and about that when the memcpy is quicker. Events are stamped when the
+// stream reaches them, as before, so device-event timing sees exactly this.
+//
+// Trace (<prefix>TRACE=path): one line per event, appended with one write(2) so
+// that processes and threads do not interleave:
+//   <pid> <device> <stream> <what> <monotonic ns>
+// stream is the handle as %p prints it (the one the call logs show); ns is
+// CLOCK_MONOTONIC, the clock dev-sandbox uses. `what` is one of
+//   copy-enqueued    the submitting call put a copy task on the stream (after any
+//                    SUBMIT_NS stall; stamped in the calling thread)
+//   copy-start       the stream's worker began the task
+//   copy-end         the task is complete (after its cost)
+//   wait-enqueued    a stream wait (cuda: cuStreamWaitValue32_v2, the gate kernel)
+//                    was put on the stream
+//   wait-passed      the stream's worker saw the wait satisfied and went on
+//   wait-timeout     the double gave up on a wait after 120 s and went on (a bug:
+//                    nobody released it)
+//   callback-enqueued  (ascend) aclrtLaunchCallback put a callback task on the stream
+//   callback-start   (ascend) the subscribed thread began running the callback
+//   callback-end     (ascend) the callback returned
+#pragma once
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace dsdouble_timing {
+namespace {  // internal linkage: each double has its own copy
+
+inline int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Sleeps until CLOCK_MONOTONIC reaches `deadline` (never returns before it).
+inline void sleep_until_ns(int64_t deadline) {
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(deadline / 1000000000);
+  ts.tv_nsec = static_cast<long>(deadline % 1000000000);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+// A copy task that started at t0 takes `cost`: no system call when it costs nothing.
+inline void finish_task(int64_t t0, int64_t cost) {
+  if (cost > 0) sleep_until_ns(t0 + cost);
+}
+
+inline void sleep_for_ns(int64_t ns) {
+  if (ns > 0) sleep_until_ns(mono_ns() + ns);
+}
+
+inline const char* knob(const char* prefix, const char* name) {
+  const std::string key = std::string(prefix) + name;
+  const char* v = std::getenv(key.c_str());
+  return v && *v ? v : nullptr;
+}
+
+inline int64_t knob_ns(const char* prefix, const char* name) {
+  const char* v = knob(prefix, name);
+  if (!v) return 0;
+  char* end = nullptr;
+  const long long x = std::strtoll(v, &end, 10);
+  return end && *end == '\0' && x > 0 ? static_cast<int64_t>(x) : 0;
+}
+
+// DEVICE_FACTOR=d:f[,d:f...]: device d's copy tasks take f times as long (default 1).
+inline double device_factor(const char* prefix, int device) {
+  const char* v = knob(prefix, "DEVICE_FACTOR");
+  if (!v) return 1.0;
+  const std::string s(v);
+  size_t pos = 0;
+  while (pos < s.size()) {
+    const size_t end = s.find(',', pos) == std::string::npos ? s.size() : s.find(',', pos);
+    const std::string item = s.substr(pos, end - pos);
+    const size_t colon = item.find(':');
+    if (colon != std::string::npos && std::atoi(item.c_str()) == device) {
+      const double f = std::atof(item.c_str() + colon + 1);
+      if (f > 0) return f;
+    }
+    pos = end + 1;
+  }
+  return 1.0;
+}
+
+// The cost of the k-th copy task (0-based) of a stream on `device`, moving `bytes`.
+inline int64_t task_cost_ns(const char* prefix, uint64_t bytes, int device, uint64_t k) {
+  int64_t ns = 0;
+  if (const int64_t per_kib = knob_ns(prefix, "COPY_NS_PER_KIB"))
+    ns = static_cast<int64_t>(static_cast<double>(bytes) * static_cast<double>(per_kib) / 1024.0 *
+                              device_factor(prefix, device));
+  // COLD=N:ns: the first N copy tasks of every stream take ns longer.
+  if (const char* cold = knob(prefix, "COLD")) {
+    const long n = std::atol(cold);
+    const char* colon = std::strchr(cold, ':');
+    if (colon && k < static_cast<uint64_t>(n > 0 ? n : 0)) ns += std::max<long long>(0, std::atoll(colon + 1));
+  }
+  return ns;
+}
+
+// SUBMIT_NS: the calling thread of every copy submission stalls this long before
+// the task is on the stream (a host-side cost: the call itself takes that long).
+inline void submit_stall(const char* prefix) { sleep_for_ns(knob_ns(prefix, "SUBMIT_NS")); }
+
+inline void trace(const char* prefix, int device, const void* stream, const char* what, int64_t ns) {
+  const char* path = knob(prefix, "TRACE");
+  if (!path) return;
+  char line[160];
+  const int n = std::snprintf(line, sizeof line, "%d %d %p %s %lld\n", static_cast<int>(getpid()), device, stream,
+                              what, static_cast<long long>(ns));
+  if (n <= 0) return;
+  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t w = write(fd, line, static_cast<size_t>(n < static_cast<int>(sizeof line) ? n : sizeof line - 1));
+  (void)w;
+  close(fd);
+}
+
+inline void trace_now(const char* prefix, int device, const void* stream, const char* what) {
+  if (knob(prefix, "TRACE")) trace(prefix, device, stream, what, mono_ns());
+}
+
+// Polls `ready` (a short sleep between polls, no busy core) until it says yes or
+// 120 s have passed; true when it said yes.
+template <typename Ready>
+bool poll_until(Ready ready) {
+  const int64_t give_up = mono_ns() + 120LL * 1000000000LL;
+  while (!ready()) {
+    if (mono_ns() > give_up) return false;
+    sleep_for_ns(50 * 1000);
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace dsdouble_timing
