@@ -760,7 +760,14 @@ TEST(CudaKernel, CommittedPtxDeclaresTheKernelWeLaunch) {
                      "\t.param .u64 ds_copy_kernel_param_3,\n\t.param .u64 ds_copy_kernel_param_4\n)"),
             std::string::npos)
       << ptx;
-  EXPECT_EQ(ptx.find(".entry", ptx.find(".entry") + 1), std::string::npos) << "one kernel";
+  // ds_gate_kernel(flag, value): the start gate's hold passes a 64-bit address and a 32-bit round.
+  EXPECT_NE(ptx.find(".visible .entry ds_gate_kernel(\n\t.param .u64 ds_gate_kernel_param_0,\n"
+                     "\t.param .u32 ds_gate_kernel_param_1\n)"),
+            std::string::npos)
+      << ptx;
+  size_t entries = 0;
+  for (size_t at = ptx.find(".entry"); at != std::string::npos; at = ptx.find(".entry", at + 1)) ++entries;
+  EXPECT_EQ(entries, 2u) << "the copy kernel and the gate kernel";
 }
 
 // Block sizes that leave most blocks off 16-byte alignment (-s 1000: every other

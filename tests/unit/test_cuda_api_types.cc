@@ -128,6 +128,8 @@ static_assert(our::kMemHostAllocPortable == CU_MEMHOSTALLOC_PORTABLE, "CU_MEMHOS
 static_assert(our::kMemHostAllocDeviceMap == CU_MEMHOSTALLOC_DEVICEMAP, "CU_MEMHOSTALLOC_DEVICEMAP");
 static_assert(our::kMemHostRegisterPortable == CU_MEMHOSTREGISTER_PORTABLE, "CU_MEMHOSTREGISTER_PORTABLE");
 static_assert(our::kMemHostRegisterDeviceMap == CU_MEMHOSTREGISTER_DEVICEMAP, "CU_MEMHOSTREGISTER_DEVICEMAP");
+static_assert(our::kStreamWaitValueGeq == CU_STREAM_WAIT_VALUE_GEQ, "CU_STREAM_WAIT_VALUE_GEQ");
+static_assert(std::is_same<our::cuuint32_t, ::cuuint32_t>::value, "cuuint32_t");
 
 // Struct layouts, field by field.
 #define DS_SAME_FIELD(ours, real, field)                                              \

@@ -92,6 +92,15 @@
 #include <cstdint>
 
 namespace ds {
+// - aclrtSubscribeReport(uint64_t threadId, aclrtStream), aclrtUnSubscribeReport(same),
+//   aclrtProcessReport(int32_t timeoutMs), aclrtLaunchCallback(aclrtCallback fn, void*
+//   userData, aclrtCallbackBlockType, aclrtStream), typedef void (*aclrtCallback)(void*),
+//   ACL_CALLBACK_NO_BLOCK 0 / ACL_CALLBACK_BLOCK 1: CANN docs of the same names (e.g.
+//   hiascend canncommercial 900 runtimeapi aclcppdevg_03_0125/0127): a thread, by its id,
+//   serves the callbacks of the streams subscribed to it (one device per thread) while it
+//   calls aclrtProcessReport; a blocking callback holds its stream until it returns.
+//   ACL_ERROR_RT_REPORT_TIMEOUT 507012 (hicann/runtime docs/api_docs/aclError.md):
+//   aclrtProcessReport found nothing to run before its timeout.
 namespace acl {
 
 using aclError = int;
@@ -104,6 +113,13 @@ constexpr aclError ACL_ERROR_REPEAT_INITIALIZE = 100002;
 // "feature not support" (rt_error_codes.h): e.g. aclrtMemcpyBatchAsync where the
 // driver lacks batched copies.
 constexpr aclError ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
+constexpr aclError ACL_ERROR_RT_REPORT_TIMEOUT = 507012;
+
+using aclrtCallback = void (*)(void*);
+enum aclrtCallbackBlockType : int {
+  ACL_CALLBACK_NO_BLOCK = 0,
+  ACL_CALLBACK_BLOCK = 1,
+};
 
 enum aclrtMemcpyKind : int {
   ACL_MEMCPY_HOST_TO_HOST = 0,
@@ -322,6 +338,10 @@ using aclrtMemcpyAsync_t = aclError (*)(void*, size_t, const void*, size_t, aclr
 using aclrtMemcpyBatchAsync_t = aclError (*)(void**, size_t*, void**, size_t*, size_t,
                                              aclrtMemcpyBatchAttr*, size_t*, size_t, size_t*,
                                              aclrtStream);
+using aclrtSubscribeReport_t = aclError (*)(uint64_t, aclrtStream);
+using aclrtUnSubscribeReport_t = aclError (*)(uint64_t, aclrtStream);
+using aclrtProcessReport_t = aclError (*)(int32_t);
+using aclrtLaunchCallback_t = aclError (*)(aclrtCallback, void*, aclrtCallbackBlockType, aclrtStream);
 using rtFftsPlusTaskLaunchWithFlag_t = rtError_t (*)(rtFftsPlusTaskInfo_t*, void*, uint32_t);
 
 }  // namespace acl

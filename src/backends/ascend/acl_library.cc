@@ -125,6 +125,10 @@ AclLibrary open_libraries() {
   bind(handle, "aclrtDeviceCanAccessPeer", lib.aclrtDeviceCanAccessPeer);
   bind(handle, "aclrtDeviceEnablePeerAccess", lib.aclrtDeviceEnablePeerAccess);
   bind(handle, "aclrtStreamWaitEvent", lib.aclrtStreamWaitEvent);
+  bind(handle, "aclrtSubscribeReport", lib.aclrtSubscribeReport);
+  bind(handle, "aclrtUnSubscribeReport", lib.aclrtUnSubscribeReport);
+  bind(handle, "aclrtProcessReport", lib.aclrtProcessReport);
+  bind(handle, "aclrtLaunchCallback", lib.aclrtLaunchCallback);
 
   // The runtime library with the FFTS+ launch. Its stream handles are only valid in
   // the instance AscendCL itself uses, so: the one named explicitly, else the one
@@ -221,6 +225,17 @@ std::string AclLibrary::register_missing() const {
     if (!e.second) missing += std::string(missing.empty() ? "" : ", ") + e.first;
   return path + " does not export " + missing +
          ", so host memory cannot be registered with the device (aclrtHostRegister arrived in CANN 8.1)";
+}
+
+std::string AclLibrary::gate_missing() const {
+  std::string missing;
+  for (const auto& e : {std::make_pair("aclrtSubscribeReport", aclrtSubscribeReport != nullptr),
+                        std::make_pair("aclrtUnSubscribeReport", aclrtUnSubscribeReport != nullptr),
+                        std::make_pair("aclrtProcessReport", aclrtProcessReport != nullptr),
+                        std::make_pair("aclrtLaunchCallback", aclrtLaunchCallback != nullptr)})
+    if (!e.second) missing += std::string(missing.empty() ? "" : ", ") + e.first;
+  if (missing.empty()) return "";
+  return path + " does not export " + missing + ", so no host callback can hold a stream";
 }
 
 }  // namespace acl

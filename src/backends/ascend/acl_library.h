@@ -50,6 +50,13 @@ struct AclLibrary {
   aclrtDeviceCanAccessPeer_t aclrtDeviceCanAccessPeer = nullptr;
   aclrtDeviceEnablePeerAccess_t aclrtDeviceEnablePeerAccess = nullptr;
   aclrtStreamWaitEvent_t aclrtStreamWaitEvent = nullptr;
+  // Host callbacks on a stream: the stream start gate's hold.
+  aclrtSubscribeReport_t aclrtSubscribeReport = nullptr;
+  aclrtUnSubscribeReport_t aclrtUnSubscribeReport = nullptr;
+  aclrtProcessReport_t aclrtProcessReport = nullptr;
+  aclrtLaunchCallback_t aclrtLaunchCallback = nullptr;
+  // Empty when streams can be held (all four callback entry points), else which are missing.
+  std::string gate_missing() const;
 
   bool has_register_v2() const { return aclrtHostRegisterV2 && aclrtHostGetDevicePointer && aclrtHostUnregister; }
   bool has_register_v1() const { return aclrtHostRegister && aclrtHostUnregister; }

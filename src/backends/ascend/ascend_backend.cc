@@ -5,17 +5,21 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/prepared_lists.h"
 #include "backends/ascend/acl_api.h"
 #include "backends/ascend/acl_library.h"
 #include "core/error.h"
+#include "core/futex.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
 #include "memory/host_memory.h"
@@ -207,6 +211,105 @@ bool contexts_in_device_memory(size_t contexts) {
 AscendStream& stream_of(Stream& s) { return static_cast<AscendStream&>(s); }
 AscendEvent& event_of(Event& e) { return static_cast<AscendEvent&>(e); }
 
+// The stream start gate: a blocking host callback at the head of each held stream
+// (aclrtLaunchCallback, ACL_CALLBACK_BLOCK) that returns only once the host has
+// stored this round in the gate's word, run by a report thread of our own that
+// serves the streams subscribed to it (aclrtProcessReport in a loop).
+class AscendGate : public StreamGate {
+ public:
+  AscendGate(const AclLibrary& lib, int device, std::string where)
+      : lib_(lib), device_(device), where_(std::move(where)) {
+    std::promise<aclError> started;
+    auto ready = started.get_future();
+    thread_ = std::thread([this, &started] { serve(started); });
+    const aclError rc = ready.get();
+    if (rc != ACL_SUCCESS) {
+      thread_.join();
+      lib_.fail("aclrtSetDevice", rc, where_ + ", start gate report thread");
+    }
+    thread_id_ = static_cast<uint64_t>(thread_.native_handle());
+  }
+
+  ~AscendGate() override {
+    word_.store(round_, std::memory_order_release);  // let everything go, without throwing
+    futex_wake_all(&word_);
+    for (auto& h : held_) (void)lib_.aclrtSynchronizeStream(h.first);  // its callback has returned
+    closing_.store(true);
+    for (auto& h : held_) (void)lib_.aclrtUnSubscribeReport(thread_id_, h.first);
+    stop_.store(true);
+    subscribed_.fetch_add(1);  // wake a thread still waiting for its first stream
+    futex_wake_all(&subscribed_);
+    thread_.join();
+  }
+
+  void hold(Stream& s) override {
+    const aclrtStream st = stream_of(s).handle();
+    auto it = std::find_if(held_.begin(), held_.end(), [&](const auto& h) { return h.first == st; });
+    if (it == held_.end()) {
+      lib_.check(lib_.aclrtSubscribeReport(thread_id_, st), "aclrtSubscribeReport", where_ + ", start gate");
+      held_.emplace_back(st, std::make_unique<Ticket>());
+      if (subscribed_.fetch_add(1) == 0) futex_wake_all(&subscribed_);
+      it = held_.end() - 1;
+    }
+    Ticket& t = *it->second;
+    t.word = &word_;
+    t.round = round_;
+    lib_.check(lib_.aclrtLaunchCallback(&AscendGate::wait_for_release, &t, ACL_CALLBACK_BLOCK, st),
+               "aclrtLaunchCallback", where_ + ", start gate");
+  }
+
+  void release() override {
+    word_.store(round_, std::memory_order_release);
+    futex_wake_all(&word_);
+    ++round_;
+    const aclError rc = failed_.load();
+    if (rc != ACL_SUCCESS) lib_.fail("aclrtProcessReport", rc, where_ + ", start gate report thread");
+  }
+
+ private:
+  struct Ticket {
+    std::atomic<uint32_t>* word = nullptr;
+    uint32_t round = 0;
+  };
+
+  // On the report thread: hold the stream until the host stores the round.
+  static void wait_for_release(void* user) {
+    const Ticket& t = *static_cast<const Ticket*>(user);
+    for (;;) {
+      const uint32_t seen = t.word->load(std::memory_order_acquire);
+      if (static_cast<int32_t>(seen - t.round) >= 0) return;
+      futex_wait(t.word, seen, 1000000);
+    }
+  }
+
+  void serve(std::promise<aclError>& started) {
+    const aclError rc = lib_.aclrtSetDevice(device_);
+    started.set_value(rc);
+    if (rc != ACL_SUCCESS) return;
+    // aclrtProcessReport fails on a thread no stream is subscribed to yet.
+    while (subscribed_.load() == 0) futex_wait(&subscribed_, 0, 100000000);
+    while (!stop_.load()) {
+      const aclError r = lib_.aclrtProcessReport(100);
+      if (r != ACL_SUCCESS && r != ACL_ERROR_RT_REPORT_TIMEOUT && !closing_.load() &&
+          failed_.load() == ACL_SUCCESS)
+        failed_.store(r);
+    }
+    (void)lib_.aclrtResetDevice(device_);
+  }
+
+  const AclLibrary& lib_;
+  int device_;
+  std::string where_;
+  std::atomic<uint32_t> word_{0};
+  uint32_t round_ = 1;
+  std::atomic<bool> stop_{false}, closing_{false};
+  std::atomic<uint32_t> subscribed_{0};  // streams subscribed so far (futex word)
+  std::atomic<aclError> failed_{ACL_SUCCESS};
+  std::thread thread_;
+  uint64_t thread_id_ = 0;
+  std::vector<std::pair<aclrtStream, std::unique_ptr<Ticket>>> held_;
+};
+
 class AscendDevice : public Device {
  public:
   AscendDevice(const AclLibrary& lib, int index, pid_t owner_pid)
@@ -319,6 +422,12 @@ class AscendDevice : public Device {
     aclrtStream s = nullptr;
     lib_.check(lib_.aclrtCreateStream(&s), "aclrtCreateStream", where_);
     return std::make_unique<AscendStream>(lib_, s, streams_);
+  }
+
+  std::unique_ptr<StreamGate> create_gate() override {
+    const std::string missing = lib_.gate_missing();
+    if (!missing.empty()) throw RunError(missing);
+    return std::make_unique<AscendGate>(lib_, index_, where_);
   }
 
   std::unique_ptr<Event> create_event() override {
@@ -668,6 +777,7 @@ class AscendBackend : public Backend {
                            : "fallback: aclrtMemcpyBatchAsync is not exported by this CANN, so one "
                              "aclrtMemcpyAsync per block in one submission loop"});
     p.register_unavailable = lib.register_missing();
+    p.gate_unavailable = lib.gate_missing();
     // The direct path reads host memory through its registered (mapped) address.
     if (p.direct_unavailable.empty()) p.direct_unavailable = p.register_unavailable;
     const std::string kernel = kernel_release();
@@ -687,6 +797,10 @@ class AscendBackend : public Backend {
             "copies from registered memory are pageable on this CANN (each aclrtMemcpyAsync returns after its "
             "copy)" + lock_first;
     p.facts.push_back({"host registration (odirect, shm)", reg});
+    p.facts.push_back({"stream start gate", p.gate_unavailable.empty()
+                                                ? "a blocking host callback (aclrtLaunchCallback) at the head of "
+                                                  "each stream, served by a report thread"
+                                                : "not available: " + p.gate_unavailable});
     p.facts.push_back({"events", lib.aclrtCreateEventExWithFlag
                                      ? "aclrtCreateEventExWithFlag (made for reuse, never reset)"
                                      : "aclrtCreateEventWithFlag, reset with aclrtResetEvent after each wait"});

@@ -1,5 +1,6 @@
-// The SM copy kernel (cases host_to_device_sm, device_to_host_sm). Compiled to
-// PTX (ptx.cmake) and loaded with cuModuleLoadData.
+// The SM copy kernel (cases host_to_device_sm, device_to_host_sm) and the start
+// gate's spin kernel (below). Compiled to PTX (ptx.cmake) and loaded with
+// cuModuleLoadData.
 // Launch: kernelParams = {&dst, &src, &bytes, &head, &width}, all 64-bit, as
 // planned on the host (copy_kernel_plan.h): bytes [0, head) one by one, until
 // dst + head and src + head are both `width`-aligned; then whole `width`-byte
@@ -37,4 +38,14 @@ extern "C" __global__ void ds_copy_kernel(unsigned char* __restrict__ dst,
     default: copy_units<unsigned char>(d, s, n, first, stride); break;
   }
   for (unsigned long long k = head + n * width + first; k < bytes; k += stride) dst[k] = src[k];
+}
+
+// The stream start gate's hold where the driver has no cuStreamWaitValue32
+// (before CUDA 11.7): launched 1x1x1 at the head of a stream, one thread waits
+// until the host has stored `value` (or a later round) in the mapped word, so
+// nothing queued behind it starts before the release.
+// Launch: kernelParams = {&flag (64-bit device address of the mapped word), &value (32-bit)}.
+extern "C" __global__ void ds_gate_kernel(const volatile unsigned int* flag, unsigned int value) {
+  while (static_cast<int>(*flag - value) < 0) {
+  }
 }

@@ -41,6 +41,7 @@ typedef cudaError_enum CUresult;
 typedef unsigned long long CUdeviceptr;  // CUdeviceptr_v2 on 64-bit hosts
 static_assert(sizeof(void*) == 8, "the cuda backend binds the 64-bit driver ABI");
 typedef uint64_t cuuint64_t;
+typedef uint32_t cuuint32_t;
 typedef int CUdevice;
 typedef struct CUctx_st* CUcontext;
 typedef struct CUmod_st* CUmodule;
@@ -88,6 +89,8 @@ constexpr unsigned int kMemHostAllocPortable = 0x01;
 constexpr unsigned int kMemHostAllocDeviceMap = 0x02;
 constexpr unsigned int kMemHostRegisterPortable = 0x01;
 constexpr unsigned int kMemHostRegisterDeviceMap = 0x02;
+// CU_STREAM_WAIT_VALUE_GEQ: wait until (int32_t)(*addr - value) >= 0.
+constexpr unsigned int kStreamWaitValueGeq = 0x0;
 
 enum CUmemLocationType_enum {
   CU_MEM_LOCATION_TYPE_INVALID = 0x0,
@@ -212,6 +215,10 @@ typedef CUresult (*PFN_cuMemcpyBatchAsync)(CUdeviceptr* dsts, CUdeviceptr* srcs,
                                            size_t count, CUmemcpyAttributes* attrs,
                                            size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
                                            CUstream hStream);
+// CUDA 11.7's stream memory operation, supported on every device since (the _v1
+// API before it needed the driver's opt-in); we bind only this one.
+typedef CUresult (*PFN_cuStreamWaitValue32_v2)(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                               unsigned int flags);
 typedef CUresult (*PFN_cuGraphCreate)(CUgraph* phGraph, unsigned int flags);
 typedef CUresult (*PFN_cuGraphAddMemcpyNode)(CUgraphNode* phGraphNode, CUgraph hGraph,
                                              const CUgraphNode* dependencies,
@@ -281,9 +288,12 @@ typedef CUresult (*PFN_cuLaunchKernel)(CUfunction f, unsigned int gridDimX, unsi
 // are the batch path of drivers without cuMemcpyBatchAsync; drivers before CUDA
 // 11.4 have no cuGraphInstantiateWithFlags and so no batch path at all.
 // cuEventElapsedTime_v2 is preferred where it exists (cuEventElapsedTime otherwise).
+// cuStreamWaitValue32 (11.7+) holds a stream for the start gate; without it a
+// spin kernel does (copy_kernel.cu's ds_gate_kernel).
 #define DS_CUDA_OPTIONAL_ENTRY_POINTS(X)                             \
   X(cuEventElapsedTime, cuEventElapsedTime_v2, 12080)                \
   X(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080)                   \
+  X(cuStreamWaitValue32, cuStreamWaitValue32_v2, 11070)              \
   X(cuGraphCreate, cuGraphCreate, 10000)                             \
   X(cuGraphAddMemcpyNode, cuGraphAddMemcpyNode, 10000)               \
   X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040) \

@@ -1,11 +1,13 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +74,57 @@ class CudaEvent : public Event {
 
 CUstream stream_of(Stream& s) { return static_cast<CudaStream&>(s).stream; }
 CUevent event_of(Event& e) { return static_cast<CudaEvent&>(e).event; }
+
+// The stream start gate: a page-locked word mapped into the device. hold() queues
+// a wait for the word to reach this round: cuStreamWaitValue32 where the driver
+// has it (CUDA 11.7+), else the one-thread spin kernel ds_gate_kernel on the
+// word; release() stores the round from the host.
+class CudaGate : public StreamGate {
+ public:
+  CudaGate(const CudaDriver& d, CUfunction spin) : d_(d), spin_(spin) {
+    void* p = nullptr;
+    check_pinning(d_.cuMemHostAlloc(&p, sizeof(uint32_t), kMemHostAllocPortable | kMemHostAllocDeviceMap),
+                  "cuMemHostAlloc (start gate word)", sizeof(uint32_t));
+    word_ = new (p) std::atomic<uint32_t>(0);
+    const CUresult r = d_.cuMemHostGetDevicePointer_v2(&device_word_, p, 0);
+    if (r != CUDA_SUCCESS) {
+      d_.cuMemFreeHost(p);
+      throw RunError(cuda_error_text("cuMemHostGetDevicePointer_v2 (start gate word)", r));
+    }
+  }
+  ~CudaGate() override {
+    release();
+    for (CUstream s : held_) d_.cuStreamSynchronize(s);  // every hold has read the word
+    d_.cuMemFreeHost(word_);
+  }
+  void hold(Stream& s) override {
+    const CUstream st = stream_of(s);
+    if (d_.cuStreamWaitValue32_v2) {
+      cuda_check(d_.cuStreamWaitValue32_v2(st, device_word_, round_, kStreamWaitValueGeq),
+                 "cuStreamWaitValue32_v2 (start gate)");
+    } else {
+      // ds_gate_kernel(flag, value): a .u64 and a .u32 parameter.
+      CUdeviceptr flag = device_word_;
+      unsigned int value = round_;
+      void* params[] = {&flag, &value};
+      cuda_check(d_.cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, st, params, nullptr),
+                 "cuLaunchKernel(ds_gate_kernel)");
+    }
+    if (std::find(held_.begin(), held_.end(), st) == held_.end()) held_.push_back(st);
+  }
+  void release() override {
+    word_->store(round_, std::memory_order_release);
+    ++round_;
+  }
+
+ private:
+  const CudaDriver& d_;
+  CUfunction spin_;
+  std::atomic<uint32_t>* word_ = nullptr;
+  CUdeviceptr device_word_ = 0;
+  uint32_t round_ = 1;
+  std::vector<CUstream> held_;
+};
 
 // A CUDA graph of independent memcpy nodes, instantiated once and launched for
 // every submission of the same descriptor list (the batch path of drivers
@@ -164,6 +217,15 @@ class CudaDevice : public Device {
 
   std::unique_ptr<Stream> create_stream() override { return std::make_unique<CudaStream>(d_); }
   std::unique_ptr<Event> create_event() override { return std::make_unique<CudaEvent>(d_); }
+  std::unique_ptr<StreamGate> create_gate() override {
+    CUfunction spin = nullptr;
+    if (!d_.cuStreamWaitValue32_v2) {
+      load_module();
+      cuda_check(d_.cuModuleGetFunction(&spin, module_, kGateKernelName),
+                 std::string("cuModuleGetFunction(") + kGateKernelName + ")");
+    }
+    return std::make_unique<CudaGate>(d_, spin);
+  }
   void record(Event& e, Stream& s) override {
     cuda_check(d_.cuEventRecord(event_of(e), stream_of(s)), "cuEventRecord");
   }
@@ -367,11 +429,15 @@ class CudaDevice : public Device {
     return g;
   }
 
-  void load_kernel() {
+  void load_module() {
     if (!module_) {
       cuda_check(d_.cuModuleLoadData(&module_, kCopyKernelPtx),
                  std::string("cuModuleLoadData(copy kernel PTX from ") + kCopyKernelPtxFrom + ")");
     }
+  }
+
+  void load_kernel() {
+    load_module();
     cuda_check(d_.cuModuleGetFunction(&function_, module_, kCopyKernelName),
                std::string("cuModuleGetFunction(") + kCopyKernelName + ")");
   }
@@ -449,6 +515,10 @@ class CudaBackend : public Backend {
     for (const auto& a : d.absent) absent += (absent.empty() ? "" : "; ") + a;
     p.facts.emplace_back("not in this driver", absent.empty() ? "none" : absent);
     p.facts.emplace_back("SM copy kernel", std::string("PTX from ") + kCopyKernelPtxFrom);
+    p.facts.emplace_back("stream start gate", d.cuStreamWaitValue32_v2
+                                                  ? "cuStreamWaitValue32_v2 on a mapped host word"
+                                                  : "spin kernel ds_gate_kernel on a mapped host word (the "
+                                                    "driver has no cuStreamWaitValue32_v2, CUDA 11.7+)");
     p.loaded = true;
     return p;
   }
