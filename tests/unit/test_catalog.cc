@@ -3,6 +3,10 @@
 #include "backends/sim/sim_backend.h"
 #include "cases/catalog.h"
 #include "core/error.h"
+#include "engines/initiator.h"
+
+#include <algorithm>
+#include <vector>
 
 using namespace ds;
 
@@ -75,4 +79,45 @@ TEST(Catalog, LabelsAndMethods) {
   EXPECT_EQ(direction(*find_case("device_to_host_ce")), CopyDir::kD2H);
   EXPECT_EQ(direction(*find_case("device_to_device_ce")), CopyDir::kD2D);
   EXPECT_EQ(direction(*single), CopyDir::kH2D);
+}
+
+// --submit-mode: which stream carries each IO task (UCM's two rules).
+TEST(SubmitMode, StreamMajorGivesContiguousRangesLargerFirst) {
+  // 7 tasks over 3 streams: 3, 2, 2.
+  std::vector<size_t> got;
+  for (size_t t = 0; t < 7; ++t) got.push_back(stream_of_task(SubmitMode::kStreamMajor, t, 7, 3));
+  EXPECT_EQ(got, (std::vector<size_t>{0, 0, 0, 1, 1, 2, 2}));
+  // Even split, and more streams than tasks (each task its own stream).
+  got.clear();
+  for (size_t t = 0; t < 8; ++t) got.push_back(stream_of_task(SubmitMode::kStreamMajor, t, 8, 4));
+  EXPECT_EQ(got, (std::vector<size_t>{0, 0, 1, 1, 2, 2, 3, 3}));
+  got.clear();
+  for (size_t t = 0; t < 2; ++t) got.push_back(stream_of_task(SubmitMode::kStreamMajor, t, 2, 4));
+  EXPECT_EQ(got, (std::vector<size_t>{0, 1}));
+}
+
+TEST(SubmitMode, RoundRobinWraps) {
+  std::vector<size_t> got;
+  for (size_t t = 0; t < 7; ++t) got.push_back(stream_of_task(SubmitMode::kRoundRobin, t, 7, 3));
+  EXPECT_EQ(got, (std::vector<size_t>{0, 1, 2, 0, 1, 2, 0}));
+  EXPECT_EQ(stream_of_task(SubmitMode::kRoundRobin, 5, 7, 1), 0u);
+  EXPECT_STREQ(submit_mode_name(SubmitMode::kRoundRobin), "round-robin");
+  EXPECT_STREQ(submit_mode_name(SubmitMode::kStreamMajor), "stream-major");
+}
+
+// Every task lands on exactly one stream, every stream gets within one task of
+// the others, for both modes and many shapes.
+TEST(SubmitMode, BalancedForEveryShape) {
+  for (SubmitMode m : {SubmitMode::kStreamMajor, SubmitMode::kRoundRobin})
+    for (size_t tasks = 1; tasks <= 40; ++tasks)
+      for (size_t streams = 1; streams <= 9; ++streams) {
+        std::vector<size_t> load(streams, 0);
+        for (size_t t = 0; t < tasks; ++t) {
+          const size_t s = stream_of_task(m, t, tasks, streams);
+          ASSERT_LT(s, streams);
+          ++load[s];
+        }
+        const auto mm = std::minmax_element(load.begin(), load.end());
+        EXPECT_LE(*mm.second - *mm.first, 1u) << tasks << " tasks, " << streams << " streams";
+      }
 }
