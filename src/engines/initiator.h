@@ -19,7 +19,7 @@ namespace ds {
 enum class CopyMethod {
   kCe,             // one stream, one submission per block          CE
   kCeBatch,        // one stream, all blocks in one batched call     CE-BATCH
-  kCeMultiStream,  // blocks round-robin over S streams              CE-MS
+  kCeMultiStream,  // blocks spread over S streams (SubmitMode)     CE-MS
   kDirect,         // one direct task per IO task of F fragments     SDMA / BATCH / FFTS-SDMA
   kKernel,         // a copy kernel per block                        SM
   kMemcpy,         // CPU memcpy on the worker thread                MEMCPY
