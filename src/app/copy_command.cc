@@ -21,8 +21,9 @@ struct CopyArgs {
   CopyOptionText params{"512M", "8", "128", "8"};
   std::string model_type, iodirect, sdma;
   OutputOptions out;
-  std::string sweep, plot;
+  std::string sweep, plot, plot_metric = "both";
   CLI::Option* size_option = nullptr;  // to tell an explicit -s from the default
+  CLI::Option* plot_metric_option = nullptr;
 };
 
 std::string offered_cases(const Backend& b) {
@@ -77,7 +78,8 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
   }
   writer.finish();
   if (!a.plot.empty())
-    write_plot_file(a.plot, bandwidth_plot_svg(sweep.results(), selected.backend->name()));
+    write_plot_file(a.plot, bandwidth_plot_svg(sweep.results(), selected.backend->name(),
+                                               parse_plot_metric(a.plot_metric)));
 }
 
 int run_copy(const CopyArgs& a, const GlobalOptions& g) {
@@ -90,6 +92,9 @@ int run_copy(const CopyArgs& a, const GlobalOptions& g) {
   } else if (!a.plot.empty()) {
     throw UsageError("option --plot needs --sweep FROM:TO: it draws bandwidth against block size");
   }
+  parse_plot_metric(a.plot_metric);
+  if (a.plot_metric_option && a.plot_metric_option->count() > 0 && a.plot.empty())
+    throw UsageError("option --plot-metric needs --plot FILE.svg");
 
   std::vector<std::string> names = a.cases;
   const bool quick = !a.model_type.empty() || !a.iodirect.empty() || !a.sdma.empty();
@@ -137,6 +142,10 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
                 "-n shrinks as blocks grow to keep the bytes per iteration of the first size")
       ->type_name("FROM:TO");
   c->add_option("--plot", args->plot, "with --sweep: write an SVG chart of bandwidth by block size")->type_name("FILE.svg");
+  args->plot_metric_option =
+      c->add_option("--plot-metric", args->plot_metric,
+                    "with --plot: copy (BW, from Copy), wall (WallBW, from GroupWall, dashed) or both (default both)")
+          ->type_name("copy|wall|both");
   return {c, [args, &global] { return run_copy(*args, global); }};
 }
 

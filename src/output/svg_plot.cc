@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "core/error.h"
+
 namespace ds {
 
 namespace {
@@ -13,6 +15,8 @@ namespace {
 struct Series {
   std::string name;
   int devices = 1;
+  size_t colour = 0;  // the case's: its BW and WallBW lines share it
+  bool wall = false;  // WallBW (dashed) rather than BW
   std::vector<std::pair<double, double>> points;  // log2(block bytes), GiB/s
 };
 
@@ -65,23 +69,38 @@ std::string marker(int index, double x, double y, const std::string& colour) {
 
 }  // namespace
 
-std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend) {
+PlotMetric parse_plot_metric(const std::string& text) {
+  if (text == "copy") return PlotMetric::kCopy;
+  if (text == "wall") return PlotMetric::kWall;
+  if (text == "both") return PlotMetric::kBoth;
+  throw UsageError("option --plot-metric expects copy, wall or both, not '" + text + "'");
+}
+
+std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend,
+                               PlotMetric metric) {
   std::vector<Series> series;
-  std::map<std::string, size_t> index;
+  std::map<std::pair<std::string, bool>, size_t> index;
+  std::map<std::string, size_t> colour_of;
   double xmin = 1e300, xmax = -1e300, ymax = 0;
   int devices = 1, iterations = 0;
+  std::vector<bool> kinds;
+  if (metric != PlotMetric::kWall) kinds.push_back(false);
+  if (metric != PlotMetric::kCopy) kinds.push_back(true);
   for (const auto& r : results) {
-    auto it = index.find(r.name);
-    if (it == index.end()) {
-      it = index.emplace(r.name, series.size()).first;
-      series.push_back({r.name, r.devices, {}});
-    }
+    const size_t colour = colour_of.emplace(r.name, colour_of.size()).first->second;
     const double x = std::log2(static_cast<double>(std::max<uint64_t>(1, r.block_bytes)));
-    const double y = r.bandwidth_gib_s();
-    series[it->second].points.push_back({x, y});
+    for (bool wall : kinds) {
+      auto it = index.find({r.name, wall});
+      if (it == index.end()) {
+        it = index.emplace(std::make_pair(r.name, wall), series.size()).first;
+        series.push_back({r.name, r.devices, colour, wall, {}});
+      }
+      const double y = wall ? r.wall_bandwidth_gib_s() : r.bandwidth_gib_s();
+      series[it->second].points.push_back({x, y});
+      ymax = std::max(ymax, y);
+    }
     xmin = std::min(xmin, x);
     xmax = std::max(xmax, x);
-    ymax = std::max(ymax, y);
     devices = std::max(devices, r.devices);
     iterations = std::max(iterations, r.iterations);
   }
@@ -99,7 +118,7 @@ std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std
   // Two legend columns when every entry fits in half the width (about 7.5 px a
   // character at 13 px), else one.
   size_t longest = 0;
-  for (const auto& s : series) longest = std::max(longest, s.name.size() + 12);
+  for (const auto& s : series) longest = std::max(longest, s.name.size() + 20);
   const int legend_cols = longest * 7.5 + 40 < (width - left - right) / 2 ? 2 : 1;
   const int legend_rows = static_cast<int>((series.size() + legend_cols - 1) / legend_cols);
   const double height = legend_top + legend_rows * legend_row + 20;
@@ -112,14 +131,17 @@ std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std
     << "\" height=\"" << fmt(height, 0) << "\" viewBox=\"0 0 " << width << " " << fmt(height, 0)
     << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"13\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  const std::string title = "Copy bandwidth by block size: " + backend + " backend, " +
+  const std::string title = "Bandwidth by block size: " + backend + " backend, " +
                             std::to_string(devices) + (devices == 1 ? " device" : " devices");
   o << "<text class=\"title\" x=\"" << width / 2 << "\" y=\"30\" text-anchor=\"middle\" "
     << "font-size=\"18\" font-weight=\"bold\" fill=\"#222222\">" << esc(title) << "</text>\n";
   o << "<text x=\"" << width / 2 << "\" y=\"52\" text-anchor=\"middle\" fill=\"#555555\">"
-    << esc("dev-sandbox " + std::string(DS_VERSION) +
-           ": BW = block size x Count / Copy avg over " + std::to_string(iterations) +
-           " iterations")
+    << esc("dev-sandbox " + std::string(DS_VERSION) + ": " +
+           (metric == PlotMetric::kCopy   ? std::string("BW = block size x Count / Copy avg")
+            : metric == PlotMetric::kWall ? std::string("WallBW = block size x Count / GroupWall avg")
+                                          : std::string("BW (solid) = bytes / Copy avg, WallBW (dashed) = bytes / "
+                                                        "GroupWall avg")) +
+           " over " + std::to_string(iterations) + " iterations")
     << "</text>\n";
 
   // Grid and y ticks.
@@ -156,18 +178,20 @@ std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std
     << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\">"
     << "Bandwidth (GiB/s)</text>\n";
 
-  // One line per case, markers on every measured size, a tooltip per marker.
+  // One line per case and metric, markers on every measured size, a tooltip per marker.
+  auto label = [](const Series& s) { return s.name + (s.wall ? " WallBW" : ""); };
+  const char* dash = " stroke-dasharray=\"7 4\"";
   for (size_t i = 0; i < series.size(); ++i) {
     const Series& s = series[i];
-    const std::string colour = kColours[i % 8];
-    o << "<g class=\"series\">\n<title>" << esc(s.name) << "</title>\n<polyline fill=\"none\" stroke=\""
-      << colour << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\" points=\"";
+    const std::string colour = kColours[s.colour % 8];
+    o << "<g class=\"series\">\n<title>" << esc(label(s)) << "</title>\n<polyline fill=\"none\" stroke=\""
+      << colour << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\"" << (s.wall ? dash : "") << " points=\"";
     for (size_t k = 0; k < s.points.size(); ++k)
       o << (k ? " " : "") << fmt(px(s.points[k].first)) << "," << fmt(py(s.points[k].second));
     o << "\"/>\n";
     for (const auto& pt : s.points)
-      o << "<g>" << marker(static_cast<int>(i), px(pt.first), py(pt.second), colour) << "<title>"
-        << esc(s.name + " " + size_label(1ULL << static_cast<int>(std::lround(pt.first))) + ": " +
+      o << "<g>" << marker(static_cast<int>(s.colour), px(pt.first), py(pt.second), colour) << "<title>"
+        << esc(label(s) + " " + size_label(1ULL << static_cast<int>(std::lround(pt.first))) + ": " +
                fmt(pt.second, 3) + " GiB/s")
         << "</title></g>\n";
     o << "</g>\n";
@@ -179,11 +203,11 @@ std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std
   for (size_t i = 0; i < series.size(); ++i) {
     const double x = left + static_cast<double>(i % legend_cols) * col_w;
     const double y = legend_top + static_cast<double>(i / legend_cols) * legend_row;
-    const std::string colour = kColours[i % 8];
+    const std::string colour = kColours[series[i].colour % 8];
     o << "<line x1=\"" << fmt(x) << "\" y1=\"" << fmt(y) << "\" x2=\"" << fmt(x + 28) << "\" y2=\""
-      << fmt(y) << "\" stroke=\"" << colour << "\" stroke-width=\"2.2\"/>"
-      << marker(static_cast<int>(i), x + 14, y, colour) << "<text x=\"" << fmt(x + 36)
-      << "\" y=\"" << fmt(y + 4.5) << "\">" << esc(series[i].name) << " ("
+      << fmt(y) << "\" stroke=\"" << colour << "\" stroke-width=\"2.2\"" << (series[i].wall ? dash : "") << "/>"
+      << marker(static_cast<int>(series[i].colour), x + 14, y, colour) << "<text x=\"" << fmt(x + 36)
+      << "\" y=\"" << fmt(y + 4.5) << "\">" << esc(label(series[i])) << " ("
       << series[i].devices << (series[i].devices == 1 ? " device" : " devices") << ")</text>\n";
   }
   o << "</g>\n</svg>\n";

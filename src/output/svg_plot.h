@@ -11,8 +11,15 @@
 
 namespace ds {
 
-// The whole document. Results of one case name form one line, in the order the
-// names first appear; `backend` and the largest device count go in the title.
-std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend);
+// What --plot-metric draws per case: BW (bytes / Copy avg, solid), WallBW (bytes /
+// GroupWall avg, dashed, in the case's colour), or both.
+enum class PlotMetric { kCopy, kWall, kBoth };
+// "copy", "wall", "both"; UsageError naming --plot-metric otherwise.
+PlotMetric parse_plot_metric(const std::string& text);
+
+// The whole document. Results of one case name form one line per metric, in the
+// order the names first appear; `backend` and the largest device count go in the title.
+std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend,
+                               PlotMetric metric = PlotMetric::kBoth);
 
 }  // namespace ds

@@ -51,17 +51,20 @@ TEST(SweepE2e, EveryPowerOfTwoWithScaledCountAndAPlot) {
   std::vector<XmlElement> elems;
   const std::string svg = slurp(plot);
   ASSERT_EQ(parse_xml(svg, &elems), "") << svg;
-  int polylines = 0;
+  int polylines = 0, dashed = 0;
   std::string texts;
   for (const auto& e : elems) {
     if (e.name == "polyline") {
       ++polylines;
+      dashed += static_cast<int>(e.attrs.count("stroke-dasharray"));
       const std::string& pts = e.attrs.at("points");
       EXPECT_EQ(std::count(pts.begin(), pts.end(), ','), 4) << pts;
     }
     if (e.name == "text") texts += e.text + "\n";
   }
-  EXPECT_EQ(polylines, 2);
+  // --plot-metric both (the default): BW and, dashed, WallBW for each case.
+  EXPECT_EQ(polylines, 4);
+  EXPECT_EQ(dashed, 2);
   EXPECT_NE(texts.find("Bandwidth (GiB/s)"), std::string::npos);
   EXPECT_NE(texts.find("Block size (bytes, log2 scale)"), std::string::npos);
   EXPECT_NE(texts.find("sim backend, 2 devices"), std::string::npos);
@@ -97,13 +100,14 @@ TEST(SweepE2e, BadSweepAndPlotAreUsageErrors) {
   const std::vector<std::vector<std::string>> bad = {
       {"--sweep", "3K:64K"},   {"--sweep", "4K:48K"}, {"--sweep", "64K:4K"},
       {"--sweep", "4K"},       {"--sweep", "4K:8Q"},  {"--plot", temp_path("-x.svg")},
-      {"--sweep", "4K:8K", "-s", "16K"}};
+      {"--sweep", "4K:8K", "-s", "16K"}, {"--plot-metric", "wall", "--sweep", "4K:8K"},
+      {"--plot-metric", "walls", "--sweep", "4K:8K", "--plot", temp_path("-y.svg")}};
   for (const auto& extra : bad) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
     const RunResult r = run_tool(args);
     EXPECT_EQ(r.exit_code, 2) << extra[0] << " " << extra[1] << ": " << r.err;
-    const std::string named = extra[0] == "--plot" ? "--plot" : "--sweep";
+    const std::string named = extra[0] == "--plot" || extra[0] == "--plot-metric" ? extra[0] : "--sweep";
     EXPECT_NE(r.err.find(named), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
   }

@@ -259,7 +259,7 @@ TEST(OutputSvg, WellFormedWithOneLinePerCaseAndLabelledAxes) {
       r.devices = std::string(name).rfind("all_", 0) == 0 ? 2 : 1;
       results.push_back(r);
     }
-  const std::string svg = bandwidth_plot_svg(results, "sim");
+  const std::string svg = bandwidth_plot_svg(results, "sim", PlotMetric::kCopy);
   std::vector<dstest::XmlElement> elems;
   ASSERT_EQ(dstest::parse_xml(svg, &elems), "") << svg;
   ASSERT_FALSE(elems.empty());
@@ -282,6 +282,34 @@ TEST(OutputSvg, WellFormedWithOneLinePerCaseAndLabelledAxes) {
   for (const char* tick : {"4K\n", "16K\n", "64K\n", "256K\n", "1M\n"})
     EXPECT_NE(texts.find(tick), std::string::npos) << tick;
   EXPECT_NE(texts.find("host_to_device_ce (1 device)"), std::string::npos);
+}
+
+// --plot-metric: WallBW is a dashed line in its case's colour; both draws two per case.
+TEST(OutputSvg, WallBandwidthIsADashedSecondLinePerCase) {
+  std::vector<CaseResult> results;
+  for (uint64_t s = 4096; s <= 16384; s *= 2) results.push_back(sample("host_to_device_ce", s));
+  auto lines = [&](PlotMetric m) {
+    std::vector<dstest::XmlElement> elems;
+    EXPECT_EQ(dstest::parse_xml(bandwidth_plot_svg(results, "sim", m), &elems), "");
+    std::vector<dstest::XmlElement> out;
+    for (const auto& e : elems)
+      if (e.name == "polyline") out.push_back(e);
+    return out;
+  };
+  const auto copy = lines(PlotMetric::kCopy), wall = lines(PlotMetric::kWall), both = lines(PlotMetric::kBoth);
+  ASSERT_EQ(copy.size(), 1u);
+  ASSERT_EQ(wall.size(), 1u);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(copy[0].attrs.count("stroke-dasharray"), 0u);
+  EXPECT_EQ(wall[0].attrs.count("stroke-dasharray"), 1u);
+  EXPECT_EQ(both[0].attrs.at("stroke"), both[1].attrs.at("stroke"));
+  // The sample's Wall avg (3.9 ms) is longer than its Copy avg (3.736 ms): the
+  // dashed line lies lower (a larger y in SVG) at every size.
+  EXPECT_EQ(both[0].attrs.at("points"), copy[0].attrs.at("points"));
+  EXPECT_EQ(both[1].attrs.at("points"), wall[0].attrs.at("points"));
+  EXPECT_NE(copy[0].attrs.at("points"), wall[0].attrs.at("points"));
+  EXPECT_EQ(parse_plot_metric("wall"), PlotMetric::kWall);
+  EXPECT_THROW(parse_plot_metric("walls"), ds::UsageError);
 }
 
 TEST(OutputSvg, XmlCheckerRejectsBrokenDocuments) {
