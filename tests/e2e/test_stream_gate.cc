@@ -114,21 +114,21 @@ TEST(StreamGateSim, EveryStreamedCaseRunsGatedAndValidates) {
 // every copy was queued. A timing relation on a noisy machine: any of three
 // paired runs showing it is enough.
 TEST(StreamGateSim, GatedCopyIsBelowUngatedForSmallBlocks) {
-  auto copy_p50 = [](const char* gate) {
+  auto copy_avg = [](const char* gate) {
     JsonRun r = run_json({"--backend", "sim", "copy", "-t", "all_host_to_all_device_ce_multi_stream", "-d", "1",
                           "-S", "4", "-s", "64", "-n", "4000", "-i", "60", "--stream-start-gate", gate});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const json res = r.result("all_host_to_all_device_ce_multi_stream");
     if (std::string(gate) == "on") expect_copy_within_wall(res);
-    return us(res, "copy_us", "p50");
+    return us(res, "copy_us", "avg");
   };
   std::string seen;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const double off = copy_p50("off"), on = copy_p50("on");
+    const double off = copy_avg("off"), on = copy_avg("on");
     seen += " (off " + std::to_string(off) + " us, on " + std::to_string(on) + " us)";
     if (on < off) return;
   }
-  ADD_FAILURE() << "gated Copy p50 was never below ungated:" << seen;
+  ADD_FAILURE() << "gated Copy avg was never below ungated:" << seen;
 }
 
 TEST(StreamGateSim, MemcpyCasesRunUngatedAndSaySo) {
