@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -215,25 +216,35 @@ bool registration_needs_locked_pages(const char* kernel_release) {
   return !(major > 5 || (major == 5 && minor > 10));
 }
 
+namespace {
+
+// The names of the entry points not found (false), comma separated.
+std::string unbound(std::initializer_list<std::pair<const char*, bool>> entries) {
+  std::string missing;
+  for (const auto& e : entries)
+    if (!e.second) missing += std::string(missing.empty() ? "" : ", ") + e.first;
+  return missing;
+}
+
+}  // namespace
+
 std::string AclLibrary::register_missing() const {
   if (has_register_v2() || has_register_v1()) return "";
-  std::string missing;
-  for (const auto& e : {std::make_pair("aclrtHostRegister", aclrtHostRegister != nullptr),
-                        std::make_pair("aclrtHostRegisterV2", aclrtHostRegisterV2 != nullptr),
-                        std::make_pair("aclrtHostGetDevicePointer", aclrtHostGetDevicePointer != nullptr),
-                        std::make_pair("aclrtHostUnregister", aclrtHostUnregister != nullptr)})
-    if (!e.second) missing += std::string(missing.empty() ? "" : ", ") + e.first;
+  const std::string missing = unbound({{"aclrtHostRegister", aclrtHostRegister != nullptr},
+                                       {"aclrtHostRegisterV2", aclrtHostRegisterV2 != nullptr},
+                                       {"aclrtHostGetDevicePointer",
+                                        aclrtHostGetDevicePointer != nullptr},
+                                       {"aclrtHostUnregister", aclrtHostUnregister != nullptr}});
   return path + " does not export " + missing +
          ", so host memory cannot be registered with the device (aclrtHostRegister arrived in CANN 8.1)";
 }
 
 std::string AclLibrary::gate_missing() const {
-  std::string missing;
-  for (const auto& e : {std::make_pair("aclrtSubscribeReport", aclrtSubscribeReport != nullptr),
-                        std::make_pair("aclrtUnSubscribeReport", aclrtUnSubscribeReport != nullptr),
-                        std::make_pair("aclrtProcessReport", aclrtProcessReport != nullptr),
-                        std::make_pair("aclrtLaunchCallback", aclrtLaunchCallback != nullptr)})
-    if (!e.second) missing += std::string(missing.empty() ? "" : ", ") + e.first;
+  const std::string missing =
+      unbound({{"aclrtSubscribeReport", aclrtSubscribeReport != nullptr},
+               {"aclrtUnSubscribeReport", aclrtUnSubscribeReport != nullptr},
+               {"aclrtProcessReport", aclrtProcessReport != nullptr},
+               {"aclrtLaunchCallback", aclrtLaunchCallback != nullptr}});
   if (missing.empty()) return "";
   return path + " does not export " + missing + ", so no host callback can hold a stream";
 }
