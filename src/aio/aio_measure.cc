@@ -290,6 +290,11 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     shape.iterations = p.epochs;
     shape.progress_name = name;
     shape.progress_bytes = p.io_size;
+    shape.timeout_ns = static_cast<int64_t>(p.timeout_s) * 1000000000LL;
+    shape.worker_name = std::string(name) + " worker";
+    shape.unit = "epoch";
+    shape.running = "I/O in flight";
+    shape.waiting = "I/O in flight";
     LoopHooks hooks;
     hooks.host = [&](const std::function<void()>& run_workers) {
       if (p.alloc) backend.init_process();  // the pinned buffers' runtime, in the child only

@@ -30,6 +30,7 @@ struct AioParams {
   unsigned iodepth = 0;
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;  // --validate each: also every dump epoch, cleared before and read back after
+  int timeout_s = 60;          // --timeout: the watchdog (0: never)
   uint64_t total = 0;    // io_size x io_number: the bytes of one epoch
   uint64_t buffers = 0;  // host buffers, reused as fio does: min(iodepth, io_number)
 };

@@ -7,6 +7,7 @@
 
 #include "core/clock.h"
 #include "core/interrupt.h"
+#include "runner/timed_loop.h"
 
 namespace ds {
 
@@ -86,6 +87,7 @@ PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards
         continue;
       }
       const unsigned got = engine.reap(1, events.data(), depth);
+      loop_progress();  // completions are progress for the watchdog
       for (unsigned i = 0; i < got; ++i) {
         const IoCompletion& c = events[i];
         const Extent& s = shards[c.tag];

@@ -17,7 +17,7 @@ namespace {
 
 struct AioArgs {
   std::string workspace, io_type = "mmap", io_size = "1048576", io_number = "512",
-                         device_id = "0", epochs = "32", engine = "libaio", iodepth = "64";
+                         device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60";
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
   OutputOptions out;
@@ -57,6 +57,7 @@ AioParams parse_aio(const AioArgs& a) {
     throw UsageError("option --iodepth got '" + a.iodepth + "': must be at most " +
                      std::to_string(kAioMaxDepth));
   p.iodepth = static_cast<unsigned>(depth);
+  p.timeout_s = parse_timeout(a.timeout);
   p.validate = a.validate;
   p.validate_each = a.validate && a.validate_each;
   p.keep = a.keep;
@@ -103,6 +104,7 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("--engine", a->engine, "libaio or io_uring (default libaio)")
       ->type_name("libaio|io_uring");
   c->add_option("--iodepth", a->iodepth, "I/Os in flight at most (default 64)")->type_name("D");
+  add_timeout_option(c, a->timeout);
   add_validate_option(c, a->validate, a->validate_each, global.command_line,
                       "verify the dumped files and every load against the data; `--validate each`: also "
                       "clear the files before every dump epoch and read them back after it, outside the "

@@ -50,8 +50,18 @@ CopyParams parse_copy_params(const CopyOptionText& t) {
   if (t.gate != "on" && t.gate != "off")
     throw UsageError("option --stream-start-gate expects on or off, not '" + t.gate + "'");
   p.gate = t.gate == "on";
+  p.timeout_s = parse_timeout(t.timeout);
   p.validate_each = t.validate && t.validate_each;
   return p;
+}
+
+int parse_timeout(const std::string& text) { return parse_int("--timeout", text, 0, 86400 * 7); }
+
+void add_timeout_option(CLI::App* app, std::string& text) {
+  app->add_option("--timeout", text,
+                  "stop the run (exit 1) when a worker makes no progress for this many seconds: it names the "
+                  "device, the phase and the iteration; 0: never (default 60)")
+      ->type_name("SECONDS");
 }
 
 void add_stream_options(CLI::App* app, CopyOptionText& t) {

@@ -13,7 +13,7 @@ namespace ds {
 
 struct CopyOptionText {
   std::string size, blocks, iterations, devices, warmup = "2", frags = "0", streams = "4";
-  std::string submit_mode = "stream-major", gate = "off";
+  std::string submit_mode = "stream-major", gate = "off", timeout = "60";
   bool validate = false;
   bool validate_each = false;  // --validate each
 };
@@ -31,5 +31,9 @@ CopyParams parse_copy_params(const CopyOptionText& t);
 
 // --submit-mode and --stream-start-gate, for the commands that offer them.
 void add_stream_options(CLI::App* app, CopyOptionText& t);
+
+// --timeout SECONDS (copy, quick mode, trans, aio): the watchdog; 0 = never.
+void add_timeout_option(CLI::App* app, std::string& text);
+int parse_timeout(const std::string& text);  // UsageError naming --timeout
 
 }  // namespace ds

@@ -91,6 +91,7 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
                       "check every destination byte after each combination; `--validate each`: clear every "
                       "destination before each iteration and check it after, outside the timing (slower)");
   add_stream_options(c, a->params);
+  add_timeout_option(c, a->params.timeout);
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_trans(*a, global); }};
 }

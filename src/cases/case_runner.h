@@ -26,6 +26,7 @@ struct CopyParams {
   int streams = 4;                                      // --streams, -S
   SubmitMode submit_mode = SubmitMode::kStreamMajor;    // --submit-mode
   bool gate = false;                                    // --stream-start-gate on
+  int timeout_s = 60;                                   // --timeout (0: never)
   int warmup = 2;                                       // --warmup
   bool validate = false;                                // --validate
   bool validate_each = false;  // --validate each: clear before, check after every iteration (untimed)

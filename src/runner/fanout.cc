@@ -100,7 +100,7 @@ std::string describe_status(int status) {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier, bool label) {
+void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier, bool label, const Watch& watch) {
   SharedMapping reports_map(sizeof(ChildReport) * static_cast<size_t>(count));
   auto* reports = static_cast<ChildReport*>(reports_map.data());
   std::fflush(nullptr);
@@ -108,7 +108,7 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
   std::map<pid_t, int> alive;  // pid -> worker
   std::string first_error;
   bool first_is_secondary = false;
-  bool was_interrupted = false;
+  bool was_interrupted = false, was_stuck = false;
   int64_t kill_deadline = -1;
 
   auto stop_all = [&](int64_t grace_ns) {
@@ -137,6 +137,17 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
       was_interrupted = true;
       stop_all(2000000000LL);
     }
+    if (watch && kill_deadline < 0 && !was_interrupted) {
+      std::string stuck = watch();
+      if (!stuck.empty()) {
+        // A stuck worker is killed, not waited on: whatever it waits for may never come.
+        first_error = std::move(stuck);
+        first_is_secondary = false;
+        stop_all(0);
+        for (const auto& kv : alive) kill(kv.first, SIGKILL);
+        was_stuck = true;
+      }
+    }
     if (kill_deadline >= 0 && now_ns() >= kill_deadline) {
       for (const auto& kv : alive) kill(kv.first, SIGKILL);
     }
@@ -159,7 +170,7 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
     const int w = it->second;
     alive.erase(it);
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (ok || was_interrupted) continue;
+    if (ok || was_interrupted || was_stuck) continue;
     std::string reason = reports[w].message[0] ? reports[w].message : describe_status(status);
     const bool secondary = reports[w].message[0] && reports[w].secondary;
     if (first_error.empty() || (first_is_secondary && !secondary)) {
@@ -174,8 +185,8 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
 
 }  // namespace
 
-void run_workers(Fanout fanout, int count, const std::function<void(int)>& body,
-                 Barrier& barrier) {
+void run_workers(Fanout fanout, int count, const std::function<void(int)>& body, Barrier& barrier,
+                 const Watch& watch) {
   switch (fanout) {
     case Fanout::kInline:
       for (int w = 0; w < count; ++w) body(w);
@@ -184,13 +195,13 @@ void run_workers(Fanout fanout, int count, const std::function<void(int)>& body,
       run_threads(count, body, barrier);
       return;
     case Fanout::kFork:
-      run_fork(count, body, barrier, true);
+      run_fork(count, body, barrier, true, watch);
       return;
   }
 }
 
-void run_isolated(const std::function<void()>& body, Barrier& barrier) {
-  run_fork(1, [&](int) { body(); }, barrier, false);
+void run_isolated(const std::function<void()>& body, Barrier& barrier, const Watch& watch) {
+  run_fork(1, [&](int) { body(); }, barrier, false, watch);
 }
 
 }  // namespace ds

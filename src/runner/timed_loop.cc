@@ -1,6 +1,7 @@
 #include "runner/timed_loop.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -17,17 +18,55 @@ namespace ds {
 
 namespace {
 
-// A worker that has not reached the next iteration's barrier by then is stuck.
+// Without a watchdog, a worker that has not reached the next iteration's barrier
+// by then is stuck; with one, the watchdog speaks first.
 constexpr int64_t kBarrierTimeoutNs = 300LL * 1000000000LL;
 
 constexpr size_t kNoteBytes = 512;
 
-// What each worker leaves for this process, next to its iteration records.
+// Where a worker is, for the watchdog.
+enum Phase : int32_t {
+  kStarting = 0,  // not at its setup yet: the process hosting it initialises the runtime
+  kSetup,
+  kBefore,   // the untimed hook before an iteration
+  kBarrier,  // waiting for the others: not its own lack of progress
+  kIterate,
+  kAfter,  // the untimed hook after an iteration
+  kFinish,
+  kDone,
+};
+
+// What each worker leaves for this process, next to its iteration records. The
+// worker writes, the watchdog in another process reads (forked children, or the
+// isolated child): plain words read and written with __atomic builtins.
 struct WorkerShared {
   int64_t setup_done;
   uint64_t retries;
   char note[kNoteBytes];  // NUL-terminated
+  int64_t beat_ns;        // when it last made progress
+  int32_t phase;          // Phase
+  int32_t index;          // the iteration, warm-up included
+  int32_t barriers;       // barriers entered so far
+  IterationRecord current;  // the iteration under way (its `submitted` is progress too)
 };
+
+template <typename T>
+void publish(T& word, T value) {
+  __atomic_store_n(&word, value, __ATOMIC_RELEASE);
+}
+template <typename T>
+T observe(const T& word) {
+  return __atomic_load_n(&word, __ATOMIC_ACQUIRE);
+}
+
+// The worker this thread runs, for loop_progress().
+thread_local WorkerShared* t_worker = nullptr;
+
+void beat(WorkerShared& w, Phase phase, int index = 0) {
+  publish(w.index, static_cast<int32_t>(index));
+  publish(w.phase, static_cast<int32_t>(phase));
+  publish(w.beat_ns, now_ns());
+}
 
 // The barrier, one WorkerShared per worker and records[worker][iteration], in one
 // mapping that forked children share with this process.
@@ -42,6 +81,8 @@ class SharedRecords {
     barrier_state_ = new (base) BarrierState();
     shared_ = reinterpret_cast<WorkerShared*>(base + sizeof(BarrierState));
     records_ = reinterpret_cast<IterationRecord*>(shared_ + workers);
+    const int64_t now = now_ns();  // the watch starts now, before any worker process exists
+    for (int w = 0; w < workers; ++w) shared_[w].beat_ns = now;
   }
   BarrierState* barrier_state() { return barrier_state_; }
   WorkerShared& worker(int w) { return shared_[w]; }
@@ -59,29 +100,117 @@ class SharedRecords {
 
 // setup, iterate, finish: one worker's part, wherever it runs.
 void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRecords& shared, Barrier& barrier) {
-  std::unique_ptr<LoopWorker> worker = hooks.make_worker(w);
   WorkerShared& mine = shared.worker(w);
+  t_worker = &mine;
+  struct Clear {
+    ~Clear() { t_worker = nullptr; }
+  } clear;
+  // With the watchdog on, it reports a stuck worker long before the barrier would.
+  const int64_t barrier_timeout = shape.timeout_ns > 0 ? shape.timeout_ns + kBarrierTimeoutNs : INT64_MAX;
+  beat(mine, kSetup);
+  std::unique_ptr<LoopWorker> worker = hooks.make_worker(w);
   mine.setup_done = now_ns();
   const int total = shape.warmup + shape.iterations;
   for (int it = 0; it < total; ++it) {
+    beat(mine, kBefore, it);
     worker->before_iteration(it);  // untimed: before the barrier that starts the iteration
-    barrier.wait(kBarrierTimeoutNs);
-    IterationRecord r;
+    publish(mine.barriers, mine.barriers + 1);
+    beat(mine, kBarrier, it);
+    barrier.wait(barrier_timeout);
+    IterationRecord& r = mine.current;  // the watchdog reads its `submitted`
+    publish(r.submitted, int64_t{0});
+    beat(mine, kIterate, it);
     r.start = now_ns();
     worker->iterate(it, r);
     r.done = now_ns();
     r.measured = worker->measured_ns(r);
     if (it >= shape.warmup) shared.record(w, it - shape.warmup) = r;
     if (w == 0) progress_iteration(it + 1);  // after `done`: outside the timing
-    if (shape.hooks_apart) barrier.wait(kBarrierTimeoutNs);  // every worker is past its `done`
+    if (shape.hooks_apart) {
+      publish(mine.barriers, mine.barriers + 1);
+      beat(mine, kBarrier, it);
+      barrier.wait(barrier_timeout);  // every worker is past its `done`
+    }
+    beat(mine, kAfter, it);
     worker->after_iteration(it);  // untimed: after `done`
   }
+  beat(mine, kFinish);
   worker->finish();
   std::snprintf(mine.note, sizeof mine.note, "%s", worker->note().c_str());
   mine.retries = worker->retries();
+  beat(mine, kDone);
+}
+
+// The watchdog's look at every worker: the message for the one that has made no
+// progress for longer than the timeout (the longest-stuck first), else "". A
+// worker at a barrier waits for the others and is not itself stuck, unless the
+// others have already gone through that barrier without it (it was let go and
+// never left: stopped there).
+std::string stalled_worker(SharedRecords& shared, const LoopShape& shape) {
+  const int64_t now = now_ns();
+  int32_t latest_barrier = 0;
+  for (int w = 0; w < shared.workers(); ++w) latest_barrier = std::max(latest_barrier, observe(shared.worker(w).barriers));
+  int stuck = -1, waiting = -1;
+  int64_t since = 0, oldest = INT64_MAX, oldest_wait = INT64_MAX;
+  for (int w = 0; w < shared.workers(); ++w) {
+    const WorkerShared& s = shared.worker(w);
+    const int32_t phase = observe(s.phase);
+    if (phase == kDone) continue;
+    int64_t last = observe(s.beat_ns);
+    if (phase == kIterate) last = std::max(last, observe(s.current.submitted));
+    if (phase == kBarrier && observe(s.barriers) == latest_barrier) {
+      if (last < oldest_wait) {
+        oldest_wait = last;
+        waiting = w;
+      }
+      continue;
+    }
+    if (now - last > shape.timeout_ns && last < oldest) {
+      oldest = last;
+      stuck = w;
+      since = now - last;
+    }
+  }
+  // Everyone still running waits at the same barrier, for longer than the
+  // timeout: one of them never arrived there.
+  if (stuck < 0 && waiting >= 0 && now - oldest_wait > shape.timeout_ns) {
+    bool all_waiting = true;
+    for (int w = 0; w < shared.workers(); ++w) {
+      const int32_t phase = observe(shared.worker(w).phase);
+      all_waiting = all_waiting && (phase == kDone || phase == kBarrier);
+    }
+    if (all_waiting)
+      return "no progress for " + std::to_string((now - oldest_wait) / 1000000000) + " s: every " +
+             shape.worker_name + " waits at the barrier before " + shape.unit + " " +
+             std::to_string(observe(shared.worker(waiting).index)) + " for one that never arrived";
+  }
+  if (stuck < 0) return "";
+  const WorkerShared& s = shared.worker(stuck);
+  const int32_t phase = observe(s.phase), it = observe(s.index);
+  const std::string unit = it < shape.warmup ? "warm-up " + shape.unit + " " + std::to_string(it)
+                                             : shape.unit + " " + std::to_string(it - shape.warmup);
+  std::string where;
+  switch (phase) {
+    case kStarting: where = "start-up (runtime initialisation, before its setup)"; break;
+    case kSetup: where = "setup (devices, buffers, registration)"; break;
+    case kBefore: where = unit + " (preparing it, untimed)"; break;
+    case kIterate:
+      where = unit + " (" + (observe(s.current.submitted) != 0 ? shape.waiting : shape.running) + ")";
+      break;
+    case kAfter: where = unit + " (checking it, untimed)"; break;
+    case kBarrier: where = "the barrier at " + unit + " (the others went on without it)"; break;
+    case kFinish: where = "validation and teardown"; break;
+    default: where = "phase " + std::to_string(phase); break;
+  }
+  return shape.worker_name + " " + std::to_string(stuck) + ": no progress for " +
+         std::to_string(since / 1000000000) + " s in " + where;
 }
 
 }  // namespace
+
+void loop_progress() {
+  if (t_worker) publish(t_worker->beat_ns, now_ns());
+}
 
 LoopResult aggregate(const std::vector<std::vector<IterationRecord>>& records) {
   LoopResult out;
@@ -127,10 +256,12 @@ LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
   };
   {
     ProgressScope progress(shape.progress_name, shape.progress_bytes, shape.warmup, shape.iterations);
+    Watch watch;
+    if (shape.timeout_ns > 0) watch = [&] { return stalled_worker(shared, shape); };
     if (shape.fanout == Fanout::kFork) {
       // Each child hosts its one worker.
       run_workers(Fanout::kFork, shape.workers,
-                  [&](int w) { host([&] { run_worker(w, shape, hooks, shared, barrier); }); }, barrier);
+                  [&](int w) { host([&] { run_worker(w, shape, hooks, shared, barrier); }); }, barrier, watch);
     } else {
       const auto in_process = [&] {
         host([&] {
@@ -139,7 +270,7 @@ LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
         });
       };
       if (shape.isolate)
-        run_isolated(in_process, barrier);
+        run_isolated(in_process, barrier, watch);
       else
         in_process();
     }

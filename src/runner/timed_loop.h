@@ -67,6 +67,16 @@ struct LoopShape {
   // at the barrier before after_iteration, so no worker's hooks run while another
   // is still inside its timed part (an extra barrier per iteration).
   bool hooks_apart = false;
+  // The watchdog (--timeout): a worker that makes no progress (changes phase,
+  // finishes submitting, completes an iteration) for this long stops the run with
+  // the worker, phase and iteration named; its process is killed. 0: never.
+  int64_t timeout_ns = 60LL * 1000000000LL;
+  // How the watchdog names things: "device 3: no progress for 60 s in iteration 17
+  // (copy submitted, waiting for completion)".
+  std::string worker_name = "device";
+  std::string unit = "iteration";
+  std::string running = "submitting copies";                  // before `submitted`
+  std::string waiting = "copy submitted, waiting for completion";  // after it
   int warmup = 0;
   int iterations = 1;
   std::string progress_name;      // for the progress line on a terminal
@@ -91,6 +101,10 @@ struct LoopResult {
   std::vector<std::string> notes;  // the workers' notes, each once, in worker order
   uint64_t retries = 0;            // over all workers
 };
+
+// Called by a worker during a long phase (aio: after each batch of completions):
+// counts as progress for the watchdog. Does nothing outside a timed loop's worker.
+void loop_progress();
 
 // Throws what a worker threw (RunError naming the device for fork/thread workers),
 // Interrupted on Ctrl-C; every worker is stopped first.

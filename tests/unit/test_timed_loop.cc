@@ -380,3 +380,77 @@ TEST(TimedLoopShape, InlineTakesExactlyOneWorker) {
         << e.what();
   }
 }
+
+// The watchdog: a worker that hangs (here: sleeps far past the timeout) in a
+// phase is named with that phase; its process is killed, not waited for.
+namespace {
+
+enum class HangAt { kSetup, kSubmitting, kWaiting, kAfter };
+
+class HangingWorker : public ds::LoopWorker {
+ public:
+  HangingWorker(int w, HangAt at) : w_(w), at_(at) {
+    if (w_ == 1 && at_ == HangAt::kSetup) hang();
+  }
+  void iterate(int index, IterationRecord& r) override {
+    if (w_ == 1 && index == 3 && at_ == HangAt::kSubmitting) hang();
+    r.submitted = ds::now_ns();
+    if (w_ == 1 && index == 3 && at_ == HangAt::kWaiting) hang();
+  }
+  int64_t measured_ns(const IterationRecord&) override { return 1; }
+  void after_iteration(int index) override {
+    if (w_ == 1 && index == 2 && at_ == HangAt::kAfter) hang();
+  }
+
+ private:
+  static void hang() { std::this_thread::sleep_for(std::chrono::seconds(600)); }
+  int w_;
+  HangAt at_;
+};
+
+std::string hang_message(Fanout fanout, bool isolate, HangAt at) {
+  ds::LoopShape shape;
+  shape.workers = 2;
+  shape.fanout = fanout;
+  shape.isolate = isolate;
+  shape.warmup = 1;
+  shape.iterations = 100;
+  shape.timeout_ns = 1000000000LL;
+  ds::LoopHooks hooks;
+  hooks.make_worker = [at](int w) { return std::unique_ptr<ds::LoopWorker>(new HangingWorker(w, at)); };
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    ds::run_timed_loop(shape, hooks);
+  } catch (const ds::RunError& e) {
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 6.0) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "the hanging worker was not noticed";
+  return "";
+}
+
+}  // namespace
+
+TEST(Watchdog, NamesTheWorkerAndWhereItHangs) {
+  for (Fanout f : {Fanout::kFork, Fanout::kThreads}) {
+    SCOPED_TRACE(f == Fanout::kFork ? "fork" : "threads, isolated");
+    const bool isolate = f != Fanout::kFork;
+    EXPECT_EQ(hang_message(f, isolate, HangAt::kSetup), "device 1: no progress for 1 s in setup (devices, buffers, registration)");
+    // Index 3 with one warm-up iteration: measured iteration 2.
+    EXPECT_EQ(hang_message(f, isolate, HangAt::kSubmitting),
+              "device 1: no progress for 1 s in iteration 2 (submitting copies)");
+    EXPECT_EQ(hang_message(f, isolate, HangAt::kWaiting),
+              "device 1: no progress for 1 s in iteration 2 (copy submitted, waiting for completion)");
+    EXPECT_EQ(hang_message(f, isolate, HangAt::kAfter), "device 1: no progress for 1 s in iteration 1 (checking it, untimed)");
+  }
+}
+
+TEST(Watchdog, ZeroMeansNoWatchdog) {
+  ds::LoopShape shape;
+  shape.timeout_ns = 0;
+  shape.fanout = Fanout::kFork;
+  shape.iterations = 3;
+  ds::LoopHooks hooks;
+  hooks.make_worker = [](int w) { return std::unique_ptr<ds::LoopWorker>(new HangingWorker(w, HangAt::kSetup)); };
+  EXPECT_EQ(ds::run_timed_loop(shape, hooks).measured.size(), 3u);  // worker 0 only: never hangs
+}

@@ -1,0 +1,129 @@
+// --timeout: a worker that stops making progress (here: its process stopped with
+// SIGSTOP, as a hung driver call would hold it) ends the run with exit 1 within
+// the timeout and a few seconds, naming the device, the phase and the iteration;
+// every child is gone and nothing is left in /dev/shm or the aio workspace.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_harness.h"
+
+using namespace dstest;
+
+namespace {
+
+struct Stalled {
+  int code;
+  double seconds;  // from SIGSTOP to exit
+  std::string err;
+  std::vector<int> children;
+};
+
+// Starts `args`, waits for `children` child processes and a moment of work, stops
+// the child `which` with SIGSTOP and waits for the tool to end.
+Stalled stop_a_child(const std::string& tag, const std::vector<std::string>& args, size_t children, size_t which) {
+  const std::string out = ::testing::TempDir() + tag + ".out", err = ::testing::TempDir() + tag + ".err";
+  const int pid = start_tool(args, out, err);
+  for (int i = 0; i < 250 && child_pids(pid).size() < children; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  Stalled s{};
+  s.children = child_pids(pid);
+  if (s.children.size() != children) {
+    kill(pid, SIGKILL);
+    wait_tool(pid);
+    ADD_FAILURE() << "expected " << children << " children, found " << s.children.size();
+    return s;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(s.children[which], SIGSTOP);
+  s.code = wait_tool(pid);
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.err = slurp(err);
+  return s;
+}
+
+void expect_all_gone(const std::vector<int>& children) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int k : children) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+}
+
+}  // namespace
+
+TEST(Watchdog, StoppedForkWorkerEndsTheRunNamingDeviceAndIteration) {
+  const auto before = our_shm_entries();
+  const Stalled s = stop_a_child("wd-fork",
+                                 {"copy", "--backend", "sim", "-t", "one_share_host_to_all_device_ce_multi_stream",
+                                  "-s", "64K", "-n", "16", "-i", "100000000", "-d", "3", "--timeout", "2"},
+                                 3, 1);
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_LT(s.seconds, 2 + 5.0) << s.err;
+  // Stopped while copying, or at the barrier that starts an iteration (the others
+  // then go through it and wait at the next one): either way its iteration is named.
+  EXPECT_TRUE(s.err.find("device 1: no progress for 2 s in iteration ") != std::string::npos ||
+              s.err.find("device 1: no progress for 2 s in the barrier at iteration ") != std::string::npos)
+      << s.err;
+  EXPECT_EQ(std::count(s.err.begin(), s.err.end(), '\n'), 1) << s.err;
+  expect_all_gone(s.children);
+  EXPECT_EQ(our_shm_entries(), before);
+}
+
+TEST(Watchdog, StoppedSingleCardCaseEndsTheRun) {
+  // The single-card case runs in one child process (the runtime never lives in
+  // the parent), with no barrier to notice anything: only the watchdog does.
+  const Stalled s = stop_a_child("wd-single",
+                                 {"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "64K", "-n", "16", "-i",
+                                  "100000000", "--timeout", "2"},
+                                 1, 0);
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_LT(s.seconds, 2 + 5.0);
+  EXPECT_NE(s.err.find("device 0: no progress for 2 s in "), std::string::npos) << s.err;
+  expect_all_gone(s.children);
+}
+
+TEST(Watchdog, StoppedThreadCaseEndsTheRun) {
+  const Stalled s = stop_a_child("wd-threads",
+                                 {"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-s", "64K", "-n",
+                                  "16", "-i", "100000000", "-d", "2", "--timeout", "2"},
+                                 1, 0);
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_LT(s.seconds, 2 + 5.0);
+  EXPECT_NE(s.err.find(": no progress for 2 s in "), std::string::npos) << s.err;
+  expect_all_gone(s.children);
+}
+
+TEST(Watchdog, StoppedAioWorkerEndsTheRunAndTheWorkspaceIsRemoved) {
+  const std::string ws = "/dev/shm/ds-watchdog-aio-" + std::to_string(getpid());
+  const Stalled s = stop_a_child("wd-aio",
+                                 {"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--io-size", "64K",
+                                  "--io-number", "64", "--epoch-number", "1000000", "--iodepth", "4", "--timeout",
+                                  "2"},
+                                 1, 0);
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_LT(s.seconds, 2 + 5.0);
+  EXPECT_NE(s.err.find("aio_dump worker 0: no progress for 2 s in epoch "), std::string::npos) << s.err;
+  expect_all_gone(s.children);
+  struct stat st;
+  EXPECT_NE(stat(ws.c_str(), &st), 0) << "the workspace the run created was left behind";
+}
+
+TEST(Watchdog, TimeoutValues) {
+  for (const char* bad : {"-1", "x", "1e3", ""}) {
+    const RunResult r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "--timeout", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--timeout"), std::string::npos) << r.err;
+  }
+  // 0 switches the watchdog off; a normal run is unaffected either way.
+  for (const char* ok : {"0", "1"}) {
+    const RunResult r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "4K", "-n", "4", "-i",
+                                  "3", "--timeout", ok});
+    EXPECT_EQ(r.exit_code, 0) << ok << ": " << r.err;
+  }
+}
