@@ -103,6 +103,8 @@ int run_cli(int argc, char** argv) {
   } catch (const Interrupted&) {
     print_error("interrupted; everything it made was removed");
     return 130;
+  } catch (const OutputClosed&) {
+    return 141;  // the reader went away (`| head`): quietly, as SIGPIPE would, after the cleanup
   } catch (const std::exception& e) {
     print_error(e.what());
     return 1;

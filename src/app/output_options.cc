@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "output/atomic_file.h"
 #include "output/csv_writer.h"
 #include "output/json_writer.h"
 #include "output/text_writer.h"
@@ -17,30 +18,31 @@ namespace ds {
 
 namespace {
 
-// Forwards to the format's writer; owns the --output file. After finish() it
-// ignores further calls, so a caller may record a failure unconditionally.
+// Forwards to the format's writer; owns the --output file, which appears only
+// when finish() completes it (AtomicFile). After finish() it ignores further
+// calls, so a caller may record a failure unconditionally. Results to stdout
+// are checked after every write: a closed pipe stops the run (OutputClosed).
 class OutputWriter : public ResultWriter {
  public:
-  OutputWriter(std::unique_ptr<std::ofstream> file, std::string path, bool created)
-      : file_(std::move(file)), path_(std::move(path)), created_(created) {}
-  ~OutputWriter() override {
-    inner_.reset();
-    if (file_ && !finished_ && created_) {
-      file_.reset();
-      ::unlink(path_.c_str());
-    }
-  }
+  OutputWriter(std::unique_ptr<AtomicFile> file, std::ostream& out) : file_(std::move(file)), out_(out) {}
+  ~OutputWriter() override { inner_.reset(); }
   void set_inner(std::unique_ptr<ResultWriter> w) { inner_ = std::move(w); }
-  std::ostream* file() { return file_.get(); }
+  std::ostream& to() { return file_ ? file_->stream() : out_; }
 
   void begin(const RunInfo& info) override {
-    if (!finished_) inner_->begin(info);
+    if (finished_) return;
+    inner_->begin(info);
+    check_stdout();
   }
   void add(const CaseResult& r) override {
-    if (!finished_) inner_->add(r);
+    if (finished_) return;
+    inner_->add(r);
+    check_stdout();
   }
   void validation(const std::string& c, bool pass) override {
-    if (!finished_) inner_->validation(c, pass);
+    if (finished_) return;
+    inner_->validation(c, pass);
+    check_stdout();
   }
   void fail(const std::string& c, const std::string& error) override {
     if (!finished_) inner_->fail(c, error);
@@ -49,16 +51,24 @@ class OutputWriter : public ResultWriter {
     if (finished_) return;
     finished_ = true;
     inner_->finish();
-    if (file_) {
-      file_->close();
-      if (file_->fail()) throw RunError("writing --output " + path_ + " failed");
-    }
+    if (file_)
+      file_->commit();
+    else
+      check_stdout();
   }
 
  private:
-  std::unique_ptr<std::ofstream> file_;
-  std::string path_;
-  bool created_;
+  void check_stdout() {
+    if (file_) return;
+    out_.flush();
+    if (!out_.fail()) return;
+    const int err = errno;
+    if (err == EPIPE) throw OutputClosed();
+    throw RunError(std::string("writing results to stdout failed") + (err ? std::string(": ") + std::strerror(err) : ""));
+  }
+
+  std::unique_ptr<AtomicFile> file_;
+  std::ostream& out_;
   std::unique_ptr<ResultWriter> inner_;
   bool finished_ = false;
 };
@@ -77,21 +87,10 @@ void check_format(const std::string& format) {
 
 std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& out) {
   check_format(o.format);
-  std::unique_ptr<std::ofstream> file;
-  bool created = false;
-  if (!o.output.empty()) {
-    struct stat st;
-    created = ::stat(o.output.c_str(), &st) != 0;
-    if (!created && S_ISDIR(st.st_mode))
-      throw RunError("cannot write --output " + o.output + ": it is a directory");
-    errno = 0;
-    file = std::make_unique<std::ofstream>(o.output, std::ios::out | std::ios::trunc);
-    if (!file->is_open())
-      throw RunError("cannot write --output " + o.output + ": " +
-                     (errno ? std::strerror(errno) : "open failed"));
-  }
-  auto w = std::make_unique<OutputWriter>(std::move(file), o.output, created);
-  std::ostream& to = w->file() ? *w->file() : out;
+  std::unique_ptr<AtomicFile> file;
+  if (!o.output.empty()) file = std::make_unique<AtomicFile>(o.output, "--output");
+  auto w = std::make_unique<OutputWriter>(std::move(file), out);
+  std::ostream& to = w->to();
   if (o.format == "json")
     w->set_inner(std::make_unique<JsonWriter>(to));
   else if (o.format == "csv")
@@ -108,7 +107,9 @@ void write_or_record_failure(ResultWriter& writer, const std::vector<std::string
   try {
     measure(begun, current);
   } catch (const UsageError&) {
-    throw;  // no document, and the writer removes a file it created
+    throw;  // no document: the --output file never appears
+  } catch (const OutputClosed&) {
+    throw;  // nobody reads a document any more
   } catch (const std::exception& e) {
     if (!begun) {
       RunInfo info;

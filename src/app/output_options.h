@@ -22,10 +22,12 @@ struct OutputOptions {
 void add_output_options(CLI::App* app, OutputOptions& o);
 
 // The writer for `o`: UsageError (exit 2) for an unknown --format, RunError
-// (exit 1) naming the path when --output cannot be opened. Results go to
-// --output, else to `out`. The writer owns the file; a file it created is
-// removed again when the writer is dropped without finish() (a usage error after
-// it was made), so a wrong command line leaves nothing behind.
+// (exit 1) naming the path when --output cannot be written. Results go to
+// --output, else to `out`. The --output file appears whole when finish() is done
+// (output/atomic_file.h), never half-written; dropped without finish() (a usage
+// error, a crash) it never appears and a previous file stays as it was. Results
+// to `out` that cannot be written because the reader went away (a closed pipe)
+// throw OutputClosed.
 std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& out);
 
 // Runs `measure`, which writes a run's results into `writer` (calling begin()

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "output/atomic_file.h"
 
 namespace ds {
 
@@ -51,13 +52,9 @@ void check_plot_path(const std::string& path) {
 }
 
 void write_plot_file(const std::string& path, const std::string& svg) {
-  errno = 0;
-  std::ofstream f(path, std::ios::out | std::ios::trunc);
-  if (!f.is_open())
-    throw RunError("cannot write --plot " + path + ": " + (errno ? std::strerror(errno) : "open failed"));
-  f << svg;
-  f.close();
-  if (f.fail()) throw RunError("writing --plot " + path + " failed");
+  AtomicFile f(path, "--plot");
+  f.stream() << svg;
+  f.commit();
 }
 
 }  // namespace ds

@@ -25,6 +25,14 @@ class Stopped : public RunError {
   explicit Stopped(const std::string& what) : RunError(what) {}
 };
 
+// Whoever reads our results went away (stdout a closed pipe, as with `| head`):
+// the run ends quietly, everything it made removed (exit 141, as SIGPIPE would
+// have ended it, but after the cleanup).
+class OutputClosed : public RunError {
+ public:
+  OutputClosed() : RunError("stdout was closed") {}
+};
+
 // "call(args): reason" from errno.
 RunError sys_error(const std::string& call, int err);
 

@@ -28,6 +28,9 @@ void install_interrupt_handlers() {
   sigemptyset(&chld.sa_mask);
   chld.sa_flags = SA_NOCLDSTOP;
   sigaction(SIGCHLD, &chld, nullptr);
+  // A closed stdout is an EPIPE on the write, handled like a stop (OutputClosed),
+  // not a signal that kills us before we remove what we made.
+  signal(SIGPIPE, SIG_IGN);
 }
 
 bool interrupted() { return g_signal != 0; }

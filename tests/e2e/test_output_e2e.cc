@@ -1,10 +1,13 @@
 // --format json|csv and --output end to end on sim: documents that parse, values
 // consistent within one run and with the text table, failures still reported.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
@@ -202,4 +205,58 @@ TEST(OutputE2e, FailingRunStillWritesCsvNamingTheError) {
   EXPECT_EQ(rows[1].size(), rows[0].size());
   EXPECT_EQ(rows[1].front(), "host_to_device_ce");
   EXPECT_NE(rows[1].back().find("not enough memory"), std::string::npos);
+}
+
+// A run killed mid-way never leaves a half-written --output: the previous file is
+// as it was (the document is written next to it and renamed when complete).
+TEST(OutputE2e, KilledRunLeavesThePreviousOutputUntouched) {
+  const std::string path = temp_path("-killed.json");
+  { std::ofstream(path) << "previous\n"; }
+  const std::string out = temp_path("-killed.out"), err = temp_path("-killed.err");
+  const int pid = start_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-t",
+                              "all_host_to_all_device_ce_multi_stream", "-d", "2", "-s", "64K", "-n", "16",
+                              "-i", "100000000", "--format", "json", "--output", path},
+                             out, err);
+  for (int i = 0; i < 250 && child_pids(pid).empty(); ++i) usleep(20000);
+  usleep(300000);
+  kill(pid, SIGKILL);
+  wait_tool(pid);
+  EXPECT_EQ(slurp(path), "previous\n");
+  // At most the temporary is left, named so no run reads it; the test removes it.
+  const std::string dir = path.substr(0, path.find_last_of('/') + 1);
+  const std::string leftover = dir + "." + path.substr(path.find_last_of('/') + 1) + ".dev-sandbox-" +
+                               std::to_string(pid) + ".tmp";
+  std::remove(leftover.c_str());
+  std::remove(path.c_str());
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+}
+
+// `| head`: the reader goes away after a few bytes; the run ends quietly (exit 141)
+// once it next writes, its children stopped and its files removed.
+TEST(OutputE2e, ClosedStdoutEndsTheRunQuietlyWithNothingLeft) {
+  const std::string ws = "/dev/shm/ds-head-aio-" + std::to_string(getpid());
+  const std::vector<std::string> commands = {
+      std::string(DS_BINARY) + " copy --backend sim -t host_to_device_ce -t host_to_device_batch_ce -t "
+                               "all_host_to_all_device_ce_multi_stream -d 2 -s 64K -n 8 -i 20",
+      std::string(DS_BINARY) + " aio --backend sim --workspace " + ws +
+          " --buffered --io-size 64K --io-number 16 --epoch-number 3 --iodepth 4",
+  };
+  const auto before = our_shm_entries();
+  for (const std::string& c : commands) {
+    const std::string script = "set -o pipefail; timeout 60 " + c + " 2>" + temp_path("-head.err") +
+                               " | head -c 10 >/dev/null; echo ${PIPESTATUS[0]}";
+    FILE* p = popen(("bash -c '" + script + "'").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[64] = {0};
+    const size_t n = fread(buf, 1, sizeof buf - 1, p);
+    pclose(p);
+    const std::string status(buf, n);
+    EXPECT_EQ(status, "141\n") << c << "\nstderr: " << slurp(temp_path("-head.err"));
+    EXPECT_EQ(slurp(temp_path("-head.err")).find("error"), std::string::npos) << "quietly";
+  }
+  struct stat st;
+  EXPECT_NE(stat(ws.c_str(), &st), 0) << "the aio workspace was left behind";
+  EXPECT_EQ(our_shm_entries(), before);
+  std::remove(temp_path("-head.err").c_str());
 }

@@ -2,12 +2,17 @@
 // other and with the text table, and stay valid when a run fails.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "app/sweep.h"
 #include "core/error.h"
+#include "output/atomic_file.h"
 #include "output/csv_writer.h"
 #include "output/json_writer.h"
 #include "output/svg_plot.h"
@@ -331,4 +336,83 @@ TEST(OutputSizeLabel, ShortPowerOfTwoNames) {
   EXPECT_EQ(size_label(1 << 20), "1M");
   EXPECT_EQ(size_label(2ULL << 30), "2G");
   EXPECT_EQ(size_label(1536), "1536");
+}
+
+// --output and --plot files appear whole or not at all (output/atomic_file.h).
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string scratch(const std::string& name) {
+  return ::testing::TempDir() + "atomic-" + std::to_string(getpid()) + "-" + name;
+}
+
+}  // namespace
+
+TEST(AtomicFile, AppearsOnlyWhenCommitted) {
+  const std::string path = scratch("new.json");
+  ::unlink(path.c_str());
+  {
+    ds::AtomicFile f(path, "--output");
+    f.stream() << "half";
+    EXPECT_NE(::access(path.c_str(), F_OK), 0) << "visible before commit";
+    EXPECT_EQ(::access(f.temporary().c_str(), F_OK), 0);
+    f.stream() << " and whole";
+    f.commit();
+    EXPECT_NE(::access(f.temporary().c_str(), F_OK), 0);
+  }
+  EXPECT_EQ(read_all(path), "half and whole");
+  ::unlink(path.c_str());
+}
+
+TEST(AtomicFile, DroppedWithoutCommitLeavesThePreviousFileAndNoTemporary) {
+  const std::string path = scratch("old.json");
+  std::ofstream(path) << "previous";
+  std::string temp;
+  {
+    ds::AtomicFile f(path, "--output");
+    temp = f.temporary();
+    f.stream() << "new but unfinished";
+  }
+  EXPECT_EQ(read_all(path), "previous");
+  EXPECT_NE(::access(temp.c_str(), F_OK), 0);
+  ::unlink(path.c_str());
+}
+
+TEST(AtomicFile, DevicesAndLinksAreWrittenInPlaceAndDirectoriesRefused) {
+  {
+    ds::AtomicFile f("/dev/null", "--output");
+    EXPECT_EQ(f.temporary(), "");  // never a rename over a device
+    f.stream() << "x";
+    f.commit();
+  }
+  struct stat st;
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  const std::string target = scratch("target"), link = scratch("link");
+  std::ofstream(target) << "";
+  ::unlink(link.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  {
+    ds::AtomicFile f(link, "--output");
+    f.stream() << "through the link";
+    f.commit();
+  }
+  EXPECT_EQ(read_all(target), "through the link");
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link was replaced";
+  ::unlink(link.c_str());
+  ::unlink(target.c_str());
+  try {
+    ds::AtomicFile f("/tmp", "--plot");
+    ADD_FAILURE() << "a directory was accepted";
+  } catch (const ds::RunError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write --plot /tmp: it is a directory");
+  }
+  EXPECT_THROW(ds::AtomicFile("/nonexistent-dir-ds/x.json", "--output"), ds::RunError);
 }
