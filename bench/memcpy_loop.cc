@@ -2,25 +2,67 @@
 // parallelism as a copy case, moved by plain memcpy. G groups (one per device),
 // each with its own source and destination of N blocks; S threads per group,
 // thread k copying blocks k, k+S, k+2S ... (the round-robin a multi-stream case
-// uses). All threads start together every iteration. Prints the average
-// bandwidth in GiB/s over the measured iterations (max end - min start).
+// uses). All threads start together every iteration.
+//
+// It times each iteration the way dev-sandbox does (docs/measurement.md, "Timing"):
+//   copy = max over groups of (the group's last end - the group's first start),
+//          like the Copy stage: the slowest device's span from its first copy's
+//          begin to its last copy's end;
+//   wall = latest end - earliest start over all threads, like Wall.
+// Prints one JSON object over the measured iterations, bytes = BLOCK x N x G:
+//   copy_gib_s, wall_gib_s: bytes / mean(copy), bytes / mean(wall) in GiB/s (our BW and
+//   wall_bandwidth_gib_s); copy_us, wall_us: {"avg", "p50", "min"} in microseconds,
+//   P50 by nearest rank as ours (docs/measurement.md, "Statistics").
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace {
 
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, nullptr, nullptr, 0);
+}
+
+void cpu_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
 long long now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+double mean(const std::vector<long long>& v) {
+  double sum = 0;
+  for (long long x : v) sum += static_cast<double>(x);
+  return sum / static_cast<double>(v.size());
+}
+
+// {"avg", "p50", "min"} in microseconds; P50 is the ceil(N/2)-th smallest.
+std::string stats_json(std::vector<long long> v) {
+  std::sort(v.begin(), v.end());
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "{\"avg\": %.3f, \"p50\": %.3f, \"min\": %.3f}", mean(v) / 1e3,
+                static_cast<double>(v[(v.size() + 1) / 2 - 1]) / 1e3, static_cast<double>(v.front()) / 1e3);
+  return buf;
 }
 
 }  // namespace
@@ -36,6 +78,10 @@ int main(int argc, char** argv) {
   const int per_group = std::atoi(argv[4]);
   const int iters = std::atoi(argv[5]);
   const int warmup = std::atoi(argv[6]);
+  if (block == 0 || blocks == 0 || groups < 1 || per_group < 1 || iters < 1 || warmup < 0) {
+    std::fprintf(stderr, "memcpy_loop: every count must be positive (WARMUP may be 0)\n");
+    return 2;
+  }
   const int threads = groups * per_group;
   const size_t bytes = block * blocks;
   std::vector<char*> src(groups), dst(groups);
@@ -51,41 +97,55 @@ int main(int argc, char** argv) {
     std::memset(src[t], 0x5a + t, bytes);
   }
   std::vector<long long> start(threads), end(threads);
+  std::vector<long long> copies, walls;
+  copies.reserve(static_cast<size_t>(iters));
+  walls.reserve(static_cast<size_t>(iters));
   std::atomic<int> arrived{0};
-  std::atomic<int> generation{0};
-  double total = 0;
+  std::atomic<uint32_t> generation{0};
+  // The last thread to arrive runs `last`, alone, then releases the others. Waiters
+  // spin briefly, then sleep on a futex, as dev-sandbox's engines do: a
+  // waiter that yielded in a loop would take CPU from the threads still copying
+  // whenever there are more threads than CPUs.
+  auto barrier = [&](auto last) {
+    const uint32_t gen = generation.load();
+    if (arrived.fetch_add(1) + 1 == threads) {
+      arrived.store(0);
+      last();
+      generation.fetch_add(1);
+      futex(&generation, FUTEX_WAKE_PRIVATE, INT_MAX);
+      return;
+    }
+    const long long deadline = now_ns() + 3000;  // dev-sandbox's spin: 3 us
+    while (generation.load() == gen && now_ns() < deadline) cpu_pause();
+    while (generation.load() == gen) futex(&generation, FUTEX_WAIT_PRIVATE, gen);
+  };
   auto body = [&](int t) {
+    const int g = t / per_group;
     for (int it = 0; it < warmup + iters; ++it) {
-      // Barrier: the last to arrive releases the others.
-      const int gen = generation.load();
-      if (arrived.fetch_add(1) + 1 == threads) {
-        arrived.store(0);
-        generation.fetch_add(1);
-      } else {
-        while (generation.load() == gen) std::this_thread::yield();
-      }
+      barrier([] {});
       start[t] = now_ns();
-      const int g = t / per_group;
       for (size_t b = static_cast<size_t>(t % per_group); b < blocks; b += static_cast<size_t>(per_group))
         std::memcpy(dst[g] + b * block, src[g] + b * block, block);
       end[t] = now_ns();
-      // Second barrier so thread 0 reads complete records.
-      const int gen2 = generation.load();
-      if (arrived.fetch_add(1) + 1 == threads) {
-        arrived.store(0);
-        if (it >= warmup)
-          total += static_cast<double>(*std::max_element(end.begin(), end.end()) -
-                                       *std::min_element(start.begin(), start.end()));
-        generation.fetch_add(1);
-      } else {
-        while (generation.load() == gen2) std::this_thread::yield();
-      }
+      // Every record of this iteration is written when the last thread arrives.
+      barrier([&] {
+        if (it < warmup) return;
+        long long copy = 0;
+        for (int k = 0; k < groups; ++k) {
+          const auto s = start.begin() + k * per_group, e = end.begin() + k * per_group;
+          copy = std::max(copy, *std::max_element(e, e + per_group) - *std::min_element(s, s + per_group));
+        }
+        copies.push_back(copy);
+        walls.push_back(*std::max_element(end.begin(), end.end()) - *std::min_element(start.begin(), start.end()));
+      });
     }
   };
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
   for (auto& th : pool) th.join();
-  const double avg_s = total / iters * 1e-9;
-  std::printf("%.3f\n", static_cast<double>(bytes) * groups / avg_s / (1ULL << 30));
+  const double gib = static_cast<double>(bytes) * groups / (1ULL << 30);
+  std::printf("{\"copy_gib_s\": %.3f, \"wall_gib_s\": %.3f, \"copy_us\": %s, \"wall_us\": %s}\n",
+              gib / (mean(copies) * 1e-9), gib / (mean(walls) * 1e-9), stats_json(copies).c_str(),
+              stats_json(walls).c_str());
   return 0;
 }

@@ -1,7 +1,5 @@
 #include "backends/sim/sim_engine.h"
 
-#include <sched.h>
-
 #include <cstring>
 
 #include "core/clock.h"
@@ -11,11 +9,13 @@ namespace ds {
 
 namespace {
 
-// How long a thread polls before it sleeps on the futex: long enough to cover the
-// gap between two submissions, short enough that an idle engine does not take
-// CPU from busy ones when there are more engine threads than cores.
+// How long a thread polls before it sleeps on a futex: long enough to cover the
+// gap between two submissions, short enough that an idle engine or waiter does
+// not take CPU from busy ones when there are more threads than cores (2 devices
+// x 4 streams on 2 CPUs). Idle threads sleep; they do not yield in a loop: every
+// sched_yield that finds another runnable thread is a context switch, and with
+// eight engines on two CPUs those switches took more CPU than the copies.
 constexpr int64_t kSpinNs = 3000;
-constexpr int64_t kYieldNs = 2000000;
 
 template <typename Ready>
 bool spin_until(Ready ready) {
@@ -27,43 +27,29 @@ bool spin_until(Ready ready) {
   }
 }
 
-// An idle engine stays runnable a while, giving its core to anyone who needs it:
-// engines that sleep between iterations are woken onto the submitter's core and
-// share it until the scheduler spreads them again.
-template <typename Ready>
-bool yield_until(Ready ready) {
-  const int64_t deadline = now_ns() + kYieldNs;
-  while (!ready()) {
-    if (now_ns() > deadline) return false;
-    sched_yield();
-  }
-  return true;
-}
+bool reached(uint32_t now, uint32_t target) { return static_cast<int32_t>(now - target) >= 0; }
 
 }  // namespace
 
-SimEngine::SimEngine() : ring_(kRing) { thread_ = std::thread([this] { run(); }); }
+SimEngine::SimEngine() : ring_(kRing), lists_(kRing) { thread_ = std::thread([this] { run(); }); }
 
 SimEngine::~SimEngine() {
-  stop_.store(true, std::memory_order_seq_cst);
-  tail_.fetch_add(0, std::memory_order_seq_cst);
-  futex_wake_all(&tail_);
+  // Stopping is the last op: everything queued before it still runs.
+  push(Kind::kStop, nullptr, nullptr, 0, 0);
   thread_.join();
 }
 
-SimEngine::Op& SimEngine::reserve() {
-  // Ring full (by our last look): wait for the engine to retire the oldest op.
-  while (pushed_ - done_seen_ >= kRing) {
+uint32_t SimEngine::reserve() {
+  if (pushed_ - done_seen_ >= kRing) {
     done_seen_ = done_.load(std::memory_order_acquire);
-    if (pushed_ - done_seen_ < kRing) break;
-    if (!spin_until([&] { return pushed_ - done_.load(std::memory_order_acquire) < kRing; }))
-      sched_yield();
+    // Full: wait until a quarter of the ring is free, so that the engine still
+    // has three quarters queued when this thread is woken.
+    if (pushed_ - done_seen_ >= kRing) {
+      wait_done(pushed_ - kRing + kRing / 4);
+      done_seen_ = done_.load(std::memory_order_acquire);
+    }
   }
-  Op& op = ring_[pushed_ % kRing];
-  op.event = nullptr;
-  op.gate = nullptr;
-  op.list.clear();
-  return op;
+  return pushed_ % kRing;
 }
 
 void SimEngine::publish() {
@@ -75,86 +61,123 @@ void SimEngine::publish() {
     futex_wake_all(&tail_);
 }
 
-void SimEngine::copy(const CopyDesc& desc) {
-  Op& op = reserve();
-  op.one = desc;
+void SimEngine::push(Kind kind, void* a, const void* b, size_t n, uint32_t value) {
+  Op& op = ring_[reserve()];
+  op.a = a;
+  op.b = b;
+  op.n = n;
+  op.kind = kind;
+  op.value = value;
   publish();
 }
+
+void SimEngine::copy(const CopyDesc& desc) { push(Kind::kCopy, desc.dst, desc.src, desc.bytes, 0); }
 
 void SimEngine::copy_list(const CopyDesc* descs, size_t n) {
-  Op& op = reserve();
-  op.one = CopyDesc{nullptr, nullptr, 0};
-  op.list.assign(descs, descs + n);
+  const uint32_t slot = reserve();
+  lists_[slot].assign(descs, descs + n);  // the slot is free: the engine is done with it
+  Op& op = ring_[slot];
+  op.a = nullptr;
+  op.b = nullptr;
+  op.n = n;
+  op.kind = Kind::kList;
+  op.value = 0;
   publish();
 }
 
-void SimEngine::stamp(SimEventStamp* event) {
-  Op& op = reserve();
-  op.one = CopyDesc{nullptr, nullptr, 0};
-  op.event = event;
-  publish();
-}
+void SimEngine::stamp(SimEventStamp* event) { push(Kind::kStamp, event, nullptr, 0, 0); }
 
 void SimEngine::wait_gate(const std::atomic<uint32_t>* word, uint32_t value) {
-  Op& op = reserve();
-  op.one = CopyDesc{nullptr, nullptr, 0};
-  op.gate = word;
-  op.gate_value = value;
-  publish();
+  push(Kind::kGate, const_cast<std::atomic<uint32_t>*>(word), nullptr, 0, value);
 }
 
-void SimEngine::wait_idle() {
-  const uint32_t target = pushed_;
-  auto finished = [&] { return done_.load(std::memory_order_acquire) == target; };
-  while (!finished()) {
-    if (spin_until(finished)) return;
+void SimEngine::wait_idle() { wait_done(pushed_); }
+
+void SimEngine::wait_done(uint32_t target) {
+  auto finished = [&] { return reached(done_.load(std::memory_order_acquire), target); };
+  if (finished() || spin_until(finished)) return;
+  // Sleep until the engine, having seen the flag, moves waiter_wake_. The flag
+  // and the engine's done_ are a store-fence-load pair on each side: either the
+  // engine sees the flag, or this thread sees done_ reach the target.
+  waiter_target_.store(target, std::memory_order_relaxed);
+  for (;;) {
+    const uint32_t seq = waiter_wake_.load(std::memory_order_acquire);
     waiter_sleeping_.store(1, std::memory_order_seq_cst);
-    const uint32_t seen = done_.load(std::memory_order_seq_cst);
-    if (seen != target) futex_wait(&done_, seen, 1000000);
+    if (reached(done_.load(std::memory_order_seq_cst), target)) break;
+    futex_wait(&waiter_wake_, seq, -1);
+  }
+  waiter_sleeping_.store(0, std::memory_order_relaxed);
+}
+
+void SimEngine::report_done(uint32_t head) {
+  done_.store(head, std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (waiter_sleeping_.load(std::memory_order_acquire) &&
+      reached(head, waiter_target_.load(std::memory_order_relaxed))) {
     waiter_sleeping_.store(0, std::memory_order_relaxed);
+    waiter_wake_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&waiter_wake_);
+  }
+}
+
+uint32_t SimEngine::wait_for_work(uint32_t head) {
+  auto ready = [&] { return tail_.load(std::memory_order_acquire) != head; };
+  if (spin_until(ready)) return tail_.load(std::memory_order_acquire);
+  for (;;) {
+    engine_sleeping_.store(1, std::memory_order_seq_cst);
+    const uint32_t tail = tail_.load(std::memory_order_seq_cst);
+    if (tail != head) {
+      engine_sleeping_.store(0, std::memory_order_relaxed);
+      return tail;
+    }
+    futex_wait(&tail_, head, -1);
+  }
+}
+
+void SimEngine::pass_gate(const Op& op) {
+  auto* word = static_cast<std::atomic<uint32_t>*>(op.a);
+  auto open = [&] { return reached(word->load(std::memory_order_acquire), op.value); };
+  if (spin_until(open)) return;
+  for (;;) {
+    const uint32_t seen = word->load(std::memory_order_acquire);
+    if (reached(seen, op.value)) return;
+    futex_wait(word, seen, -1);
   }
 }
 
 void SimEngine::run() {
-  uint32_t head = 0;
+  uint32_t head = 0;   // next op to run
+  uint32_t limit = 0;  // run up to here before looking at the shared words again
   for (;;) {
-    auto has_work = [&] { return tail_.load(std::memory_order_acquire) != head; };
-    if (!has_work()) {
-      if (stop_.load(std::memory_order_acquire)) return;
-      auto ready = [&] { return has_work() || stop_.load(std::memory_order_acquire); };
-      if (!spin_until(ready) && !yield_until(ready)) {
-        engine_sleeping_.store(1, std::memory_order_seq_cst);
-        if (tail_.load(std::memory_order_seq_cst) == head && !stop_.load())
-          futex_wait(&tail_, head, 1000000);
-        engine_sleeping_.store(0, std::memory_order_relaxed);
-      }
-      continue;
+    if (head == limit) {
+      // Between batches (and whenever the queue looks empty): tell the producer
+      // how far we are, and see what it has published since.
+      report_done(head);
+      uint32_t tail = tail_.load(std::memory_order_acquire);
+      if (tail == head) tail = wait_for_work(head);
+      limit = tail - head > kBatch ? head + kBatch : tail;
     }
-    Op& op = ring_[head % kRing];
-    if (op.gate) {
-      auto* word = const_cast<std::atomic<uint32_t>*>(op.gate);
-      auto open = [&] { return static_cast<int32_t>(word->load(std::memory_order_acquire) - op.gate_value) >= 0; };
-      while (!open()) {
-        if (spin_until(open)) break;
-        const uint32_t seen = word->load(std::memory_order_acquire);
-        if (static_cast<int32_t>(seen - op.gate_value) < 0) futex_wait(word, seen, 1000000);
-      }
-    } else if (op.event) {
-      op.event->ns.store(now_ns(), std::memory_order_release);
-    } else if (!op.list.empty()) {
-      for (const CopyDesc& d : op.list) std::memcpy(d.dst, d.src, d.bytes);
-    } else if (op.one.bytes) {
-      std::memcpy(op.one.dst, op.one.src, op.one.bytes);
+    const Op& op = ring_[head % kRing];
+    __builtin_prefetch(&ring_[(head + 2) % kRing]);
+    switch (op.kind) {
+      case Kind::kCopy:
+        if (op.n) std::memcpy(op.a, op.b, op.n);
+        break;
+      case Kind::kList:
+        for (const CopyDesc& d : lists_[head % kRing]) std::memcpy(d.dst, d.src, d.bytes);
+        break;
+      case Kind::kStamp:
+        static_cast<SimEventStamp*>(op.a)->ns.store(now_ns(), std::memory_order_release);
+        break;
+      case Kind::kGate:
+        report_done(head);  // what came before the gate is done, whatever it waits for
+        pass_gate(op);
+        break;
+      case Kind::kStop:
+        report_done(head + 1);
+        return;
     }
     ++head;
-    done_.store(head, std::memory_order_release);
-    // The only waiter is the producer waiting for everything it pushed, so it can
-    // only be satisfied once the ring is empty: pay for the full fence then, not
-    // after every copy.
-    if (tail_.load(std::memory_order_acquire) == head) {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (waiter_sleeping_.load(std::memory_order_relaxed)) futex_wake_all(&done_);
-    }
   }
 }
 

@@ -1,6 +1,6 @@
 // A simulated copy engine: one thread that executes submitted work in FIFO order
 // with memcpy and stamps events with the monotonic clock as it reaches them.
-// One producer (the worker thread that owns the stream) submits.
+// One producer (the worker thread that owns the stream) submits and waits.
 #pragma once
 
 #include <atomic>
@@ -19,44 +19,60 @@ struct SimEventStamp {
 class SimEngine {
  public:
   SimEngine();
+  // Waits for everything queued, then stops the thread. A gate queued with
+  // wait_gate() must have been released (or be released by another thread).
   ~SimEngine();
-  // Submissions that can be queued before the producer waits for the engine.
-  static constexpr uint32_t capacity() { return kRing; }
   SimEngine(const SimEngine&) = delete;
   SimEngine& operator=(const SimEngine&) = delete;
 
   void copy(const CopyDesc& desc);                     // one copy
-  void copy_list(const CopyDesc* descs, size_t n);     // one submission of n copies
-  void stamp(SimEventStamp* event);                    // an event marker
-  // A hold: the engine, on reaching it, waits until (int32_t)(*word - value) >= 0
-  // (the releaser stores the value and wakes the futex of `word`).
+  void copy_list(const CopyDesc* descs, size_t n);     // one submission of n copies (descs copied)
+  void stamp(SimEventStamp* event);                    // an event marker: the engine's clock when reached
+  // A gate: when the engine reaches it (in FIFO order), it waits until
+  // (int32_t)(word->load(acquire) - value) >= 0, spinning briefly, then sleeping
+  // on word's futex. The releaser stores the value, then futex_wake_all(word).
+  // Work queued after the gate starts only once it is open. `word` must outlive
+  // the wait; a process-shared word works between processes.
   void wait_gate(const std::atomic<uint32_t>* word, uint32_t value);
   void wait_idle();                                    // every submission done
+  // Operations that can be queued behind a closed gate before the producer would
+  // wait for a full ring (which the closed gate never drains): the gate's limit.
+  static constexpr uint32_t capacity() { return kRing - 1; }
 
  private:
+  // One queued operation, 32 bytes (two per cache line): the producer writes it,
+  // the engine reads it once.
+  enum class Kind : uint32_t { kCopy, kList, kStamp, kGate, kStop };
   struct Op {
-    SimEventStamp* event = nullptr;
-    const std::atomic<uint32_t>* gate = nullptr;
-    uint32_t gate_value = 0;
-    CopyDesc one{};
-    std::vector<CopyDesc> list;
+    void* a;        // kCopy: dst; kStamp: the SimEventStamp; kGate: the word
+    const void* b;  // kCopy: src
+    size_t n;       // kCopy: bytes; kList: descriptors (in lists_[slot])
+    Kind kind;
+    uint32_t value;  // kGate: the value to reach
   };
-  static constexpr uint32_t kRing = 4096;
+  static constexpr uint32_t kRing = 4096;   // slots; a power of two
+  static constexpr uint32_t kBatch = 64;    // ops the engine runs between looks at the shared words
 
-  Op& reserve();
+  uint32_t reserve();                       // a free slot's index (waits while the ring is full)
   void publish();
+  void push(Kind kind, void* a, const void* b, size_t n, uint32_t value);
+  void wait_done(uint32_t target);          // until done_ has reached target
   void run();
+  uint32_t wait_for_work(uint32_t head);    // the engine, idle: returns the new tail
+  void pass_gate(const Op& op);
+  void report_done(uint32_t head);          // the engine: done_ = head, wake a waiter it satisfies
 
   std::vector<Op> ring_;
-  // Producer-side, engine-side and shared words on their own cache lines so the
-  // two threads do not bounce one line per submission.
-  alignas(64) uint32_t pushed_ = 0;    // producer-only
-  uint32_t done_seen_ = 0;             // producer's last look at done_
-  alignas(64) std::atomic<uint32_t> tail_{0};  // ops published (futex word for the engine)
+  std::vector<std::vector<CopyDesc>> lists_;  // kList descriptors by slot (capacity kept)
+  // Producer-only, engine-only and shared words on their own cache lines.
+  alignas(64) uint32_t pushed_ = 0;             // producer: ops published
+  uint32_t done_seen_ = 0;                      // producer: its last look at done_
+  alignas(64) std::atomic<uint32_t> tail_{0};   // ops published (futex word for the engine)
   std::atomic<uint32_t> engine_sleeping_{0};
-  alignas(64) std::atomic<uint32_t> done_{0};  // ops finished (futex word for waiters)
-  std::atomic<uint32_t> waiter_sleeping_{0};
-  std::atomic<bool> stop_{false};
+  alignas(64) std::atomic<uint32_t> done_{0};   // ops finished, updated every kBatch ops and when idle
+  alignas(64) std::atomic<uint32_t> waiter_sleeping_{0};
+  std::atomic<uint32_t> waiter_target_{0};      // done_ value the sleeping producer waits for
+  std::atomic<uint32_t> waiter_wake_{0};        // futex word for the producer
   std::thread thread_;
 };
 
