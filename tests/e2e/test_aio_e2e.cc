@@ -178,6 +178,25 @@ TEST(AioEndToEnd, ValidateCatchesOneCorruptedReadInALaterEpoch) {
   }
 }
 
+// A read the disk fails (EIO on the 6th completed read: epoch 2's second shard)
+// ends the run with exit 1 naming the file and the offset; the workspace the run
+// created is removed. (A read that never completes is the watchdog's: test_watchdog.cc.)
+TEST(AioEndToEnd, AFailingReadNamesFileAndOffsetAndCleansUp) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("eio");
+  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "4",
+                           "--iodepth", "1", "--epoch-number", "3"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "6"}, {"DS_SHIM_READ_ERROR", "5"}});
+  EXPECT_TRUE(contains(r.err, "corrupt_shim: ") && contains(r.err, "failed read 6")) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, ws + "/dev-sandbox-aio.")) << "names the file: " << r.err;
+  EXPECT_TRUE(contains(r.err, "at offset ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "Input/output error")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n') - 1, 1) << "one line besides the shim's: " << r.err;
+  EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+}
+
 // --validate each on aio: the dump too is cleared before and read back after
 // every epoch; both results say each.
 TEST(AioEndToEnd, ValidateEachChecksEveryDumpEpoch) {

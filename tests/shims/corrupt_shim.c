@@ -14,6 +14,8 @@
  *                           destination
  *   DS_SHIM_READ_NTH=N      the N-th read (IO_CMD_PREAD) io_getevents completes in a
  *                           process gets byte DS_SHIM_OFFSET of its buffer flipped
+ *   DS_SHIM_READ_ERROR=E    ... instead completes with error E (an errno number,
+ *                           e.g. 5 for EIO), as a failing disk would
  *   DS_SHIM_OFFSET=O        the byte flipped (default 0)
  *
  * Every tampering is said on stderr ("corrupt_shim: ..."), so a test that sees no
@@ -35,6 +37,7 @@ static unsigned long g_nth;         /* DS_SHIM_MEMCPY_NTH */
 static int g_skip;                  /* DS_SHIM_MEMCPY_SKIP */
 static unsigned long g_read_nth;    /* DS_SHIM_READ_NTH; 0: reads untouched */
 static size_t g_offset;             /* DS_SHIM_OFFSET */
+static long g_read_error;           /* DS_SHIM_READ_ERROR; 0: reads keep their result */
 static unsigned long g_copies, g_reads;
 
 static unsigned long env_ul(const char* name) {
@@ -48,6 +51,7 @@ __attribute__((constructor)) static void shim_init(void) {
   g_skip = env_ul("DS_SHIM_MEMCPY_SKIP") == 1;
   g_read_nth = env_ul("DS_SHIM_READ_NTH");
   g_offset = env_ul("DS_SHIM_OFFSET");
+  g_read_error = (long)env_ul("DS_SHIM_READ_ERROR");
 }
 
 static void say(const char* what, unsigned long nth) {
@@ -92,7 +96,10 @@ int io_getevents(io_context_t ctx, long min_nr, long nr, struct io_event* events
     struct iocb* cb = events[i].obj;
     if (!cb || cb->aio_lio_opcode != IO_CMD_PREAD || (long)events[i].res <= 0) continue;
     const unsigned long k = __atomic_add_fetch(&g_reads, 1, __ATOMIC_SEQ_CST);
-    if (k == g_read_nth && g_offset < (size_t)events[i].res) {
+    if (k == g_read_nth && g_read_error) {
+      events[i].res = (unsigned long)(-g_read_error);
+      say("failed read", k);
+    } else if (k == g_read_nth && g_offset < (size_t)events[i].res) {
       ((unsigned char*)cb->u.c.buf)[g_offset] ^= 0xFF;
       say("corrupted read", k);
     }
