@@ -22,10 +22,13 @@ Quick mode (the user guide's form; maps to one copy case, then takes copy's opti
   gqa true  true  -> all_odirect_host_to_all_device_ffts_direct_h2d
   mla any   false -> one_share_host_to_all_device_ce_multi_stream
   mla any   true  -> one_share_host_to_all_device_ffts_direct_h2d
+Model-driven (one request's KV per card; GQA -> all_..., MLA/DSA -> one_share_...; -d = --tp):
+  dev-sandbox --model NAME|PATH [--tp N] [--input-len TOKENS] --iodirect X --sdma Y [--dry-run]
+  dev-sandbox --model list
 Exit codes: 0 success, 1 the run failed, 2 the command line was wrong.)";
 
 bool is_selector(const std::string& a) {
-  for (const char* s : {"--model-type", "--iodirect", "--sdma"}) {
+  for (const char* s : {"--model-type", "--model", "--iodirect", "--sdma"}) {
     const std::string opt = s;
     if (a == opt || a.rfind(opt + "=", 0) == 0) return true;
   }
@@ -60,7 +63,8 @@ int run_cli(int argc, char** argv) {
   // Quick mode is copy with the three selectors: insert the sub-command word
   // unless one was given (the first word that is neither an option nor the
   // value of one; every option takes a value but these flags).
-  const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "-h", "--help"};
+  const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "--layerwise", "--dry-run",
+                                          "-h", "--help"};
   bool has_sub = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];

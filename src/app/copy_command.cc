@@ -4,6 +4,7 @@
 
 #include "app/command.h"
 #include "app/copy_params.h"
+#include "app/model_options.h"
 #include "app/output_options.h"
 #include "cases/run_cases.h"
 #include "app/sweep.h"
@@ -22,7 +23,11 @@ struct CopyArgs {
   std::string model_type, iodirect, sdma;
   OutputOptions out;
   std::string sweep, plot, plot_metric = "both";
+  ModelOptionText model;
   CLI::Option* size_option = nullptr;  // to tell an explicit -s from the default
+  CLI::Option* blocks_option = nullptr;
+  CLI::Option* frags_option = nullptr;
+  CLI::Option* devices_option = nullptr;
   CLI::Option* plot_metric_option = nullptr;
 };
 
@@ -37,7 +42,7 @@ std::string offered_cases(const Backend& b) {
 // against it and run, into `writer` (`begun` once it got the run's header).
 void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
              const std::vector<std::string>& names, const std::vector<SweepStep>& steps,
-             ResultWriter& writer, bool& begun) {
+             const std::optional<Workload>& workload, ResultWriter& writer, bool& begun) {
   SelectedBackend selected = select_backend(g.backend);
   std::vector<CaseSpec> cases;
   for (const auto& n : names) {
@@ -52,7 +57,9 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
   }
   check_against_backend(cases, p, selected);
   if (!a.plot.empty()) check_plot_path(a.plot);
-  writer.begin(run_info(selected, g.command_line));
+  RunInfo info = run_info(selected, g.command_line);
+  if (workload) attach_workload(info, *workload);
+  writer.begin(info);
   begun = true;
   if (steps.empty()) {
     run_cases(cases, p, selected, writer);
@@ -82,12 +89,20 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
                                                parse_plot_metric(a.plot_metric)));
 }
 
-int run_copy(const CopyArgs& a, const GlobalOptions& g) {
-  const CopyParams p = parse_copy_params(a.params);
+int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
+  if (a0.model.model == "list") {
+    std::cout << presets_text();
+    return 0;
+  }
+  CopyArgs a = a0;
+  a.params.size_given = a.size_option && a.size_option->count() > 0;
+  CopyParams p = parse_copy_params(a.params);
   std::vector<SweepStep> steps;
   if (!a.sweep.empty()) {
     if (a.size_option && a.size_option->count() > 0)
       throw UsageError("option --sweep sets the block size; drop -s");
+    if (!a.params.block_layout.empty())
+      throw UsageError("option --sweep sweeps one block size; it cannot go with --block-layout");
     steps = sweep_steps(a.sweep, p.layout.tasks());
   } else if (!a.plot.empty()) {
     throw UsageError("option --plot needs --sweep FROM:TO: it draws bandwidth against block size");
@@ -97,19 +112,48 @@ int run_copy(const CopyArgs& a, const GlobalOptions& g) {
     throw UsageError("option --plot-metric needs --plot FILE.svg");
 
   std::vector<std::string> names = a.cases;
-  const bool quick = !a.model_type.empty() || !a.iodirect.empty() || !a.sdma.empty();
+  // --model: one request's KV per card per iteration, in the model's block layout.
+  const std::optional<Workload> workload = parse_workload(a.model);
+  std::string model_type = a.model_type;
+  if (workload) {
+    if (!a.model_type.empty()) throw UsageError("option --model replaces --model-type; give one of them");
+    for (CLI::Option* o : {a.size_option, a.blocks_option, a.frags_option})
+      if (o && o->count() > 0) throw UsageError("option --model sets the blocks; drop " + o->get_name());
+    if (!a.params.block_layout.empty()) throw UsageError("option --model sets the blocks; drop --block-layout");
+    if (!a.sweep.empty()) throw UsageError("option --model sets the blocks; it cannot go with --sweep");
+    if (workload->req.layerwise) throw UsageError("option --layerwise is for aio --model (the store layout)");
+    p.layout = Layout::block(workload->fragments, workload->tasks_per_card);
+    if (!(a.devices_option && a.devices_option->count() > 0))
+      p.devices = static_cast<int>(std::min<uint64_t>(workload->req.tp, kMaxDevices));  // -d defaults to the TP size
+    if (!a.iodirect.empty() || !a.sdma.empty() || names.empty())
+      model_type = workload->model.arch == KvArch::kGqa ? "gqa" : "mla";
+  }
+  const bool quick = !model_type.empty() || !a.iodirect.empty() || !a.sdma.empty();
   if (quick) {
     if (!names.empty()) throw UsageError("quick-mode selectors cannot be combined with -t");
-    if (a.model_type.empty() || a.iodirect.empty() || a.sdma.empty())
-      throw UsageError(std::string("quick mode needs all of --model-type, --iodirect and --sdma; missing ") +
-                       (a.model_type.empty() ? "--model-type" : a.iodirect.empty() ? "--iodirect" : "--sdma"));
-    names.push_back(quick_mode_case(a.model_type, a.iodirect, a.sdma));
+    const char* type_option = workload ? "--model" : "--model-type";
+    if (model_type.empty() || a.iodirect.empty() || a.sdma.empty())
+      throw UsageError(std::string("quick mode needs all of ") + type_option + ", --iodirect and --sdma; missing " +
+                       (model_type.empty() ? type_option : a.iodirect.empty() ? "--iodirect" : "--sdma"));
+    names.push_back(quick_mode_case(model_type, a.iodirect, a.sdma));
   }
   if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
 
+  if (workload && a.model.dry_run) {
+    std::string cmd = "dev-sandbox";
+    if (!g.backend.empty()) cmd += " --backend " + g.backend;
+    cmd += " copy";
+    for (const auto& n : names) cmd += " -t " + n;
+    cmd += " --block-layout " + fragments_label(*workload) + " -n " + std::to_string(workload->tasks_per_card) +
+           " -d " + std::to_string(p.devices) + " -i " + std::to_string(p.iterations);
+    std::cout << dry_run_text(*workload, cmd, false);
+    return 0;
+  }
+  if (a.model.dry_run) throw UsageError("option --dry-run needs --model NAME|PATH");
+
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string&) {
-    measure(a, g, p, names, steps, *writer, begun);
+    measure(a, g, p, names, steps, workload, *writer, begun);
   });
   return 0;
 }
@@ -121,11 +165,16 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   CLI::App* c = root.add_subcommand("copy", "measure one or more named copy cases (-t NAME; quick mode maps to one)");
   c->add_option("-t", args->cases, "case name; repeat to run several, in order")->type_name("NAME");
   args->size_option = c->add_option("-s", args->params.size, "one block's size: bytes, or with K/M/G suffix (default 512M)")->type_name("SIZE");
-  c->add_option("-n", args->params.blocks, "blocks per device; with -f, IO tasks per device (default 8)")->type_name("N");
+  args->blocks_option = c->add_option("-n", args->params.blocks, "blocks per device; with -f, IO tasks per device (default 8)")->type_name("N");
   c->add_option("-i", args->params.iterations, "measured iterations (default 128)")->type_name("N");
-  c->add_option("-d", args->params.devices, "devices (cards) (default 8)")->type_name("N");
-  c->add_option("-f,--frags", args->params.frags,
+  args->devices_option = c->add_option("-d", args->params.devices, "devices (cards) (default 8)")->type_name("N");
+  args->frags_option = c->add_option("-f,--frags", args->params.frags,
                 "fragments per IO task on the direct path; 0: every block is a task (default 0)")->type_name("F");
+  c->add_option("--block-layout", args->params.block_layout,
+                "instead of -s/-f: every IO task moves one block of these fragments, each its own copy "
+                "(its own SDMA context on the direct path), each fragment kind in its own region "
+                "(e.g. 128K,16K,32K); Size(KB) is the block, Count the tasks")
+      ->type_name("SIZE[,SIZE...]");
   c->add_option("-S,--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
   add_stream_options(c, args->params);
   add_timeout_option(c, args->params.timeout);
@@ -137,6 +186,7 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("--model-type", args->model_type, "quick mode: gqa|mla")->type_name("gqa|mla");
   c->add_option("--iodirect", args->iodirect, "quick mode: true|false")->type_name("true|false");
   c->add_option("--sdma", args->sdma, "quick mode: true|false")->type_name("true|false");
+  add_model_options(c, args->model, false);
   add_output_options(c, args->out);
   c->add_option("--sweep", args->sweep,
                 "FROM:TO: run at every power-of-two block size in the range (e.g. 4K:64M); "

@@ -30,12 +30,35 @@ CLI::Option* add_validate_option(CLI::App* app, bool& validate, bool& each, cons
       ->type_name("[each]");
 }
 
+std::vector<uint64_t> parse_block_layout(const std::string& text) {
+  std::vector<uint64_t> sizes;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = text.find(',', at);
+    const std::string one = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (one.empty())
+      throw UsageError("option --block-layout got '" + text + "': expects SIZE[,SIZE...] (e.g. 128K,16K,32K)");
+    sizes.push_back(parse_size("--block-layout", one));
+    if (sizes.size() > static_cast<size_t>(kMaxFrags))
+      throw UsageError("option --block-layout: more than " + std::to_string(kMaxFrags) + " fragments");
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return sizes;
+}
+
 CopyParams parse_copy_params(const CopyOptionText& t) {
   CopyParams p;
-  const uint64_t block = parse_size("-s", t.size);
   const uint64_t blocks = parse_count("-n", t.blocks, 1);
-  const int frags = parse_int("-f", t.frags, 0, kMaxFrags);
-  p.layout = Layout::uniform(block, blocks, frags);
+  if (!t.block_layout.empty()) {
+    if (t.size_given) throw UsageError("option --block-layout sets the block; drop -s");
+    if (t.frags != "0") throw UsageError("option --block-layout sets the fragments of a block; drop -f");
+    p.layout = Layout::block(parse_block_layout(t.block_layout), blocks);
+  } else {
+    const uint64_t block = parse_size("-s", t.size);
+    const int frags = parse_int("-f", t.frags, 0, kMaxFrags);
+    p.layout = Layout::uniform(block, blocks, frags);
+  }
   p.iterations = parse_int("-i", t.iterations, 1, kMaxIterations);
   p.devices = parse_int("-d", t.devices, 1, kMaxDevices);
   p.streams = parse_int("--streams", t.streams, 1, kMaxStreams);

@@ -16,7 +16,12 @@ struct CopyOptionText {
   std::string submit_mode = "stream-major", gate = "off", timeout = "60";
   bool validate = false;
   bool validate_each = false;  // --validate each
+  std::string block_layout;    // --block-layout SIZE[,SIZE...] (copy, quick mode); empty: -s/-f
+  bool size_given = false;     // -s was typed (it cannot go with --block-layout)
 };
+
+// --block-layout's value: the fragment sizes, in order. UsageError naming the option.
+std::vector<uint64_t> parse_block_layout(const std::string& text);
 
 // Adds --validate [each] to `app` (also --validate=each): sets `validate` when it
 // is given, `each` as well for `each`. A bare --validate, or --validate=end, checks

@@ -11,6 +11,7 @@
 #include "engines/initiator.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
+#include "output/size_label.h"
 #include "runner/timed_loop.h"
 
 namespace ds {
@@ -214,6 +215,12 @@ class CopyWorker : public LoopWorker {
 
 }  // namespace
 
+std::string layout_label(const Layout& layout) {
+  std::string s;
+  for (uint64_t b : layout.task_fragments()) s += (s.empty() ? "" : ",") + size_label(b);
+  return s;
+}
+
 int participating_devices(const CaseSpec& spec, const CopyParams& p) {
   return spec.topology == Topology::kSingle ? 1 : p.devices;
 }
@@ -344,6 +351,8 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
                  spec.name.c_str());
   }
   r.frags = layout.frags_option();
+  r.copies = static_cast<uint64_t>(d) * layout.fragments();
+  if (layout.per_fragment_regions()) r.layout = layout_label(layout);
   r.iterations = p.iterations;
   r.warmup = p.warmup;
   r.setup_s = static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;

@@ -29,9 +29,21 @@ Layout::Layout(std::vector<uint64_t> task_fragments, uint64_t tasks, bool count_
   frags_option_ = static_cast<int>(sizes_.size());
 }
 
+Layout Layout::block(std::vector<uint64_t> block_fragments, uint64_t tasks) {
+  Layout l(std::move(block_fragments), tasks, false);
+  l.regions_ = true;
+  uint64_t start = 0;
+  for (uint64_t s : l.sizes_) {
+    l.region_starts_.push_back(start);
+    start += s * l.tasks_;  // within bytes_, which was checked
+  }
+  return l;
+}
+
 Fragment Layout::fragment(uint64_t i) const {
   const uint64_t k = sizes_.size();
   const uint64_t task = i / k, at = i % k;
+  if (regions_) return {region_starts_[at] + task * sizes_[at], sizes_[at]};
   return {task * task_bytes_ + offsets_[at], sizes_[at]};
 }
 

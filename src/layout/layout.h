@@ -30,6 +30,15 @@ class Layout {
   // than per task. UsageError if it is empty, holds a 0, or its bytes overflow.
   Layout(std::vector<uint64_t> task_fragments, uint64_t tasks, bool count_fragments);
 
+  // A KV-cache block layout (--block-layout, --model): `tasks` tasks of these
+  // fragments, counted per task (Size = the block, Count = tasks), each fragment
+  // kind in its own region as the tensors of a real KV cache are (all K, then all
+  // V, ...): fragment j of task t at j's region start + t x size j.
+  static Layout block(std::vector<uint64_t> block_fragments, uint64_t tasks);
+  bool per_fragment_regions() const { return regions_; }
+  // One task's fragment sizes, in order.
+  const std::vector<uint64_t>& task_fragments() const { return sizes_; }
+
   uint64_t tasks() const { return tasks_; }
   size_t fragments_per_task() const { return sizes_.size(); }
   uint64_t fragments() const { return tasks_ * sizes_.size(); }  // per device
@@ -52,6 +61,8 @@ class Layout {
   uint64_t bytes_ = 0;
   uint64_t largest_ = 0;
   bool count_fragments_ = true;
+  bool regions_ = false;
+  std::vector<uint64_t> region_starts_;  // per-fragment regions: where fragment j's region begins
   int frags_option_ = 0;
 };
 

@@ -26,7 +26,7 @@ json stats_us(const Stats& s) {
               {"p999", static_cast<double>(s.p999) / 1000.0}};
 }
 
-json result_json(const CaseResult& r) {
+json result_json(const CaseResult& r, bool workload) {
   json j;
   j["name"] = r.name;
   j["brief"] = r.brief;
@@ -38,6 +38,8 @@ json result_json(const CaseResult& r) {
   j["devices"] = r.devices;
   j["streams"] = r.streams;
   j["frags"] = r.frags;
+  j["layout"] = r.layout.empty() ? json(nullptr) : json(r.layout);
+  j["copies_per_iteration"] = r.copies;
   j["iterations"] = r.iterations;
   j["warmup"] = r.warmup;
   j["submit_mode"] = r.submit_mode.empty() ? json(nullptr) : json(r.submit_mode);
@@ -54,6 +56,10 @@ json result_json(const CaseResult& r) {
   j["validate"] = r.validate.empty() ? json(nullptr) : json(r.validate);
   j["setup_s"] = r.setup_s;
   j["notes"] = r.notes;
+  if (workload)  // one iteration moves one request's KV on every card
+    j["kv_load_ms"] = {{"per_card", r.stage(r.measured).avg / 1e6},
+                       {"cards", r.devices},
+                       {"end_to_end", r.stage("Wall").avg / 1e6}};
   return j;
 }
 
@@ -93,8 +99,10 @@ void JsonWriter::finish() {
                     {"message", fail_error_}};
   else
     doc["error"] = nullptr;
+  const bool workload = info_ && !info_->workload_json.empty();
+  if (workload) doc["workload"] = json::parse(info_->workload_json);
   doc["results"] = json::array();
-  for (const auto& r : results_) doc["results"].push_back(result_json(r));
+  for (const auto& r : results_) doc["results"].push_back(result_json(r, workload));
   // Invalid UTF-8 (e.g. a path in an error) is replaced, never a throw mid-report.
   out_ << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   out_.flush();

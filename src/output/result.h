@@ -32,6 +32,8 @@ struct CaseResult {
   std::string submit_mode;        // how blocks were spread over streams; empty: one stream
   bool stream_start_gate = false; // streams held until every copy was queued
   int frags = 0;
+  std::string layout;        // a block layout's fragments ("128K,16K,32K"); empty for -s/-n/-f
+  uint64_t copies = 0;       // copies (SDMA contexts on the direct path) per iteration over all devices
   int iterations = 0;
   int warmup = 0;
   std::vector<Stage> stages;        // nanoseconds, in the order measured
@@ -58,6 +60,11 @@ struct RunInfo {
   std::string runtime_version;
   std::vector<std::string> devices;
   std::vector<std::string> command_line;
+  // With --model: the workload line printed before the first table (text) and the
+  // JSON "workload" object, serialised; each result then also says what one
+  // request's KV load took ("KV load per request").
+  std::string workload_text;
+  std::string workload_json;
 };
 
 // Writers receive results as cases finish; text prints at once, others at finish().

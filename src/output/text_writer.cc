@@ -39,7 +39,8 @@ std::string format_wall_line(const CaseResult& r) {
 }
 
 std::string format_text_block(const CaseResult& r) {
-  std::string out = "[[ " + r.name + " ]] " + r.brief + (r.stream_start_gate ? " (gated)" : "") + "\n";
+  std::string out = "[[ " + r.name + " ]] " + r.brief + (r.layout.empty() ? "" : ", blocks of " + r.layout) +
+                    (r.stream_start_gate ? " (gated)" : "") + "\n";
   std::string head = "  ";
   cell(head, "From", kFromW);
   cell(head, "To", kToW);
@@ -64,10 +65,24 @@ std::string format_text_block(const CaseResult& r) {
   return out + head + row + format_wall_line(r);
 }
 
+std::string format_kv_load_line(const CaseResult& r) {
+  char line[256];
+  std::snprintf(line, sizeof line, "  KV %s per request: %.3f ms per card, %d card%s at once (%s avg); %.3f ms end to end (%s avg)\n",
+                r.name == "aio_dump" ? "dump" : "load", r.stage(r.measured).avg / 1e6, r.devices,
+                r.devices == 1 ? "" : "s", r.measured.c_str(), r.stage("Wall").avg / 1e6, "GroupWall");
+  return line;
+}
+
+void TextWriter::begin(const RunInfo& info) {
+  workload_ = !info.workload_text.empty();
+  if (workload_) out_ << info.workload_text << "\n";
+}
+
 void TextWriter::add(const CaseResult& result) {
   if (!first_) out_ << "\n";
   first_ = false;
   out_ << format_text_block(result);
+  if (workload_) out_ << format_kv_load_line(result);
   out_.flush();
 }
 

@@ -20,11 +20,14 @@ std::string format_wall_line(const CaseResult& r);
 // Title (" (gated)" after it when the streams were held at their start), header, row and
 // the Wall line of one case, each line ending in '\n'.
 std::string format_text_block(const CaseResult& r);
+// With --model, after a result's Wall line: "  KV load per request: <ms> ms per card, <d> cards
+// at once (Copy avg); <ms> ms end to end (GroupWall avg)" (aio's dump says "KV dump").
+std::string format_kv_load_line(const CaseResult& r);
 
 class TextWriter : public ResultWriter {
  public:
   explicit TextWriter(std::ostream& out) : out_(out) {}
-  void begin(const RunInfo&) override {}
+  void begin(const RunInfo& info) override;
   void add(const CaseResult& result) override;
   void validation(const std::string& case_name, bool pass) override;
   void fail(const std::string&, const std::string&) override {}  // errors go to stderr
@@ -33,6 +36,7 @@ class TextWriter : public ResultWriter {
  private:
   std::ostream& out_;
   bool first_ = true;
+  bool workload_ = false;
 };
 
 }  // namespace ds

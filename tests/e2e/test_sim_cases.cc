@@ -63,6 +63,25 @@ TEST_P(SimCaseTest, RunsAndValidates) {
   EXPECT_EQ(our_shm_entries(), before);
 }
 
+// --block-layout: every task one block of three fragments of different sizes, each
+// its own copy in its own region; Size is the block, Count the tasks, and every
+// fragment's bytes arrive (a dropped or misplaced fragment fails --validate).
+TEST_P(SimCaseTest, BlockLayoutRunsAndValidates) {
+  const SimCase& c = GetParam();
+  JsonRun r = run_json({"copy", "--backend", "sim", "-t", c.name, "--block-layout", "128K,16K,32K", "-n", "4",
+                        "-i", "2", "-d", "2", "--validate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const uint64_t d = c.multi ? 2 : 1;
+  json res = expect_validated_result(r, c.name, c.from, c.to, c.method, 176 * 1024, d * 4);
+  expect_full_row(res);
+  EXPECT_EQ(res["layout"], "128K,16K,32K");
+  EXPECT_EQ(res["copies_per_iteration"], d * 12);
+  // BW = Size x Count / Copy.avg still holds.
+  const double bw = 176.0 * 1024 * static_cast<double>(d * 4) / (res["copy_us"]["avg"].get<double>() * 1e-6) /
+                    (1024.0 * 1024 * 1024);
+  EXPECT_NEAR(res["bandwidth_gib_s"].get<double>(), bw, bw * 1e-6);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllSimCases, SimCaseTest, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<SimCase>& i) { return std::string(i.param.name); });
 
@@ -76,6 +95,27 @@ TEST(SimDirect, FragmentsMultiplyTheCount) {
     json res = r.result(name);
     EXPECT_EQ(res["count"], 96) << name;  // d x n x f = 3 x 8 x 4
     EXPECT_EQ(res["validated"], true) << name;
+  }
+}
+
+TEST(SimCopy, BlockLayoutTitleAndRefusals) {
+  RunResult r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "--block-layout", "8K,4K",
+                          "-n", "2", "-i", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("[[ host_to_device_ce ]] memcpy from host to device with ce, blocks of 8K,4K\n", 0), 0u)
+      << r.out;
+  EXPECT_NE(r.out.find(" 12 "), std::string::npos) << "Size(KB) is the block's total: " << r.out;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--block-layout", "8K,4K", "-s", "4K"},
+        std::vector<std::string>{"--block-layout", "8K,4K", "-f", "2"},
+        std::vector<std::string>{"--block-layout", "8K,,4K"},
+        std::vector<std::string>{"--block-layout", "8K,0"},
+        std::vector<std::string>{"--block-layout", "8K", "--sweep", "4K:8K"}}) {
+    std::vector<std::string> args = {"copy", "--backend", "sim", "-t", "host_to_device_ce", "-i", "1"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    RunResult e = run_tool(args);
+    EXPECT_EQ(e.exit_code, 2) << bad[1] << ": " << e.err;
+    EXPECT_NE(e.err.find("--block-layout"), std::string::npos) << e.err;
   }
 }
 

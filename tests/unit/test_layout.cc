@@ -1,4 +1,5 @@
 // Layouts: -s/-n/-f as a uniform layout, heterogeneous tasks, and what is refused.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -99,6 +100,35 @@ TEST(Layout, RefusesEmptyZeroAndOverflow) {
 TEST(Layout, RefusesMixedSizesOnlyWhenCountedPerFragment) {
   EXPECT_THROW(Layout({4096, 8192}, 2, true), ds::UsageError);
   EXPECT_NO_THROW(Layout({4096, 8192}, 2, false));
+}
+
+}  // namespace
+
+namespace {
+
+// --block-layout: Size is the block, Count the tasks, and each fragment kind (K,
+// V, indexer ...) has its own region, as the tensors of a KV cache do.
+TEST(Layout, BlockLayoutPutsEachFragmentKindInItsOwnRegion) {
+  const Layout l = Layout::block({100, 300, 50}, 4);
+  EXPECT_TRUE(l.per_fragment_regions());
+  EXPECT_EQ(l.unit_bytes(), 450u);
+  EXPECT_EQ(l.units(), 4u);
+  EXPECT_EQ(l.fragments(), 12u);
+  EXPECT_EQ(l.bytes(), 1800u);
+  // Regions: 4 x 100 at 0, 4 x 300 at 400, 4 x 50 at 1600.
+  const uint64_t starts[] = {0, 400, 1600};
+  const uint64_t sizes[] = {100, 300, 50};
+  std::vector<bool> covered(1800, false);
+  for (uint64_t i = 0; i < l.fragments(); ++i) {
+    const Fragment f = l.fragment(i);
+    EXPECT_EQ(f.bytes, sizes[i % 3]) << i;
+    EXPECT_EQ(f.offset, starts[i % 3] + (i / 3) * sizes[i % 3]) << i;
+    for (uint64_t b = f.offset; b < f.offset + f.bytes; ++b) {
+      EXPECT_FALSE(covered[b]) << "fragments overlap at " << b;
+      covered[b] = true;
+    }
+  }
+  EXPECT_EQ(std::count(covered.begin(), covered.end(), true), 1800) << "every byte of the region is one fragment's";
 }
 
 }  // namespace

@@ -1,0 +1,50 @@
+#include "app/model_options.h"
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace ds {
+
+void add_model_options(CLI::App* app, ModelOptionText& t, bool aio) {
+  app->add_option("--model", t.model,
+                  aio ? "size the store from a model: a preset (--model list), a directory holding config.json, "
+                        "or a JSON file; one file per block, --io-number = blocks per request"
+                      : "size one request's KV from a model: a preset (--model list), a directory holding "
+                        "config.json, or a JSON file; replaces --model-type, -s, -n, -f")
+      ->type_name("NAME|PATH");
+  t.tp_opt = app->add_option("--tp", t.tp, "with --model: tensor-parallel size (default 1)")->type_name("N");
+  t.input_opt = app->add_option("--input-len", t.input_len,
+                                "with --model: prompt tokens whose KV is loaded (default 4096; K = x1024)")
+                    ->type_name("TOKENS");
+  t.block_opt =
+      app->add_option("--block-size", t.block_size, "with --model: tokens per KV block (default 128)")->type_name("TOKENS");
+  t.dtype_opt = app->add_option("--kv-dtype", t.kv_dtype,
+                                "with --model: bf16|fp16|fp32|fp8|int8 (default: the config's torch_dtype/dtype, else bf16)")
+                    ->type_name("DTYPE");
+  t.layerwise_opt = app->add_flag("--layerwise", t.layerwise,
+                                  "with --model: aio stores one shard per layer in each block's file");
+  t.dry_opt = app->add_flag("--dry-run", t.dry_run,
+                            "with --model: print the sizing and the equivalent command line, touch no device or disk");
+}
+
+std::optional<Workload> parse_workload(const ModelOptionText& t) {
+  if (t.model.empty()) {
+    for (CLI::Option* o : {t.tp_opt, t.input_opt, t.block_opt, t.dtype_opt, t.layerwise_opt, t.dry_opt})
+      if (o && o->count() > 0) throw UsageError("option " + o->get_name() + " needs --model NAME|PATH");
+    return std::nullopt;
+  }
+  WorkloadRequest req;
+  if (!t.tp.empty()) req.tp = static_cast<uint64_t>(parse_int("--tp", t.tp, 1, 65536));
+  if (!t.input_len.empty()) req.input_len = parse_tokens("--input-len", t.input_len);
+  if (!t.block_size.empty()) req.block_tokens = parse_tokens("--block-size", t.block_size);
+  req.kv_dtype = t.kv_dtype;
+  req.layerwise = t.layerwise;
+  return size_workload(load_model(t.model), req);
+}
+
+void attach_workload(RunInfo& info, const Workload& w) {
+  info.workload_text = workload_line(w);
+  info.workload_json = workload_json(w);
+}
+
+}  // namespace ds

@@ -1,0 +1,34 @@
+// --model and its companions (copy, quick mode, aio): parsed into a Workload
+// (src/model/), and how a result is said per request.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "model/model.h"
+#include "output/result.h"
+
+namespace ds {
+
+struct ModelOptionText {
+  std::string model, tp, input_len, block_size, kv_dtype;
+  bool layerwise = false, dry_run = false;
+  CLI::Option* tp_opt = nullptr;
+  CLI::Option* input_opt = nullptr;
+  CLI::Option* block_opt = nullptr;
+  CLI::Option* dtype_opt = nullptr;
+  CLI::Option* layerwise_opt = nullptr;
+  CLI::Option* dry_opt = nullptr;
+};
+
+void add_model_options(CLI::App* app, ModelOptionText& t, bool aio);
+
+// The workload --model asks for; nullopt without --model. UsageError when a
+// companion option is given without --model, or for any bad value.
+std::optional<Workload> parse_workload(const ModelOptionText& t);
+
+// Puts the workload's line and JSON object into the run's header.
+void attach_workload(RunInfo& info, const Workload& w);
+
+}  // namespace ds

@@ -1,0 +1,98 @@
+// Model-driven KV workloads: what one request's KV cache is, per card, for a model
+// read from its config.json (or a built-in preset), a tensor-parallel size, a
+// prompt length, a block size and a KV dtype. The sizing is the one UCM's users
+// know: architecture from the config's fields (MLA: kv_lora_rank and
+// qk_rope_head_dim; DSA: those and index_head_dim; else GQA from
+// num_key_value_heads or num_attention_heads), per layer and block of B tokens
+//   GQA  [K, V]              each max(1, kv_heads / tp) x head_dim x B x elem
+//   MLA  [latent, rope]      kv_lora_rank x B x elem, qk_rope_head_dim x B x elem
+//   DSA  [latent, rope, idx] MLA's and index_head_dim x B x elem
+// and N = ceil(input_len / B) blocks per request. Every bad input is a UsageError
+// (exit 2) naming what made it so.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ds {
+
+enum class KvArch { kGqa, kMla, kDsa };
+const char* arch_name(KvArch a);  // "GQA", "MLA", "DSA"
+
+// What the sizing reads from a config.json.
+struct ModelShape {
+  std::string name;    // preset name, or the path it was read from
+  std::string source;  // where the numbers come from
+  KvArch arch = KvArch::kGqa;
+  uint64_t layers = 0;           // num_hidden_layers
+  uint64_t attention_heads = 0;  // num_attention_heads
+  uint64_t kv_heads = 0;         // GQA: num_key_value_heads, else num_attention_heads
+  bool kv_heads_from_attention = false;
+  uint64_t head_dim = 0;         // GQA: head_dim, else hidden_size / num_attention_heads
+  bool head_dim_derived = false;
+  uint64_t hidden_size = 0;
+  uint64_t kv_lora_rank = 0, qk_rope_head_dim = 0, index_head_dim = 0;  // MLA, DSA
+  std::string config_dtype;      // torch_dtype or dtype as written; empty when absent
+  bool used_text_config = false;
+};
+
+// Reads a config.json's text; `what` names it in errors (UsageError: malformed
+// JSON, hybrid / sliding-window / linear-attention / Mamba / unknown models,
+// naming the field).
+ModelShape parse_model_config(const std::string& json_text, const std::string& what);
+
+// A built-in preset (case-insensitive name), a directory holding config.json, or
+// a JSON file. UsageError when it is none of them or cannot be read.
+ModelShape load_model(const std::string& name_or_path);
+
+struct Preset {
+  const char* name;
+  const char* source;  // the public config.json the numbers are from
+  ModelShape shape;
+};
+const std::vector<Preset>& model_presets();
+// `--model list`: one line per preset with its architecture, numbers and source.
+std::string presets_text();
+
+struct WorkloadRequest {
+  uint64_t tp = 1;             // --tp
+  uint64_t input_len = 4096;   // --input-len, tokens
+  uint64_t block_tokens = 128; // --block-size, tokens per block
+  std::string kv_dtype;        // --kv-dtype; empty: the config's, else bf16
+  bool layerwise = false;      // --layerwise (aio)
+};
+
+// "4096", "32K" (x 1024). UsageError naming `option`.
+uint64_t parse_tokens(const std::string& option, const std::string& text);
+
+struct Workload {
+  ModelShape model;
+  WorkloadRequest req;
+  std::string dtype;        // bf16, fp16, fp32, fp8, int8
+  std::string dtype_from;   // "--kv-dtype", "config torch_dtype", "default"
+  uint64_t elem_bytes = 0;
+  uint64_t kv_heads_per_card = 0;                // GQA
+  std::vector<std::string> fragment_names;       // K, V / latent, rope, indexer
+  std::vector<std::string> fragment_formulas;    // how each was computed, with numbers
+  std::vector<uint64_t> fragments;               // bytes per layer per block, per card
+  uint64_t layer_block_bytes = 0;                // their sum
+  uint64_t blocks = 0;                           // N = ceil(input_len / B)
+  uint64_t tasks_per_card = 0;                   // N x layers
+  uint64_t bytes_per_card = 0;                   // tasks x layer_block_bytes
+  // aio (UCM's store): one file per block, `shards_per_file` shards of `shard_bytes`.
+  uint64_t shards_per_file = 0, shard_bytes = 0;
+};
+
+Workload size_workload(const ModelShape& model, const WorkloadRequest& req);
+
+// "128K,16K,32K": one layer's fragments of one block.
+std::string fragments_label(const Workload& w);
+// The line before the first table: "[[ workload ]] <model>: <ARCH>, ...".
+std::string workload_line(const Workload& w);
+// --dry-run: every field and formula, then the equivalent explicit command line.
+std::string dry_run_text(const Workload& w, const std::string& equivalent_command, bool aio);
+// The JSON "workload" object, serialised.
+std::string workload_json(const Workload& w);
+
+}  // namespace ds

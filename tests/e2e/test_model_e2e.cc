@@ -1,0 +1,144 @@
+// --model end to end on sim: quick mode and copy size one request's KV per card
+// from a model (GQA and DSA, CE and direct path, --validate), say it before and
+// after each table, --dry-run touches nothing, and bad input is exit 2.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "cli_harness.h"
+#include "json_checks.h"
+
+using namespace dstest;
+
+namespace {
+
+struct ModelRun {
+  const char* model;
+  const char* sdma;
+  const char* name;
+  const char* method;
+  uint64_t block_bytes;  // one layer's block, per card
+  uint64_t layers;
+  const char* layout;
+  uint64_t fragments;
+};
+
+// TP 2, 256 tokens = 2 blocks of 128. Qwen3-32B: 8 / 2 = 4 kv heads x 128 x 128 x 2 = 128K per K and V.
+// DeepSeek-V3.2: 512, 64, 128 x 128 x 2 = 128K, 16K, 32K (the latent replicated: one shared source).
+const ModelRun kRuns[] = {
+    {"Qwen3-32B", "false", "all_host_to_all_device_ce_multi_stream", "CE-MS-FORK", 262144, 64, "128K,128K", 2},
+    {"Qwen3-32B", "true", "all_host_to_all_device_ffts_direct_h2d", "SDMA-FORK", 262144, 64, "128K,128K", 2},
+    {"DeepSeek-V3.2", "false", "one_share_host_to_all_device_ce_multi_stream", "CE-MS-FORK", 180224, 61,
+     "128K,16K,32K", 3},
+    {"DeepSeek-V3.2", "true", "one_share_host_to_all_device_ffts_direct_h2d", "SDMA-FORK", 180224, 61,
+     "128K,16K,32K", 3},
+};
+
+TEST(ModelE2E, QuickModeLoadsOneRequestPerCard) {
+  for (const ModelRun& m : kRuns) {
+    // -d defaults to --tp (2).
+    JsonRun r = run_json({"--backend", "sim", "--model", m.model, "--tp", "2", "--input-len", "256", "--iodirect",
+                          "false", "--sdma", m.sdma, "-i", "2", "--validate"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json res = r.result(m.name);
+    EXPECT_EQ(res["validated"], true) << m.name;
+    EXPECT_EQ(res["method"], m.method) << m.name;
+    EXPECT_EQ(res["devices"], 2) << m.name;
+    EXPECT_EQ(res["block_bytes"], m.block_bytes) << m.name;
+    EXPECT_EQ(res["count"], 2 * 2 * m.layers) << m.name;  // d x N x layers
+    EXPECT_EQ(res["copies_per_iteration"], 2 * 2 * m.layers * m.fragments) << m.name;
+    EXPECT_EQ(res["layout"], m.layout) << m.name;
+    EXPECT_TRUE(res["kv_load_ms"]["per_card"].is_number()) << res.dump();
+    EXPECT_EQ(res["kv_load_ms"]["cards"], 2);
+    const json& w = r.doc["workload"];
+    EXPECT_EQ(w["model"], m.model);
+    EXPECT_EQ(w["blocks"], 2);
+    EXPECT_EQ(w["tasks_per_card"], 2 * m.layers);
+    EXPECT_EQ(w["bytes_per_card"], 2 * m.layers * m.block_bytes);
+    EXPECT_EQ(w["layout"], m.layout);
+  }
+}
+
+TEST(ModelE2E, TextSaysTheWorkloadAndTheLoadPerRequest) {
+  RunResult r = run_tool({"--backend", "sim", "--model", "Qwen3-32B", "--tp", "2", "--input-len", "256",
+                          "--iodirect", "true", "--sdma", "false", "-i", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("[[ workload ]] Qwen3-32B: GQA, 64 layers, bf16, TP 2, 256 tokens = 2 blocks of 128; "
+                        "per card 128 tasks of 128K,128K = 33554432 bytes (32.00 MiB)\n[[ "
+                        "all_odirect_host_to_all_device_ce_multi_stream ]] ",
+                        0),
+            0u)
+      << r.out;
+  const size_t wall = r.out.find("\n  Wall: ");
+  const size_t kv = r.out.find("\n  KV load per request: ");
+  ASSERT_NE(kv, std::string::npos) << r.out;
+  EXPECT_LT(wall, kv) << "the KV line follows the Wall line";
+  EXPECT_NE(r.out.find(" ms per card, 2 cards at once (Copy avg); ", kv), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ms end to end (GroupWall avg)\n", kv), std::string::npos) << r.out;
+}
+
+TEST(ModelE2E, CopyCaseWithModelAndAModelFile) {
+  // A config file as the model: GLM-5 DSA, 128 tokens = 1 block, 78 tasks on the one card.
+  JsonRun r = run_json({"copy", "--backend", "sim", "-t", "host_to_device_ce", "--model",
+                        std::string(DS_MODEL_DATA) + "/GLM-5/config.json", "--input-len", "128", "-i", "2",
+                        "--validate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = expect_validated_result(r, "host_to_device_ce", "sim::host::0", "sim::device::0", "CE", 180224, 78);
+  EXPECT_EQ(res["copies_per_iteration"], 78 * 3);
+  EXPECT_EQ(r.doc["workload"]["architecture"], "DSA");
+}
+
+TEST(ModelE2E, DryRunTouchesNoDevice) {
+  // A backend that cannot load: anything that touched it would fail.
+  RunResult r = run_tool({"--backend", "cuda", "--model", "Qwen3-32B", "--tp", "8", "--input-len", "32K", "--iodirect",
+                          "false", "--sdma", "true", "--dry-run"},
+                         {{"DEV_SANDBOX_CUDA_LIB", "/nonexistent/libcuda.so.1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[[ workload ]] Qwen3-32B: GQA, 64 layers, bf16, TP 8, 32768 tokens = 256 blocks of 128; "
+                       "per card 16384 tasks of 32K,32K = 1073741824 bytes"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("max(1, 8 kv heads / TP 8) = 1 x head_dim 128 x 128 tokens x 2 B = 32768 B"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("equivalent: dev-sandbox --backend cuda copy -t all_host_to_all_device_ffts_direct_h2d "
+                       "--block-layout 32K,32K -n 16384 -d 8"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(ModelE2E, ListAndBadInput) {
+  RunResult list = run_tool({"--model", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const char* p : {"Qwen3-32B", "Qwen3-235B-A22B", "Llama-3.1-70B", "DeepSeek-V3 ", "DeepSeek-V3.2", "GLM-5"})
+    EXPECT_NE(list.out.find(p), std::string::npos) << p;
+  const std::string dir = testing::TempDir();
+  std::ofstream(dir + "/ds_hybrid.json") << R"({"num_hidden_layers":4,"num_attention_heads":8,"head_dim":64,
+      "layer_types":["full_attention","linear_attention"]})";
+  std::ofstream(dir + "/ds_broken.json") << "{ not json";
+  struct Bad {
+    std::vector<std::string> args;
+    const char* says;
+  } bad[] = {
+      {{"--model", "NoSuchModel", "--iodirect", "false", "--sdma", "false"}, "NoSuchModel"},
+      {{"copy", "-t", "host_to_device_ce", "--tp", "2"}, "--tp needs --model"},
+      {{"--model", "Qwen3-32B", "--iodirect", "false", "--sdma", "false", "-s", "4K"}, "drop -s"},
+      {{"--model", "Qwen3-32B", "--model-type", "gqa", "--iodirect", "false", "--sdma", "false"}, "--model-type"},
+      {{"--model", "Qwen3-32B", "--sdma", "false"}, "--iodirect"},
+      {{"--model", "Qwen3-32B", "--kv-dtype", "fp4", "--iodirect", "false", "--sdma", "false"}, "--kv-dtype"},
+      {{"--model", dir + "/ds_hybrid.json", "--iodirect", "false", "--sdma", "false"}, "layer_types"},
+      {{"--model", dir + "/ds_broken.json", "--iodirect", "false", "--sdma", "false"}, "ds_broken.json"},
+      {{"--model", "/nonexistent/dir", "--iodirect", "false", "--sdma", "false"}, "/nonexistent/dir"},
+  };
+  for (const Bad& b : bad) {
+    std::vector<std::string> args = {"--backend", "sim"};
+    args.insert(args.end(), b.args.begin(), b.args.end());
+    RunResult e = run_tool(args);
+    EXPECT_EQ(e.exit_code, 2) << b.says << ": " << e.out << e.err;
+    EXPECT_NE(e.err.find(b.says), std::string::npos) << e.err;
+    EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << "one line: " << e.err;
+  }
+}
+
+}  // namespace
