@@ -29,6 +29,25 @@ std::string shard_bytes_text(const AioParams& p, uint64_t shards) {
   return format_bytes(p.io_size * shards) + " of " + format_bytes(p.total);
 }
 
+// Shard i (of shards()) is shard i % K of file i / K, at offset (i % K) x io_size.
+size_t file_of(const AioParams& p, size_t i) { return static_cast<size_t>(i / p.shards_per_file); }
+uint64_t offset_of(const AioParams& p, size_t i) { return (i % p.shards_per_file) * p.io_size; }
+
+// Where shard i lives: its file, and with several shards per file its offset there.
+std::string shard_place(const ShardFiles& files, const AioParams& p, size_t i) {
+  std::string s = files.path(file_of(p, i));
+  if (p.shards_per_file > 1) s += " at offset " + std::to_string(offset_of(p, i));
+  return s;
+}
+
+// A differing byte: its offset in the shard, and in the file when that differs.
+std::string differs_at(const AioParams& p, size_t i, int64_t off) {
+  std::string s = "at offset " + std::to_string(off);
+  if (p.shards_per_file > 1)
+    s += " of the shard (file offset " + std::to_string(offset_of(p, i) + static_cast<uint64_t>(off)) + ")";
+  return s;
+}
+
 // What a run needs before anything is allocated: one host buffer per I/O in
 // flight, and a scratch buffer for checking the dumped files.
 MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
@@ -65,9 +84,9 @@ RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSet
   const std::string in = s.files.dir() + " (" + s.fs.type + ")";
   if (f.err == ENOSPC || f.err == EDQUOT)
     return RunError(where + " ran out of space in " + in + " after " + std::to_string(f.shards_done) + " of " +
-                    std::to_string(p.io_number) + " shards (" + shard_bytes_text(p, f.shards_done) + "): " +
+                    std::to_string(p.shards()) + " shards (" + shard_bytes_text(p, f.shards_done) + "): " +
                     f.what() + "; the shard files were removed; free space or lower --io-number or --io-size");
-  std::string msg = where + ": " + f.what() + " (" + s.files.path(f.shard) + " on " + s.fs.type + ")";
+  std::string msg = where + ": " + f.what() + " (" + s.files.path(file_of(p, f.shard)) + " on " + s.fs.type + ")";
   if (f.err == EINVAL && s.direct)
     msg += "; the filesystem may refuse O_DIRECT here: --buffered allows page-cache I/O";
   return RunError(msg);
@@ -78,19 +97,23 @@ RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSet
 void verify_shard(const ShardFiles& files, size_t i, const AioParams& p, char* buf, const std::string& what) {
   std::memset(buf, 0, static_cast<size_t>(p.io_size));
   uint64_t got = 0;
+  const uint64_t at = offset_of(p, i);
+  const size_t f = file_of(p, i);
   while (got < p.io_size) {
-    const ssize_t r = pread(files.fd(i), buf + got, static_cast<size_t>(p.io_size - got), static_cast<off_t>(got));
+    const ssize_t r =
+        pread(files.fd(f), buf + got, static_cast<size_t>(p.io_size - got), static_cast<off_t>(at + got));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw sys_error("pread(" + files.path(i) + ")", errno);
+    if (r < 0) throw sys_error("pread(" + files.path(f) + ")", errno);
     if (r == 0)
-      throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" + files.path(i) +
-                     ") ends at offset " + std::to_string(got) + " of " + std::to_string(p.io_size));
+      throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" +
+                     shard_place(files, p, i) + ") ends at offset " + std::to_string(got) + " of " +
+                     std::to_string(p.io_size));
     got += static_cast<uint64_t>(r);
   }
   const int64_t off = pattern_check(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, i));
   if (off >= 0)
-    throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" + files.path(i) +
-                   ") differs from what was dumped at offset " + std::to_string(off));
+    throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" +
+                   shard_place(files, p, i) + ") differs from what was dumped " + differs_at(p, i, off));
 }
 
 // --validate each, before a dump epoch (untimed): every shard file gets the bitwise
@@ -101,10 +124,12 @@ void clear_shard(const ShardFiles& files, size_t i, const AioParams& p, char* bu
   pattern_fill(b, n, pattern_key(p.device_id, i));
   for (size_t k = 0; k < n; ++k) b[k] = static_cast<unsigned char>(~b[k]);
   size_t put = 0;
+  const uint64_t at = offset_of(p, i);
+  const size_t f = file_of(p, i);
   while (put < n) {
-    const ssize_t r = pwrite(files.fd(i), buf + put, n - put, static_cast<off_t>(put));
+    const ssize_t r = pwrite(files.fd(f), buf + put, n - put, static_cast<off_t>(at + put));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) throw sys_error("pwrite(" + files.path(i) + ") clearing it for --validate each", r < 0 ? errno : EIO);
+    if (r <= 0) throw sys_error("pwrite(" + files.path(f) + ") clearing it for --validate each", r < 0 ? errno : EIO);
     put += static_cast<size_t>(r);
   }
 }
@@ -131,7 +156,7 @@ class AioWorker : public LoopWorker {
       // Real data, never zeros: a compressing or deduplicating store must not
       // flatter the numbers. (--validate refills per shard.)
       char* buf = base + b * p.io_size;
-      pattern_fill(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, p.io_number + b));
+      pattern_fill(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, p.shards() + b));
       ring_.buffers.push_back(buf);
     }
     // --validate: every shard written with its own pattern, every load checked as it
@@ -150,8 +175,8 @@ class AioWorker : public LoopWorker {
         if (off >= 0)
           throw RunError("validation failed for aio_load epoch " + std::to_string(epoch_) + " of " +
                          std::to_string(s_.p.epochs) + ": shard " +
-                         std::to_string(shard) + " (" + s_.files.path(shard) +
-                         ") loaded bytes differ from what was dumped at offset " + std::to_string(off));
+                         std::to_string(shard) + " (" + shard_place(s_.files, s_.p, shard) +
+                         ") loaded bytes differ from what was dumped " + differs_at(s_.p, shard, off));
       };
     }
   }
@@ -174,7 +199,7 @@ class AioWorker : public LoopWorker {
   // back after it, outside the timing (the loads are checked as they land).
   void before_iteration(int) override {
     if (!scratch_) return;
-    for (size_t i = 0; i < s_.files.size(); ++i) {
+    for (size_t i = 0; i < s_.shards.size(); ++i) {
       check_interrupted();
       clear_shard(s_.files, i, s_.p, static_cast<char*>(scratch_->host_ptr()));
     }
@@ -182,7 +207,7 @@ class AioWorker : public LoopWorker {
   void after_iteration(int index) override {
     if (!scratch_) return;
     const std::string what = "aio_dump epoch " + std::to_string(index + 1) + " of " + std::to_string(s_.p.epochs);
-    for (size_t i = 0; i < s_.files.size(); ++i) {
+    for (size_t i = 0; i < s_.shards.size(); ++i) {
       check_interrupted();
       verify_shard(s_.files, i, s_.p, static_cast<char*>(scratch_->host_ptr()), what);
     }
@@ -209,7 +234,7 @@ class AioWorker : public LoopWorker {
 void verify_files(const ShardFiles& files, const AioParams& p) {
   auto scratch = map_anonymous(static_cast<size_t>(p.io_size), true);
   char* buf = static_cast<char*>(scratch->host_ptr());
-  for (size_t i = 0; i < files.size(); ++i) {
+  for (size_t i = 0; i < p.shards(); ++i) {
     check_interrupted();
     verify_shard(files, i, p, buf, "aio_dump");
   }
@@ -247,16 +272,19 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
 
   ShardFiles files(workspace.path());
   AioSetup setup{p, backend, files, fs, direct, {}};
+  const uint64_t k = p.shards_per_file;
   for (uint64_t i = 0; i < p.io_number; ++i) {
     check_interrupted();
-    const int err = files.add(p.io_size, direct);
+    const int err = files.add(p.io_size * k, direct);  // one file: its k shards, reserved at once
     if (err != 0)
       throw RunError("dump ran out of space in " + workspace.path() + " (" + fs.type +
                      ") while reserving the shard files: " + std::to_string(i) + " of " +
-                     std::to_string(p.io_number) + " shards (" + shard_bytes_text(p, i) +
-                     ") fit: " + std::strerror(err) +
+                     std::to_string(p.io_number) +
+                     (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") + " (" +
+                     shard_bytes_text(p, i * k) + ") fit: " + std::strerror(err) +
                      "; the shard files were removed; free space or lower --io-number or --io-size");
-    setup.shards.push_back(Extent{files.fd(i), 0, static_cast<size_t>(p.io_size)});
+    for (uint64_t s = 0; s < k; ++s)
+      setup.shards.push_back(Extent{files.fd(i), s * p.io_size, static_cast<size_t>(p.io_size)});
   }
   const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
 
@@ -269,7 +297,10 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
                           (p.buffers < static_cast<uint64_t>(p.iodepth)
                                ? " (" + std::to_string(p.buffers) + " in flight at most: one per shard)"
                                : "");
-  const std::string shards_text = std::to_string(p.io_number) + " shards of " + format_bytes(p.io_size);
+  const std::string shards_text =
+      k == 1 ? std::to_string(p.io_number) + " shards of " + format_bytes(p.io_size)
+             : std::to_string(p.io_number) + " files of " + std::to_string(k) + " shards of " +
+                   format_bytes(p.io_size) + " (" + std::to_string(p.shards()) + " I/Os)";
   const std::string memory_text =
       std::to_string(p.buffers) + " reused " +
       (p.alloc ? "pinned buffers of device " + std::to_string(p.device_id) : "mmap buffers");
@@ -312,7 +343,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     r.to = op == IoOp::kWrite ? file : host;
     r.method = method;
     r.block_bytes = p.io_size;
-    r.count = p.io_number;
+    r.count = p.shards();  // I/Os of block_bytes per epoch
     r.bytes = p.total;
     r.devices = 1;
     r.iterations = p.epochs;

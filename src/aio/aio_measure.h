@@ -23,7 +23,8 @@ struct AioParams {
   std::string workspace;
   bool alloc = false;  // --io-type alloc: the backend's pinned memory
   uint64_t io_size = 0;
-  uint64_t io_number = 0;
+  uint64_t io_number = 0;        // files (UCM: blocks); each holds shards_per_file shards
+  uint64_t shards_per_file = 1;  // --shards-per-file K: shard s of a file at offset s x io_size
   int device_id = 0;
   int epochs = 0;
   AioEngineKind engine = AioEngineKind::kLibaio;
@@ -31,8 +32,10 @@ struct AioParams {
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;  // --validate each: also every dump epoch, cleared before and read back after
   int timeout_s = 60;          // --timeout: the watchdog (0: never)
-  uint64_t total = 0;    // io_size x io_number: the bytes of one epoch
-  uint64_t buffers = 0;  // host buffers, reused as fio does: min(iodepth, io_number)
+  uint64_t total = 0;    // io_size x shards(): the bytes of one epoch
+  uint64_t buffers = 0;  // host buffers, reused as fio does: min(iodepth, shards())
+  // I/Os of io_size per epoch: io_number files x shards_per_file.
+  uint64_t shards() const { return io_number * shards_per_file; }
 };
 
 // Checks the device id and the memory up front, sets up the workspace and its shard

@@ -2,10 +2,12 @@
 // options, src/aio/aio_measure does the measurement.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "aio/aio_measure.h"
 #include "app/command.h"
 #include "app/copy_params.h"
+#include "app/model_options.h"
 #include "app/output_options.h"
 #include "backend/select.h"
 #include "core/error.h"
@@ -17,11 +19,19 @@ namespace {
 
 struct AioArgs {
   std::string workspace, io_type = "mmap", io_size = "1048576", io_number = "512",
-                         device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60";
+                         device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60",
+                         shards_per_file = "1";
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
   OutputOptions out;
+  ModelOptionText model;
+  // Set by --model: refused when given with it.
+  CLI::Option* io_size_option = nullptr;
+  CLI::Option* io_number_option = nullptr;
+  CLI::Option* shards_option = nullptr;
 };
+
+constexpr uint64_t kMaxShardsPerFile = 65536;
 
 AioParams parse_aio(const AioArgs& a) {
   AioParams p;
@@ -44,6 +54,10 @@ AioParams parse_aio(const AioArgs& a) {
   if (p.io_size > kAioMaxIoSize)
     throw UsageError("option --io-size got '" + a.io_size + "': must be at most 1G");
   p.io_number = parse_count("--io-number", a.io_number, 1);
+  p.shards_per_file = parse_count("--shards-per-file", a.shards_per_file, 1);
+  if (p.shards_per_file > kMaxShardsPerFile)
+    throw UsageError("option --shards-per-file got '" + a.shards_per_file + "': must be at most " +
+                     std::to_string(kMaxShardsPerFile));
   const uint64_t device = parse_count("--device-id", a.device_id, 0);
   if (device > 65535)
     throw UsageError("option --device-id got '" + a.device_id + "': must be at most 65535");
@@ -62,19 +76,55 @@ AioParams parse_aio(const AioArgs& a) {
   p.validate_each = a.validate && a.validate_each;
   p.keep = a.keep;
   p.buffered = a.buffered;
-  p.total = checked_mul(p.io_size, p.io_number, "option --io-size x --io-number");
-  p.buffers = std::min<uint64_t>(p.iodepth, p.io_number);
+  checked_mul(p.io_size, p.shards_per_file, "option --io-size x --shards-per-file");  // one file's bytes
+  p.total = checked_mul(p.io_size, checked_mul(p.io_number, p.shards_per_file, "option --io-number x --shards-per-file"),
+                        "option --io-size x --io-number x --shards-per-file");
+  p.buffers = std::min<uint64_t>(p.iodepth, p.shards());
   return p;
 }
 
-int run_aio(const AioArgs& args, const GlobalOptions& g) {
+// --model: UCM's store for one request, one file per block. The geometry is the
+// model's, so the options that set it are refused rather than silently overridden.
+std::optional<Workload> apply_model(AioArgs& a) {
+  std::optional<Workload> w = parse_workload(a.model);
+  if (!w) return w;
+  for (CLI::Option* o : {a.io_size_option, a.io_number_option, a.shards_option})
+    if (o && o->count() > 0)
+      throw UsageError("option --model sets the store layout (--io-size, --io-number, --shards-per-file); drop " +
+                       o->get_name());
+  if (w->shard_bytes > kAioMaxIoSize)
+    throw UsageError("option --model: one shard of " + std::to_string(w->shard_bytes) +
+                     " bytes is over aio's 1G per I/O; use --layerwise or a larger --tp");
+  a.io_size = std::to_string(w->shard_bytes);
+  a.io_number = std::to_string(w->blocks);
+  a.shards_per_file = std::to_string(w->shards_per_file);
+  return w;
+}
+
+int run_aio(const AioArgs& args0, const GlobalOptions& g) {
+  if (args0.model.model == "list") {
+    std::cout << presets_text();
+    return 0;
+  }
+  AioArgs args = args0;
+  const std::optional<Workload> workload = apply_model(args);
   const AioParams p = parse_aio(args);
+  if (workload && args.model.dry_run) {
+    std::string cmd = "dev-sandbox";
+    if (!g.backend.empty()) cmd += " --backend " + g.backend;
+    cmd += " aio --workspace " + p.workspace + " --io-size " + args.io_size + " --io-number " + args.io_number +
+           " --shards-per-file " + args.shards_per_file + " --epoch-number " + std::to_string(p.epochs);
+    std::cout << dry_run_text(*workload, cmd, true);
+    return 0;
+  }
   auto writer = make_writer(args.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
     const SelectedBackend selected = select_backend(g.backend);
     measure_aio(p, selected, *writer,
                 [&] {
-                  writer->begin(run_info(selected, g.command_line));
+                  RunInfo info = run_info(selected, g.command_line);
+                  if (workload) attach_workload(info, *workload);
+                  writer->begin(info);
                   begun = true;
                 },
                 current);
@@ -94,9 +144,17 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                 "host buffer: mmap (page-aligned mmap) or alloc (the backend's pinned memory) "
                 "(default mmap)")
       ->type_name("mmap|alloc");
-  c->add_option("--io-size", a->io_size, "one shard's bytes, K/M/G suffixes accepted (default 1048576)")
-      ->type_name("BYTES");
-  c->add_option("--io-number", a->io_number, "shards (default 512)")->type_name("N");
+  a->io_size_option =
+      c->add_option("--io-size", a->io_size, "one shard's bytes (one I/O), K/M/G suffixes accepted (default 1048576)")
+          ->type_name("BYTES");
+  a->io_number_option =
+      c->add_option("--io-number", a->io_number,
+                    "shard files (UCM: blocks); each holds --shards-per-file shards (default 512)")
+          ->type_name("N");
+  a->shards_option = c->add_option("--shards-per-file", a->shards_per_file,
+                                   "shards in each file, each its own I/O of --io-size at offset "
+                                   "shard x --io-size (UCM --layerwise: one per layer) (default 1)")
+                         ->type_name("K");
   c->add_option("--device-id", a->device_id, "device whose pinned memory --io-type alloc uses (default 0)")
       ->type_name("ID");
   c->add_option("--epoch-number", a->epochs, "dump epochs, then as many load epochs (default 32)")
@@ -112,6 +170,7 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   c->add_flag("--keep", a->keep, "leave the shard files after a successful run");
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");
+  add_model_options(c, a->model, true);
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_aio(*a, global); }};
 }

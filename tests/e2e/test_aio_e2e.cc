@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -217,6 +218,177 @@ TEST(AioEndToEnd, ValidateEachChecksEveryDumpEpoch) {
   EXPECT_EQ(plain.result("aio_dump")["validate"], "end") << "the dump is read back once, after its epochs";
   EXPECT_EQ(plain.result("aio_load")["validate"], "each") << "every load is checked as it lands";
   EXPECT_FALSE(exists(ws));
+}
+
+// Sizes of the files a --keep run left in `ws` (then removed).
+std::vector<long> kept_sizes(const std::string& ws) {
+  std::vector<long> v;
+  for (const auto& f : entries(ws)) {
+    struct stat st;
+    if (stat((ws + "/" + f).c_str(), &st) == 0) v.push_back(static_cast<long>(st.st_size));
+  }
+  remove_tree(ws);
+  return v;
+}
+
+// --shards-per-file K without --model: --io-number files of K shards each, every
+// shard its own I/O at offset shard x --io-size; Count is the I/Os (files x K),
+// and both --validate and --validate each check every shard where it lies.
+TEST(AioShards, SeveralShardsPerFileValidate) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* validate : {"--validate", "--validate=each"}) {
+    SCOPED_TRACE(validate);
+    const std::string ws = disk_base() + "/" + unique_name("spf");
+    JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "3",
+                          "--shards-per-file", "4", "--iodepth", "5", "--epoch-number", "2", validate});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* name : {"aio_dump", "aio_load"}) {
+      const json res = r.result(name);
+      EXPECT_EQ(res["validated"], true) << name;
+      EXPECT_EQ(res["block_bytes"], 16384) << name;
+      EXPECT_EQ(res["count"], 12) << name;
+      EXPECT_TRUE(contains(res.value("brief", ""), "3 files of 4 shards of 16.00 KiB (12 I/Os)")) << res["brief"];
+      expect_full_row(res);
+    }
+    EXPECT_FALSE(exists(ws)) << "left behind";
+  }
+  // The store on disk: 3 files of 4 x 16 KiB.
+  const std::string ws = disk_base() + "/" + unique_name("spf-keep");
+  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "3",
+                           "--shards-per-file", "4", "--epoch-number", "1", "--keep"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(kept_sizes(ws), std::vector<long>(3, 4 * 16384));
+}
+
+// A corrupted load inside a multi-shard file names the shard, its file and its
+// offset there: 2 files of 3 shards, --iodepth 1, the 11th read is epoch 2's
+// shard 4 = file 1's second shard, at offset 16384.
+TEST(AioShards, CorruptedReadNamesFileAndOffsetInsideAMultiShardFile) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("spf-corrupt");
+  const std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K",
+                                         "--io-number", "2", "--shards-per-file", "3", "--iodepth", "1",
+                                         "--epoch-number", "2"};
+  std::vector<std::string> validated = args;
+  validated.push_back("--validate");
+  auto r = run_tool(validated,
+                    {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "11"}, {"DS_SHIM_OFFSET", "123"}});
+  EXPECT_TRUE(contains(r.err, "corrupted read 11")) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "validation failed for aio_load epoch 2 of 2: shard 4 (" + ws + "/dev-sandbox-aio."))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, ".1 at offset 16384) loaded bytes differ from what was dumped at offset 123 of the "
+                              "shard (file offset 16507)"))
+      << r.err;
+  EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+  // A failing read there: the same file and offset, exit 1.
+  r = run_tool(args, {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "5"}, {"DS_SHIM_READ_ERROR", "5"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "read of shard 4 at offset 16384 (16384 bytes): Input/output error (" + ws +
+                                  "/dev-sandbox-aio."))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, ".1 on ")) << "names file 1: " << r.err;
+  EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+}
+
+// aio --model: UCM's store for one request. Qwen3-32B at TP 8: 1 kv head x 128 x
+// 128 tokens x 2 B = 32K for K and for V, 64K per layer and block; 256 tokens = 2
+// blocks = 2 files. --layerwise: 64 shards of 64K per file; else one of 64 x 64K = 4M.
+TEST(AioModel, LayerwiseAndWholeBlockStoresValidate) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  struct Store {
+    bool layerwise;
+    uint64_t shard_bytes, shards_per_file;
+  } stores[] = {{true, 65536, 64}, {false, 4194304, 1}};
+  for (const Store& st : stores) {
+    SCOPED_TRACE(st.layerwise ? "layerwise" : "whole block");
+    const std::string ws = disk_base() + "/" + unique_name("model");
+    std::vector<std::string> args = {"aio",  "--backend", "sim",   "--workspace", ws, "--model", "Qwen3-32B",
+                                     "--tp", "8",         "--input-len", "256", "--epoch-number", "2",
+                                     "--validate"};
+    if (st.layerwise) args.push_back("--layerwise");
+    JsonRun r = run_json(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json& w = r.doc["workload"];
+    EXPECT_EQ(w["blocks"], 2);
+    EXPECT_EQ(w["layerwise"], st.layerwise);
+    EXPECT_EQ(w["shards_per_file"], st.shards_per_file);
+    EXPECT_EQ(w["shard_bytes"], st.shard_bytes);
+    for (const char* name : {"aio_dump", "aio_load"}) {
+      const json res = r.result(name);
+      EXPECT_EQ(res["validated"], true) << name;
+      EXPECT_EQ(res["block_bytes"], st.shard_bytes) << name;
+      EXPECT_EQ(res["count"], 2 * st.shards_per_file) << name;
+      EXPECT_TRUE(res["kv_load_ms"]["end_to_end"].is_number()) << res.dump();
+    }
+    EXPECT_FALSE(exists(ws)) << "left behind";
+  }
+  // Text: the workload line first, a KV line after each table; the files on disk.
+  const std::string ws = disk_base() + "/" + unique_name("model-text");
+  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--model", "Qwen3-32B", "--tp", "8",
+                           "--input-len", "256", "--layerwise", "--epoch-number", "1", "--keep"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("[[ workload ]] Qwen3-32B: GQA, 64 layers, bf16, TP 8, 256 tokens = 2 blocks of 128; ", 0), 0u)
+      << r.out;
+  const size_t dump = r.out.find("\n  KV dump per request: "), load = r.out.find("\n  KV load per request: ");
+  ASSERT_NE(dump, std::string::npos) << r.out;
+  ASSERT_NE(load, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("[[ aio_dump ]]"), dump);
+  EXPECT_LT(r.out.find("[[ aio_load ]]"), load);
+  EXPECT_NE(r.out.find(" ms (IO avg); ", dump), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" ms end to end (GroupWall avg)\n", load), std::string::npos) << r.out;
+  EXPECT_EQ(kept_sizes(ws), std::vector<long>(2, 64 * 65536));
+}
+
+// --dry-run: the sizing and the equivalent command, and nothing touched: the
+// workspace is not created, the backend (one that cannot load) never opened.
+TEST(AioModel, DryRunTouchesNoDiskAndNoDevice) {
+  const std::string ws = "/tmp/" + unique_name("ds-aio-dry");
+  const auto r = run_tool({"--backend", "cuda", "aio", "--workspace", ws, "--io-type", "alloc", "--model",
+                           "DeepSeek-V3.2", "--input-len", "1K", "--layerwise", "--dry-run"},
+                          {{"DEV_SANDBOX_CUDA_LIB", "/nonexistent/libcuda.so.1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("[[ workload ]] DeepSeek-V3.2: DSA, 61 layers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("shards per file       61 (--layerwise: one per layer) of align4096(180224) = 180224 B"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("equivalent: dev-sandbox --backend cuda aio --workspace " + ws +
+                       " --io-size 180224 --io-number 8 --shards-per-file 61"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(exists(ws)) << "--dry-run created the workspace";
+}
+
+TEST(AioModel, BadInputExit2OneLine) {
+  const std::string ws = "/tmp/" + unique_name("ds-aio-model-bad");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--model", "Qwen3-32B", "--io-size", "64K"}, "drop --io-size"},
+      {{"--model", "Qwen3-32B", "--io-number", "4"}, "drop --io-number"},
+      {{"--model", "Qwen3-32B", "--layerwise", "--shards-per-file", "2"}, "drop --shards-per-file"},
+      {{"--model", "NoSuchModel"}, "NoSuchModel"},
+      {{"--model", "Qwen3-32B", "--kv-dtype", "fp4"}, "--kv-dtype"},
+      {{"--model", "Qwen3-32B", "--block-size", "64K"}, "over aio's 1G per I/O"},
+      {{"--layerwise"}, "--layerwise needs --model"},
+      {{"--tp", "2"}, "--tp needs --model"},
+      {{"--dry-run"}, "--dry-run needs --model"},
+      {{"--shards-per-file", "0"}, "--shards-per-file"},
+      {{"--shards-per-file", "x"}, "--shards-per-file"},
+      {{"--shards-per-file", "70000"}, "--shards-per-file"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", ws};
+    args.insert(args.end(), c.first.begin(), c.first.end());
+    const auto r = run_tool(args);
+    std::string cmd;
+    for (const auto& a : args) cmd += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.second)) << cmd << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << cmd << "\n" << r.out;
+  }
+  EXPECT_FALSE(exists(ws)) << "a bad command line created the workspace";
 }
 
 TEST(AioEndToEnd, ExistingWorkspaceStaysAndKeepKeepsShards) {
