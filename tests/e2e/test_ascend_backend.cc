@@ -184,6 +184,28 @@ void PrintTo(const AscendCase& c, std::ostream* os) { *os << c.name; }
 
 }  // namespace
 
+// --model quick mode through the doubles: DeepSeek-V3.2 (DSA), 128 tokens = 1 block,
+// 61 tasks of 128K,16K,32K per card on -d 2, each fragment its own copy, checked.
+TEST(AscendQuickMode, ModelSizedRequestRunsAndValidates) {
+  for (const char* sdma : {"false", "true"}) {
+    SCOPED_TRACE(sdma);
+    LogFile log;
+    JsonRun r = run_json({"--backend", "ascend", "--model", "DeepSeek-V3.2", "--tp", "2", "--input-len", "128",
+                          "--iodirect", "false", "--sdma", sdma, "-i", "2", "--validate"},
+                         double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.doc["results"].size(), 1u) << r.doc.dump();
+    const json& res = r.doc["results"][0];
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["devices"], 2);
+    EXPECT_EQ(res["block_bytes"], 180224);
+    EXPECT_EQ(res["count"], 2 * 61);
+    EXPECT_EQ(res["layout"], "128K,16K,32K");
+    EXPECT_EQ(res["copies_per_iteration"], 2 * 61 * 3);
+    EXPECT_EQ(r.doc["workload"]["architecture"], "DSA");
+  }
+}
+
 TEST_P(AscendCaseTest, ValidatesThroughTheDoubles) {
   const AscendCase& c = GetParam();
   LogFile log;

@@ -302,6 +302,28 @@ TEST(CudaQuickMode, AllCombinationsRunAndValidate) {
       }
 }
 
+// --model quick mode through the double: Qwen3-32B at TP 2, 128 tokens = 1 block,
+// 64 tasks of 128K,128K per card on -d 2 (the TP size), every byte checked.
+TEST(CudaQuickMode, ModelSizedRequestRunsAndValidates) {
+  for (const char* sdma : {"false", "true"}) {
+    SCOPED_TRACE(sdma);
+    CallLog log;
+    JsonRun r = run_json({"--backend", "cuda", "--model", "Qwen3-32B", "--tp", "2", "--input-len", "128",
+                          "--iodirect", "false", "--sdma", sdma, "-i", "2", "--validate"},
+                         double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.doc["results"].size(), 1u) << r.doc.dump();
+    const json& res = r.doc["results"][0];
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["devices"], 2);
+    EXPECT_EQ(res["block_bytes"], 262144);
+    EXPECT_EQ(res["count"], 2 * 64);
+    EXPECT_EQ(res["layout"], "128K,128K");
+    EXPECT_EQ(res["copies_per_iteration"], 2 * 64 * 2);
+    EXPECT_EQ(r.doc["workload"]["tasks_per_card"], 64);
+  }
+}
+
 TEST(CudaOrdering, HostMemoryIsRegisteredMappedBeforeItIsCopied) {
   CallLog log;
   RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "all_odirect_host_to_all_device_ce_multi_stream",
