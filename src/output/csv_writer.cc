@@ -44,7 +44,8 @@ const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = [] {
     std::vector<std::string> c = {"name",   "brief",      "from",       "to",
                                   "method", "block_bytes", "count",      "devices",
-                                  "streams", "frags",     "iterations", "warmup",
+                                  "streams", "frags",     "layout",     "copies_per_iteration",
+                                  "iterations", "warmup",
                                   "submit_mode", "stream_start_gate", "time_label"};
     for (const char* t : {"submit_us", "copy_us", "wall_us", "start_skew_us"})
       for (const char* s : {"min", "max", "avg", "p50", "p90", "p99", "p999"})
@@ -77,6 +78,8 @@ void CsvWriter::add(const CaseResult& r) {
                                   std::to_string(r.devices),
                                   std::to_string(r.streams),
                                   std::to_string(r.frags),
+                                  r.layout,  // --block-layout / --model: the fragments of a block, else empty
+                                  std::to_string(r.copies),
                                   std::to_string(r.iterations),
                                   std::to_string(r.warmup),
                                   r.submit_mode,

@@ -189,6 +189,8 @@ TEST(OutputCsv, QuotesFieldsThatNeedIt) {
 TEST(OutputCsv, EveryLineHasEveryColumnAndAgreesWithJson) {
   CaseResult a = sample("host_to_device_ce", 4096), b = sample("device_to_host_ce", 1 << 20);
   b.validated = false;
+  b.layout = "128K,16K,32K";
+  b.copies = 3 * b.count;
   const std::string failing = "one_host_to_all_device_ce";
   const auto rows = run_csv({a, b}, &failing);
   const json doc = run_json({a, b});
@@ -216,9 +218,13 @@ TEST(OutputCsv, EveryLineHasEveryColumnAndAgreesWithJson) {
     for (const char* f : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s", "setup_s"})
       EXPECT_NEAR(std::stod(row[col(f)]), r[f].get<double>(), 1e-6) << f;
     EXPECT_EQ(row[col("submit_mode")], r["submit_mode"]);
+    EXPECT_EQ(row[col("layout")], r["layout"].is_null() ? "" : r["layout"].get<std::string>());
+    EXPECT_EQ(std::stoull(row[col("copies_per_iteration")]), r["copies_per_iteration"].get<uint64_t>());
     EXPECT_EQ(row[col("stream_start_gate")], "false");
     EXPECT_EQ(row[col("error")], "");
   }
+  EXPECT_EQ(rows[2][col("layout")], "128K,16K,32K");
+  EXPECT_EQ(rows[2][col("copies_per_iteration")], "12288");
   EXPECT_EQ(rows[1][col("validated")], "");
   EXPECT_EQ(rows[2][col("validated")], "false");
   EXPECT_EQ(rows[3][col("name")], failing);
