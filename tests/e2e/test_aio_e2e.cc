@@ -463,6 +463,29 @@ TEST(AioEndToEnd, FullFilesystemFailsAndRemovesWhatItWrote) {
   EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
 }
 
+// The same with several shards per file: each file reserves its K shards at once
+// (4 files of 2 x 1 MiB on 4 MiB), and the error counts files of K shards.
+TEST(AioShards, FullFilesystemCountsFilesOfShards) {
+  char tmpl[] = "/tmp/ds-aio-enospc-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string mnt = tmpl;
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4M") != 0) {
+    const int err = errno;
+    rmdir(mnt.c_str());
+    GTEST_SKIP() << "mount -t tmpfs -o size=4M not permitted here: " << std::strerror(err);
+  }
+  const auto r = run_tool({"aio", "--workspace", mnt + "/ws", "--io-size", "1M", "--io-number", "4",
+                           "--shards-per-file", "2", "--epoch-number", "1", "--buffered"});
+  const auto left = entries(mnt);
+  umount(mnt.c_str());
+  rmdir(mnt.c_str());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
+  EXPECT_TRUE(contains(r.err, " of 4 files of 2 shards (")) << r.err;
+  EXPECT_TRUE(contains(r.err, "of 8.00 MiB")) << r.err;
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
+}
+
 TEST(AioEndToEnd, CtrlCLeavesNoShardFiles) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("sigint");
