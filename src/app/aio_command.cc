@@ -111,7 +111,11 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");
   add_output_options(c, a->out);
-  return {c, [a, &global] { return run_aio(*a, global); }};
+  return {c, [a, &global] { return run_aio(*a, global); },
+          [a] {
+            parse_aio(*a);
+            check_format(a->out.format);
+          }};
 }
 
 }  // namespace ds

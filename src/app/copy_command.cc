@@ -82,13 +82,20 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
                                                parse_plot_metric(a.plot_metric)));
 }
 
-int run_copy(const CopyArgs& a, const GlobalOptions& g) {
-  const CopyParams p = parse_copy_params(a.params);
+// What the command line asks for, checked as far as it can be without a backend.
+struct CopyPlan {
+  CopyParams params;
   std::vector<SweepStep> steps;
+  std::vector<std::string> names;
+};
+
+CopyPlan plan_copy(const CopyArgs& a) {
+  CopyPlan plan{parse_copy_params(a.params), {}, a.cases};
+  const CopyParams& p = plan.params;
   if (!a.sweep.empty()) {
     if (a.size_option && a.size_option->count() > 0)
       throw UsageError("option --sweep sets the block size; drop -s");
-    steps = sweep_steps(a.sweep, p.layout.tasks());
+    plan.steps = sweep_steps(a.sweep, p.layout.tasks());
   } else if (!a.plot.empty()) {
     throw UsageError("option --plot needs --sweep FROM:TO: it draws bandwidth against block size");
   }
@@ -96,7 +103,7 @@ int run_copy(const CopyArgs& a, const GlobalOptions& g) {
   if (a.plot_metric_option && a.plot_metric_option->count() > 0 && a.plot.empty())
     throw UsageError("option --plot-metric needs --plot FILE.svg");
 
-  std::vector<std::string> names = a.cases;
+  std::vector<std::string>& names = plan.names;
   const bool quick = !a.model_type.empty() || !a.iodirect.empty() || !a.sdma.empty();
   if (quick) {
     if (!names.empty()) throw UsageError("quick-mode selectors cannot be combined with -t");
@@ -106,10 +113,15 @@ int run_copy(const CopyArgs& a, const GlobalOptions& g) {
     names.push_back(quick_mode_case(a.model_type, a.iodirect, a.sdma));
   }
   if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
+  check_format(a.out.format);
+  return plan;
+}
 
+int run_copy(const CopyArgs& a, const GlobalOptions& g) {
+  const CopyPlan plan = plan_copy(a);
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string&) {
-    measure(a, g, p, names, steps, *writer, begun);
+    measure(a, g, plan.params, plan.names, plan.steps, *writer, begun);
   });
   return 0;
 }
@@ -146,7 +158,7 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
       c->add_option("--plot-metric", args->plot_metric,
                     "with --plot: copy (BW, from Copy), wall (WallBW, from GroupWall, dashed) or both (default both)")
           ->type_name("copy|wall|both");
-  return {c, [args, &global] { return run_copy(*args, global); }};
+  return {c, [args, &global] { return run_copy(*args, global); }, [args] { plan_copy(*args); }};
 }
 
 }  // namespace ds

@@ -92,7 +92,11 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
                       "destination before each iteration and check it after, outside the timing (slower)");
   add_stream_options(c, a->params);
   add_output_options(c, a->out);
-  return {c, [a, &global] { return run_trans(*a, global); }};
+  return {c, [a, &global] { return run_trans(*a, global); },
+          [a] {
+            parse_copy_params(a->params);
+            check_format(a->out.format);
+          }};
 }
 
 }  // namespace ds
