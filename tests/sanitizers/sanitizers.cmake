@@ -15,13 +15,13 @@ set(DS_SANITIZER_ENV
   "ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:log_path=${DS_SANITIZER_REPORTS}/asan:verify_asan_link_order=0:suppressions=${_supp}/asan.supp"
   "LSAN_OPTIONS=suppressions=${_supp}/lsan.supp"
   "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=${DS_SANITIZER_REPORTS}/ubsan:suppressions=${_supp}/ubsan.supp"
-  "TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:log_path=${DS_SANITIZER_REPORTS}/tsan:suppressions=${_supp}/tsan.supp")
+  "TSAN_OPTIONS=halt_on_error=0:second_deadlock_stack=1:die_after_fork=0:log_path=${DS_SANITIZER_REPORTS}/tsan:suppressions=${_supp}/tsan.supp")
 
 # Which tests are disabled under which sanitizer, and why.
 set(DS_SANITIZER_SKIPS "")  # triples: sanitizer;regex;reason
-macro(ds_sanitizer_skip sanitizer regex reason)
-  list(APPEND DS_SANITIZER_SKIPS "${sanitizer}" "${regex}" "${reason}")
-endmacro()
+function(ds_sanitizer_skip sanitizer regex reason)
+  set(DS_SANITIZER_SKIPS ${DS_SANITIZER_SKIPS} "${sanitizer}" "${regex}" "${reason}" PARENT_SCOPE)
+endfunction()
 include(${CMAKE_CURRENT_SOURCE_DIR}/sanitizers/skips.cmake)
 
 get_property(_targets GLOBAL PROPERTY DS_GTEST_TARGETS)
@@ -51,7 +51,7 @@ while(_i LESS _n)
     "    set_tests_properties(\"\${_t}\" PROPERTIES DISABLED TRUE LABELS sanitizer-skip)\n"
     "  endif()\n"
     "endforeach()\n"
-    "message(STATUS [==[sanitizer-skip under ${_san}: ${_re}: ${_why}]==])\n")
+    "message(NOTICE [==[sanitizer-skip under ${_san}: ${_re}: ${_why}]==])\n")
 endwhile()
 file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/ds_sanitizer_tests.cmake" "${_script}")
 # After the gtest_discover_tests includes, which set <target>_TESTS.
