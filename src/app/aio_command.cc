@@ -172,7 +172,11 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");
   add_model_options(c, a->model, true);
   add_output_options(c, a->out);
-  return {c, [a, &global] { return run_aio(*a, global); }};
+  return {c, [a, &global] { return run_aio(*a, global); },
+          [a] {
+            parse_aio(*a);
+            check_format(a->out.format);
+          }};
 }
 
 }  // namespace ds

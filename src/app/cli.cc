@@ -7,10 +7,6 @@
 
 namespace ds {
 
-void print_error(const std::string& message) {
-  std::cerr << "dev-sandbox: error: " << message << std::endl;
-}
-
 namespace {
 
 const char* const kQuickHelp = R"(
@@ -35,71 +31,127 @@ bool is_selector(const std::string& a) {
   return false;
 }
 
+// The program's command line: the root app with every sub-command, and the words
+// to parse (quick mode gets its sub-command word here).
+class Cli {
+ public:
+  Cli(std::vector<std::string> words, std::vector<std::string> command_line) : args(std::move(words)) {
+    global.command_line = std::move(command_line);
+    root.name("dev-sandbox");
+    root.add_option("--backend", global.backend, "auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND)")
+        ->type_name("B");
+    root.require_subcommand(0, 1);
+    commands = {add_copy_command(root, global), add_doctor_command(root, global),
+                add_trans_command(root, global), add_aio_command(root, global)};
+    root.footer(kQuickHelp);
+    for (auto& c : commands) {
+      c.app->fallthrough();
+      // --backend belongs to the whole program but is accepted after the sub-command too.
+      const std::string backend_line =
+          "\nAlso: --backend auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND), before or after the sub-command.";
+      c.app->footer(c.app->get_name() == "copy" ? backend_line + "\n" + kQuickHelp : backend_line);
+    }
+
+    // Quick mode is copy with the three selectors: insert the sub-command word
+    // unless one was given (the first word that is neither an option nor the
+    // value of one; every option takes a value but these flags).
+    const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "--layerwise", "--dry-run",
+                                            "-h", "--help"};
+    bool has_sub = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a.size() > 1 && a[0] == '-') {
+        const bool takes_value = a.find('=') == std::string::npos &&
+                                 std::find(flags.begin(), flags.end(), a) == flags.end();
+        if (takes_value) ++i;
+        continue;
+      }
+      has_sub = std::any_of(commands.begin(), commands.end(),
+                            [&](const Command& c) { return c.app->get_name() == a; });
+      break;
+    }
+    if (!has_sub && std::any_of(args.begin(), args.end(), is_selector))
+      args.insert(args.begin(), "copy");
+  }
+
+  // Nothing to parse: run_cli prints the usage (of copy, for `copy` alone).
+  bool bare() const { return args.empty() || (args.size() == 1 && args[0] == "copy"); }
+  std::string usage() { return args.empty() ? root.help() : root.get_subcommand("copy")->help(); }
+
+  // The parsed sub-command, nullptr when none was named; throws CLI::ParseError.
+  Command* parse() {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+    root.parse(reversed);
+    for (auto& c : commands)
+      if (c.app->parsed()) return &c;
+    return nullptr;
+  }
+
+  GlobalOptions global;
+  CLI::App root{"dev-sandbox: how fast KV-cache data moves host -> device and disk <-> host"};
+  std::vector<Command> commands;
+  std::vector<std::string> args;
+};
+
 }  // namespace
 
-int run_cli(int argc, char** argv) {
-  GlobalOptions global;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  global.command_line.assign(argv, argv + argc);
-
-  CLI::App root{"dev-sandbox: how fast KV-cache data moves host -> device and disk <-> host"};
-  root.name("dev-sandbox");
-  root.add_option("--backend", global.backend, "auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND)")
-      ->type_name("B");
-  root.require_subcommand(0, 1);
-  std::vector<Command> commands = {add_copy_command(root, global),
-                                   add_doctor_command(root, global),
-                                   add_trans_command(root, global),
-                                   add_aio_command(root, global)};
-  root.footer(kQuickHelp);
-  for (auto& c : commands) {
-    c.app->fallthrough();
-    // --backend belongs to the whole program but is accepted after the sub-command too.
-    const std::string backend_line =
-        "\nAlso: --backend auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND), before or after the sub-command.";
-    c.app->footer(c.app->get_name() == "copy" ? backend_line + "\n" + kQuickHelp : backend_line);
-  }
-
-  // Quick mode is copy with the three selectors: insert the sub-command word
-  // unless one was given (the first word that is neither an option nor the
-  // value of one; every option takes a value but these flags).
-  const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "--layerwise", "--dry-run",
-                                          "-h", "--help"};
-  bool has_sub = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.size() > 1 && a[0] == '-') {
-      const bool takes_value = a.find('=') == std::string::npos &&
-                               std::find(flags.begin(), flags.end(), a) == flags.end();
-      if (takes_value) ++i;
-      continue;
+std::string one_line(const std::string& message) {
+  std::string out;
+  for (char ch : message) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
     }
-    has_sub = std::any_of(commands.begin(), commands.end(),
-                          [&](const Command& c) { return c.app->get_name() == a; });
-    break;
   }
-  if (!has_sub && std::any_of(args.begin(), args.end(), is_selector))
-    args.insert(args.begin(), "copy");
-  if (args.empty() || (args.size() == 1 && args[0] == "copy")) {
-    std::cerr << (args.empty() ? root.help() : root.get_subcommand("copy")->help());
+  return out;
+}
+
+void print_error(const std::string& message) {
+  std::cerr << "dev-sandbox: error: " << one_line(message) << std::endl;
+}
+
+std::string parse_cli(const std::vector<std::string>& args) {
+  std::vector<std::string> command_line = {"dev-sandbox"};
+  command_line.insert(command_line.end(), args.begin(), args.end());
+  Cli cli(args, command_line);
+  if (cli.bare()) return "";
+  Command* c = cli.parse();
+  if (!c) return "";
+  if (c->check) c->check();
+  return c->app->get_name();
+}
+
+int run_cli(int argc, char** argv) {
+  Cli cli(std::vector<std::string>(argv + 1, argv + argc), std::vector<std::string>(argv, argv + argc));
+  if (cli.bare()) {
+    std::cerr << cli.usage();
     return 2;
   }
-
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+  Command* command = nullptr;
   try {
-    root.parse(reversed);
+    command = cli.parse();
   } catch (const CLI::CallForHelp& e) {
-    return root.exit(e);
+    return cli.root.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return root.exit(e);
+    return cli.root.exit(e);
   } catch (const CLI::ParseError& e) {
     print_error(e.what());
     return 2;
   }
   try {
-    for (auto& c : commands)
-      if (c.app->parsed()) return c.run();
-    std::cerr << root.help();
+    if (command) return command->run();
+    std::cerr << cli.root.help();
     return 2;
   } catch (const UsageError& e) {
     print_error(e.what());

@@ -16,6 +16,9 @@ struct GlobalOptions {
 struct Command {
   CLI::App* app;
   std::function<int()> run;  // called after a successful parse; returns the exit code
+  // What run checks of the options before it selects a backend, opens a file or runs
+  // anything (UsageError); run does the same itself. Empty: nothing to check.
+  std::function<void()> check = {};
 };
 
 Command add_copy_command(CLI::App& root, GlobalOptions& global);
@@ -26,7 +29,18 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global);
 // Parses and runs; the exit code of the whole program (0, 1, 2, 130).
 int run_cli(int argc, char** argv);
 
-// "dev-sandbox: error: <message>" on stderr.
+// The in-process seam for tests and tests/fuzz: parses `args` (argv without the
+// program name) exactly as run_cli does, then the chosen sub-command's check; selects
+// no backend, touches no file, runs nothing. Returns the sub-command ("copy" for quick
+// mode; "" when run_cli would print the usage), or throws what run_cli turns into
+// exit 2: CLI::ParseError (help requests included) or UsageError.
+std::string parse_cli(const std::vector<std::string>& args);
+
+// `message` as one line: control characters (a newline in a value echoed back) are
+// written as \n, \r, \t or \xHH.
+std::string one_line(const std::string& message);
+
+// "dev-sandbox: error: <message>" on stderr, as one line.
 void print_error(const std::string& message);
 
 }  // namespace ds

@@ -89,21 +89,34 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
                                                parse_plot_metric(a.plot_metric)));
 }
 
-int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
-  if (a0.model.model == "list") {
-    std::cout << presets_text();
-    return 0;
-  }
-  CopyArgs a = a0;
-  a.params.size_given = a.size_option && a.size_option->count() > 0;
-  CopyParams p = parse_copy_params(a.params);
+// What the command line asks for, checked as far as it can be without a backend
+// (parse_cli's check, and the first step of a run).
+struct CopyPlan {
+  CopyArgs args;
+  CopyParams params;
   std::vector<SweepStep> steps;
+  std::vector<std::string> names;
+  std::optional<Workload> workload;
+  bool list = false;  // --model list: print the presets
+};
+
+CopyPlan plan_copy(const CopyArgs& a0) {
+  CopyPlan plan;
+  if (a0.model.model == "list") {
+    plan.list = true;
+    return plan;
+  }
+  plan.args = a0;
+  CopyArgs& a = plan.args;
+  a.params.size_given = a.size_option && a.size_option->count() > 0;
+  plan.params = parse_copy_params(a.params);
+  CopyParams& p = plan.params;
   if (!a.sweep.empty()) {
     if (a.size_option && a.size_option->count() > 0)
       throw UsageError("option --sweep sets the block size; drop -s");
     if (!a.params.block_layout.empty())
       throw UsageError("option --sweep sweeps one block size; it cannot go with --block-layout");
-    steps = sweep_steps(a.sweep, p.layout.tasks());
+    plan.steps = sweep_steps(a.sweep, p.layout.tasks());
   } else if (!a.plot.empty()) {
     throw UsageError("option --plot needs --sweep FROM:TO: it draws bandwidth against block size");
   }
@@ -111,9 +124,11 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
   if (a.plot_metric_option && a.plot_metric_option->count() > 0 && a.plot.empty())
     throw UsageError("option --plot-metric needs --plot FILE.svg");
 
-  std::vector<std::string> names = a.cases;
+  std::vector<std::string>& names = plan.names;
+  names = a.cases;
   // --model: one request's KV per card per iteration, in the model's block layout.
-  const std::optional<Workload> workload = parse_workload(a.model);
+  plan.workload = parse_workload(a.model);
+  const std::optional<Workload>& workload = plan.workload;
   std::string model_type = a.model_type;
   if (workload) {
     if (!a.model_type.empty()) throw UsageError("option --model replaces --model-type; give one of them");
@@ -138,22 +153,34 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
     names.push_back(quick_mode_case(model_type, a.iodirect, a.sdma));
   }
   if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
+  if (a.model.dry_run && !workload) throw UsageError("option --dry-run needs --model NAME|PATH");
+  check_format(a.out.format);
+  return plan;
+}
 
+int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
+  const CopyPlan plan = plan_copy(a0);
+  if (plan.list) {
+    std::cout << presets_text();
+    return 0;
+  }
+  const CopyArgs& a = plan.args;
+  const CopyParams& p = plan.params;
+  const std::optional<Workload>& workload = plan.workload;
   if (workload && a.model.dry_run) {
     std::string cmd = "dev-sandbox";
     if (!g.backend.empty()) cmd += " --backend " + g.backend;
     cmd += " copy";
-    for (const auto& n : names) cmd += " -t " + n;
+    for (const auto& n : plan.names) cmd += " -t " + n;
     cmd += " --block-layout " + fragments_label(*workload) + " -n " + std::to_string(workload->tasks_per_card) +
            " -d " + std::to_string(p.devices) + " -i " + std::to_string(p.iterations);
     std::cout << dry_run_text(*workload, cmd, false);
     return 0;
   }
-  if (a.model.dry_run) throw UsageError("option --dry-run needs --model NAME|PATH");
 
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string&) {
-    measure(a, g, p, names, steps, workload, *writer, begun);
+    measure(a, g, p, plan.names, plan.steps, workload, *writer, begun);
   });
   return 0;
 }
@@ -197,7 +224,7 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
       c->add_option("--plot-metric", args->plot_metric,
                     "with --plot: copy (BW, from Copy), wall (WallBW, from GroupWall, dashed) or both (default both)")
           ->type_name("copy|wall|both");
-  return {c, [args, &global] { return run_copy(*args, global); }};
+  return {c, [args, &global] { return run_copy(*args, global); }, [args] { plan_copy(*args); }};
 }
 
 }  // namespace ds

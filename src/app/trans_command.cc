@@ -93,7 +93,11 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   add_stream_options(c, a->params);
   add_timeout_option(c, a->params.timeout);
   add_output_options(c, a->out);
-  return {c, [a, &global] { return run_trans(*a, global); }};
+  return {c, [a, &global] { return run_trans(*a, global); },
+          [a] {
+            parse_copy_params(a->params);
+            check_format(a->out.format);
+          }};
 }
 
 }  // namespace ds

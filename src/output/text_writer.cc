@@ -20,6 +20,22 @@ void cell(std::string& line, const std::string& text, size_t width) {
   line.append(text.size() >= width ? 1 : width - text.size(), ' ');
 }
 
+// A label as one line: control characters (a newline in a name or label) are written
+// as \n, \r, \t or \xHH, so a row never breaks across lines.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+      continue;
+    }
+    static const char hex[] = "0123456789abcdef";
+    out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : std::string("\\x") + hex[c >> 4] + hex[c & 15];
+  }
+  return out;
+}
+
 std::string us(double ns) { return std::to_string(std::llround(ns / 1000.0)); }
 
 }  // namespace
@@ -39,7 +55,8 @@ std::string format_wall_line(const CaseResult& r) {
 }
 
 std::string format_text_block(const CaseResult& r) {
-  std::string out = "[[ " + r.name + " ]] " + r.brief + (r.layout.empty() ? "" : ", blocks of " + r.layout) +
+  std::string out = "[[ " + printable(r.name) + " ]] " + printable(r.brief) +
+                    (r.layout.empty() ? "" : ", blocks of " + printable(r.layout)) +
                     (r.stream_start_gate ? " (gated)" : "") + "\n";
   std::string head = "  ";
   cell(head, "From", kFromW);
@@ -48,12 +65,12 @@ std::string format_text_block(const CaseResult& r) {
   cell(head, "Size(KB)", kSizeW);
   cell(head, "Count", kCountW);
   cell(head, "Submit(us)-(Min/Max/Avg/P50/P90)", kSubmitW);
-  cell(head, r.measured + "(us)-(Min/Max/Avg/P50/P90)", kCopyW);
+  cell(head, printable(r.measured) + "(us)-(Min/Max/Avg/P50/P90)", kCopyW);
   head += "BW(GB/s)\n";
   std::string row = "  ";
-  cell(row, r.from, kFromW);
-  cell(row, r.to, kToW);
-  cell(row, r.method, kMethodW);
+  cell(row, printable(r.from), kFromW);
+  cell(row, printable(r.to), kToW);
+  cell(row, printable(r.method), kMethodW);
   cell(row, format_kib(r.block_bytes), kSizeW);
   cell(row, std::to_string(r.count), kCountW);
   cell(row, format_stats_us(r.stage("Submit")), kSubmitW);
@@ -93,7 +110,7 @@ void TextWriter::add(const CaseResult& result) {
 }
 
 void TextWriter::validation(const std::string& case_name, bool pass) {
-  out_ << "[validation] " << case_name << (pass ? " PASS" : " FAIL") << "\n";
+  out_ << "[validation] " << printable(case_name) << (pass ? " PASS" : " FAIL") << "\n";
   out_.flush();
 }
 
