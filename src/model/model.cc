@@ -39,7 +39,8 @@ void refuse_unsupported(const json& cfg, const std::string& what) {
     throw UsageError(what + ": " + kind + " (" + field_text +
                      "): not supported; the sizing knows full-attention GQA, MLA and DSA models only");
   };
-  const std::string model_type = cfg.value("model_type", std::string());
+  const std::string model_type =
+      cfg.contains("model_type") && cfg["model_type"].is_string() ? cfg["model_type"].get<std::string>() : "";
   if (lower(model_type).find("mamba") != std::string::npos)
     refuse("model_type \"" + model_type + "\"", "a Mamba (state-space) model");
   for (const char* k : {"ssm_state_size", "mamba_d_state", "mamba_expand", "state_size", "ssm_cfg"})
