@@ -294,6 +294,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const std::string file = "file::" + fs.type;
   const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
                           (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) +
+                          (p.engine == AioEngineKind::kPsync ? " (threads)" : "") +
                           (p.buffers < static_cast<uint64_t>(p.iodepth)
                                ? " (" + std::to_string(p.buffers) + " in flight at most: one per shard)"
                                : "");

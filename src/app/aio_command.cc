@@ -45,8 +45,10 @@ AioParams parse_aio(const AioArgs& a) {
     p.engine = AioEngineKind::kLibaio;
   else if (a.engine == "io_uring")
     p.engine = AioEngineKind::kUring;
+  else if (a.engine == "psync")
+    p.engine = AioEngineKind::kPsync;
   else
-    throw UsageError("option --engine got '" + a.engine + "': accepts libaio|io_uring");
+    throw UsageError("option --engine got '" + a.engine + "': accepts libaio|io_uring|psync");
   p.io_size = parse_size("--io-size", a.io_size);
   if (p.io_size % kAioAlign != 0)
     throw UsageError("option --io-size got '" + a.io_size +
@@ -136,7 +138,7 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
 
 Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   auto a = std::make_shared<AioArgs>();
-  CLI::App* c = root.add_subcommand("aio", "disk dump/load bandwidth with libaio or io_uring");
+  CLI::App* c = root.add_subcommand("aio", "disk dump/load bandwidth with libaio, io_uring or psync");
   c->add_option("--workspace", a->workspace, "directory for the shard files (created if missing)")
       ->required()
       ->type_name("DIR");
@@ -159,9 +161,11 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
       ->type_name("ID");
   c->add_option("--epoch-number", a->epochs, "dump epochs, then as many load epochs (default 32)")
       ->type_name("E");
-  c->add_option("--engine", a->engine, "libaio or io_uring (default libaio)")
-      ->type_name("libaio|io_uring");
-  c->add_option("--iodepth", a->iodepth, "I/Os in flight at most (default 64)")->type_name("D");
+  c->add_option("--engine", a->engine,
+                "libaio, io_uring, or psync (--iodepth threads each doing pread/pwrite of one shard at a "
+                "time) (default libaio)")
+      ->type_name("libaio|io_uring|psync");
+  c->add_option("--iodepth", a->iodepth, "I/Os in flight at most; psync: its threads (default 64)")->type_name("D");
   add_timeout_option(c, a->timeout);
   add_validate_option(c, a->validate, a->validate_each, global.command_line,
                       "verify the dumped files and every load against the data; `--validate each`: also "
