@@ -18,7 +18,8 @@ namespace ds {
 namespace {
 
 struct AioArgs {
-  std::string workspace, io_type = "mmap", io_size = "1048576", io_number = "512",
+  std::vector<std::string> workspaces;
+  std::string io_type = "mmap", io_size = "1048576", io_number = "512",
                          device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60",
                          shards_per_file = "1";
   bool validate = false, keep = false, buffered = false;
@@ -35,8 +36,17 @@ constexpr uint64_t kMaxShardsPerFile = 65536;
 
 AioParams parse_aio(const AioArgs& a) {
   AioParams p;
-  p.workspace = a.workspace;
-  if (p.workspace.empty()) throw UsageError("option --workspace got '': expects a directory");
+  auto norm = [](std::string d) {
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    return d;
+  };
+  for (const std::string& w : a.workspaces) {
+    if (w.empty()) throw UsageError("option --workspace got '': expects a directory");
+    for (const std::string& seen : p.workspaces)
+      if (norm(seen) == norm(w)) throw UsageError("option --workspace got '" + w + "' twice: each directory once");
+    p.workspaces.push_back(w);
+  }
+  if (p.workspaces.empty()) throw UsageError("option --workspace is required");
   if (a.io_type == "mmap" || a.io_type == "alloc")
     p.alloc = a.io_type == "alloc";
   else
@@ -114,7 +124,9 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
   if (workload && args.model.dry_run) {
     std::string cmd = "dev-sandbox";
     if (!g.backend.empty()) cmd += " --backend " + g.backend;
-    cmd += " aio --workspace " + p.workspace + " --io-size " + args.io_size + " --io-number " + args.io_number +
+    cmd += " aio";
+    for (const std::string& w : p.workspaces) cmd += " --workspace " + w;
+    cmd += " --io-size " + args.io_size + " --io-number " + args.io_number +
            " --shards-per-file " + args.shards_per_file + " --epoch-number " + std::to_string(p.epochs);
     std::cout << dry_run_text(*workload, cmd, true);
     return 0;
@@ -139,8 +151,12 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
 Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   auto a = std::make_shared<AioArgs>();
   CLI::App* c = root.add_subcommand("aio", "disk dump/load bandwidth with libaio, io_uring or psync");
-  c->add_option("--workspace", a->workspace, "directory for the shard files (created if missing)")
+  c->add_option("--workspace", a->workspaces,
+                "directory for the shard files (created if missing); repeat it to spread the files over "
+                "several directories, round-robin by file")
       ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->type_name("DIR");
   c->add_option("--io-type", a->io_type,
                 "host buffer: mmap (page-aligned mmap) or alloc (the backend's pinned memory) "

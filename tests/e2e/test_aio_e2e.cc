@@ -25,6 +25,7 @@
 
 #include "cli_harness.h"
 #include "json_checks.h"
+#include "memory/pattern.h"
 
 namespace {
 
@@ -630,6 +631,89 @@ TEST(AioPsync, ValidateCatchesOneCorruptedPread) {
   EXPECT_FALSE(exists(ws));
 }
 
+// --workspace twice: files go round-robin by file (file i to directory i % 2), the
+// title names both directories with their filesystem, and every kept file holds
+// the shard the dump wrote for its global index (so a file in the wrong directory,
+// or the directories swapped, fails). Both directories are created and removed.
+TEST(AioWorkspaces, TwoDirectoriesRoundRobinValidateAndKeep) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* validate : {"--validate", "--validate=each"}) {
+    SCOPED_TRACE(validate);
+    const std::string a = disk_base() + "/" + unique_name("ws-a"), b = disk_base() + "/" + unique_name("ws-b");
+    JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", a, "--workspace", b, "--io-size", "16K",
+                          "--io-number", "5", "--iodepth", "2", "--epoch-number", "2", validate, "--keep"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* name : {"aio_dump", "aio_load"}) {
+      const json res = r.result(name);
+      EXPECT_EQ(res["validated"], true) << name;
+      EXPECT_EQ(res["count"], 5) << name;
+      const std::string brief = res.value("brief", "");
+      EXPECT_TRUE(contains(brief, "files in " + a + " (") && contains(brief, "), " + b + " (")) << brief;
+    }
+    EXPECT_TRUE(contains(r.err, "kept 5 shard files in " + a + ", " + b)) << r.err;
+    const std::vector<std::string> dirs = {a, b};
+    const std::vector<size_t> want = {3, 2};
+    std::vector<char> buf(16384);
+    for (size_t w = 0; w < 2; ++w) {
+      const auto names = entries(dirs[w]);
+      EXPECT_EQ(names.size(), want[w]) << dirs[w];
+      for (const std::string& n : names) {
+        const size_t local = std::stoul(n.substr(n.rfind('.') + 1));
+        const uint64_t shard = local * 2 + w;  // the global file (= shard) index
+        const int fd = open((dirs[w] + "/" + n).c_str(), O_RDONLY);
+        ASSERT_GE(fd, 0) << n;
+        ASSERT_EQ(pread(fd, buf.data(), buf.size(), 0), 16384) << n;
+        close(fd);
+        EXPECT_EQ(ds::pattern_check(buf.data(), buf.size(), ds::pattern_key(0, shard)), -1)
+            << dirs[w] << "/" << n << " should hold shard " << shard;
+      }
+      remove_tree(dirs[w]);
+    }
+  }
+}
+
+// The second of two workspaces cannot be made: exit 1 naming it, the first one
+// (created by the run) removed again.
+TEST(AioWorkspaces, AnUnusableSecondWorkspaceRemovesTheFirst) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string a = disk_base() + "/" + unique_name("ws-first");
+  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", a, "--workspace", "/proc/ds-aio-no-such-dir",
+                           "--io-number", "2", "--epoch-number", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "/proc/ds-aio-no-such-dir")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_FALSE(exists(a)) << "the first workspace was left behind";
+}
+
+// Two workspaces, the second a 4 MiB tmpfs mount that cannot hold its share
+// (8 of 16 files of 1 MiB): refused before anything is written, naming that
+// directory, exit 1; nothing is left in either. Root only (mount).
+TEST(AioWorkspaces, NoSpaceInOneOfTwoIsFoundBeforeWriting) {
+  if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  char tmpl[] = "/tmp/ds-aio-enospc-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string mnt = tmpl;
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4M") != 0) {
+    const int err = errno;
+    rmdir(mnt.c_str());
+    GTEST_SKIP() << "mount -t tmpfs -o size=4M not permitted here: " << std::strerror(err);
+  }
+  const std::string a = "/dev/shm/" + unique_name("ds-aio-ws-a"), b = mnt + "/ws";
+  const auto r = run_tool({"aio", "--workspace", a, "--workspace", b, "--io-size", "1M", "--io-number", "16",
+                           "--epoch-number", "1", "--buffered"});
+  const auto left = entries(mnt);
+  umount(mnt.c_str());
+  rmdir(mnt.c_str());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "the workspace " + b + " (tmpfs) has ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "(8 shards of 16)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
+  EXPECT_TRUE(contains(r.err, "nothing was written")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
+  EXPECT_FALSE(exists(a)) << "the first workspace was left behind";
+}
+
 TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
   const std::string ws = "/tmp/" + unique_name("ds-aio-bad");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -643,6 +727,7 @@ TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
       {{"aio", "--workspace", ws, "--iodepth", "0"}, "--iodepth"},
       {{"aio", "--workspace", ws, "--iodepth", "many"}, "--iodepth"},
       {{"aio", "--workspace", ws, "--engine", "spdk"}, "--engine"},
+      {{"aio", "--workspace", ws, "--workspace", ws + "/"}, "--workspace"},
       {{"aio", "--workspace", ws, "--io-type", "gpu"}, "--io-type"},
       {{"aio", "--workspace", ws, "--device-id", "x"}, "--device-id"},
       {{"aio", "--workspace", ws, "--io-type", "alloc", "--device-id", "99"}, "--device-id"},
