@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <memory>
 #include <vector>
 
+#include "aio/block_device.h"
 #include "aio/io_loop.h"
 #include "aio/shard_files.h"
 #include "core/clock.h"
@@ -329,13 +331,15 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
                 << " does O_DIRECT, but the run is buffered in every workspace (another one refuses O_DIRECT)\n";
   }
   const uint64_t k = p.shards_per_file;
+  // Files in workspace w: every nws-th from the w-th.
+  auto files_in = [&](size_t w) -> uint64_t { return p.io_number > w ? (p.io_number - w + nws - 1) / nws : 0; };
   if (nws > 1) {
     // Several workspaces: each one's share must fit before any is written, so a
     // full one is found before the others were filled. (One workspace: the
     // reservation below finds it, counting how far it got.)
     for (size_t w = 0; w < nws; ++w) {
       const std::string& path = files.workspaces[w]->path();
-      const uint64_t nfiles = p.io_number > w ? (p.io_number - w + nws - 1) / nws : 0;
+      const uint64_t nfiles = files_in(w);
       const uint64_t need = nfiles * k * p.io_size;
       struct statvfs sv;
       if (statvfs(path.c_str(), &sv) != 0) throw sys_error("statvfs(" + path + ")", errno);
@@ -366,6 +370,31 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       setup.shards.push_back(Extent{files.fd(static_cast<size_t>(i)), s * p.io_size, static_cast<size_t>(p.io_size)});
   }
   const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
+
+  // The block devices under the workspaces (one per disk, with its share of the
+  // bytes), whose counters before and after each phase show the disk was used.
+  struct DeviceShare {
+    BlockDevice dev;
+    std::string why;  // none found: why
+    uint64_t bytes_per_epoch = 0;
+    DiskBytes before;
+  };
+  std::vector<DeviceShare> devices;
+  for (size_t w = 0; w < nws; ++w) {
+    DeviceShare d;
+    d.bytes_per_epoch = files_in(w) * k * p.io_size;
+    if (!block_device_of(files.workspaces[w]->path(), files.fs[w].type, d.dev, d.why)) {
+      d.why += " at " + files.workspaces[w]->path();
+      devices.push_back(d);
+      continue;
+    }
+    auto same = std::find_if(devices.begin(), devices.end(),
+                             [&](const DeviceShare& x) { return x.why.empty() && x.dev.name == d.dev.name; });
+    if (same != devices.end())
+      same->bytes_per_epoch += d.bytes_per_epoch;
+    else
+      devices.push_back(d);
+  }
 
   const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
   const std::string host =
@@ -414,8 +443,31 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     hooks.make_worker = [&](int) -> std::unique_ptr<LoopWorker> {
       return std::make_unique<AioWorker>(setup, op, phase);
     };
+    for (DeviceShare& d : devices)
+      if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.stat_path;
     const int64_t t0 = now_ns();
     const LoopResult loop = run_timed_loop(shape, hooks);
+    std::vector<CaseResult::DeviceIo> device_io;
+    for (DeviceShare& d : devices) {
+      CaseResult::DeviceIo io;
+      io.expected = d.bytes_per_epoch * static_cast<uint64_t>(p.epochs);
+      DiskBytes after;
+      if (d.why.empty() && read_disk_bytes(d.dev, after)) {
+        io.device = d.dev.name;
+        io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
+        if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
+          char pct[32];
+          std::snprintf(pct, sizeof pct, "%.1f", 100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
+          std::cerr << "dev-sandbox: note: " << name << ": device " << io.device << " "
+                    << (op == IoOp::kWrite ? "wrote " : "read ") << format_bytes(io.bytes) << " of "
+                    << format_bytes(io.expected) << " (" << pct
+                    << "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)\n";
+        }
+      } else {
+        io.why = d.why.empty() ? "cannot read " + d.dev.stat_path : d.why;
+      }
+      device_io.push_back(io);
+    }
     short_transfers += loop.retries;
     CaseResult r;
     r.name = name;
@@ -427,6 +479,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     r.bytes = p.total;
     r.devices = 1;
     r.iterations = p.epochs;
+    r.device_io = device_io;
     r.measured = "IO";
     r.stages = loop_stages(loop, r.measured);
     if (p.validate) {

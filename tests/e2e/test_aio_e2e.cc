@@ -651,6 +651,12 @@ TEST(AioWorkspaces, TwoDirectoriesRoundRobinValidateAndKeep) {
       EXPECT_TRUE(contains(brief, "files in " + a + " (") && contains(brief, "), " + b + " (")) << brief;
     }
     EXPECT_TRUE(contains(r.err, "kept 5 shard files in " + a + ", " + b)) << r.err;
+    // Both on one filesystem, so one disk: one counter line with all the bytes.
+    for (const char* name : {"aio_dump", "aio_load"}) {
+      const json dev = r.result(name)["device_io"];
+      ASSERT_EQ(dev.size(), 1u) << name << " " << dev;
+      EXPECT_EQ(dev[0]["expected_bytes"], 5 * 16384 * 2) << name;
+    }
     const std::vector<std::string> dirs = {a, b};
     const std::vector<size_t> want = {3, 2};
     std::vector<char> buf(16384);
@@ -712,6 +718,64 @@ TEST(AioWorkspaces, NoSpaceInOneOfTwoIsFoundBeforeWriting) {
   EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
   EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
   EXPECT_FALSE(exists(a)) << "the first workspace was left behind";
+}
+
+// Proof that the disk was used: the block device under an O_DIRECT workspace
+// counted at least 95% of each phase's bytes (sectors x 512 in /sys/block/<dev>/stat;
+// other I/O on that disk only adds), said after the Wall line of each table and
+// in JSON. Skipped where the workspace has no block device of its own.
+TEST(AioDevice, ADiskRunShowsTheDeviceMovedTheBytes) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("dev");
+  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+                        "--iodepth", "4", "--epoch-number", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string device;
+  for (const char* name : {"aio_dump", "aio_load"}) {
+    const json dev = r.result(name)["device_io"];
+    ASSERT_EQ(dev.size(), 1u) << name;
+    if (dev[0]["device"].is_null()) GTEST_SKIP() << "no block device: " << dev[0]["not_found"];
+    device = dev[0]["device"];
+    EXPECT_EQ(dev[0]["expected_bytes"], 65536 * 8 * 2) << name;
+    EXPECT_GE(dev[0]["bytes"].get<uint64_t>(), 65536u * 8 * 2 * 95 / 100) << name << " " << dev;
+    EXPECT_EQ(dev[0]["below_95"], false) << name;
+  }
+  const auto t = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+                           "--iodepth", "4", "--epoch-number", "2", "--validate"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const char* verb : {"written", "read"}) {
+    const std::string line = "\n  Device " + device + ": " + verb + " ";
+    const size_t at = t.out.find(line);
+    ASSERT_NE(at, std::string::npos) << verb << "\n" << t.out;
+    EXPECT_TRUE(contains(t.out.substr(at, 80), " of 1.00 MiB (")) << t.out.substr(at, 80);
+    const size_t wall = t.out.rfind("  Wall: ", at), pass = t.out.find("[validation]", at);
+    EXPECT_NE(wall, std::string::npos);
+    EXPECT_EQ(t.out.find('\n', wall), at) << "right after the Wall line";
+    EXPECT_NE(pass, std::string::npos) << "before the validation verdict";
+  }
+  EXPECT_FALSE(contains(t.err, "below 95%")) << t.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// tmpfs has no block device: the line says so instead of counting anything.
+TEST(AioDevice, TmpfsSaysNoDeviceWasFound) {
+  if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  const std::string ws = "/dev/shm/" + unique_name("ds-aio-dev");
+  const auto t = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
+                           "--buffered"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const char* verb : {"written", "read"})
+    EXPECT_TRUE(contains(t.out, "  Device: not found (tmpfs has no block device of its own at " + ws +
+                                    "): cannot show that the disk was " + verb + "\n"))
+        << t.out;
+  JsonRun r = run_json({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
+                        "--buffered"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json dev = r.result("aio_load")["device_io"];
+  ASSERT_EQ(dev.size(), 1u);
+  EXPECT_TRUE(dev[0]["device"].is_null());
+  EXPECT_TRUE(contains(dev[0].value("not_found", ""), "tmpfs")) << dev;
+  EXPECT_FALSE(exists(ws));
 }
 
 TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
