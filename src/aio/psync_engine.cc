@@ -73,10 +73,7 @@ class PsyncEngine : public IoEngine {
     }
     pending_.clear();
     in_flight_ += n;
-    if (n == 1)
-      work_cv_.notify_one();
-    else
-      work_cv_.notify_all();
+    for (unsigned i = 0; i < n; ++i) work_cv_.notify_one();  // one thread per request, no herd
     return n;
   }
 
@@ -86,8 +83,10 @@ class PsyncEngine : public IoEngine {
     std::unique_lock<std::mutex> lock(m_);
     // A signal ends the wait early, as EINTR does io_getevents: the flag is
     // looked at between short waits.
+    ++waiters_;
     while (done_.size() < min_nr && !interrupted())
       done_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    --waiters_;
     unsigned n = 0;
     while (n < max && !done_.empty()) {
       out[n++] = done_.front();
@@ -105,7 +104,9 @@ class PsyncEngine : public IoEngine {
       in_flight_ -= static_cast<unsigned>(work_.size());
       work_.clear();
       // Taken: wait for the call to return, since it still uses its buffer.
+      ++waiters_;
       while (done_.size() < in_flight_) done_cv_.wait(lock);
+      --waiters_;
       done_.clear();
       in_flight_ = 0;
     } catch (...) {
@@ -115,26 +116,23 @@ class PsyncEngine : public IoEngine {
 
  private:
   void serve() {
+    std::unique_lock<std::mutex> lock(m_);
     for (;;) {
-      IoRequest r;
-      {
-        std::unique_lock<std::mutex> lock(m_);
-        work_cv_.wait(lock, [this] { return stopping_ || !work_.empty(); });
-        if (work_.empty()) return;  // stopping
-        r = work_.front();
-        work_.pop_front();
-      }
+      work_cv_.wait(lock, [this] { return stopping_ || !work_.empty(); });
+      if (work_.empty()) return;  // stopping
+      const IoRequest r = work_.front();
+      work_.pop_front();
+      lock.unlock();
       ssize_t got;
       do {
         got = r.op == IoOp::kWrite ? pwrite(r.fd, r.buf, r.bytes, static_cast<off_t>(r.offset))
                                    : pread(r.fd, r.buf, r.bytes, static_cast<off_t>(r.offset));
       } while (got < 0 && errno == EINTR);
       const IoCompletion c{r.tag, got < 0 ? -static_cast<int64_t>(errno) : static_cast<int64_t>(got)};
-      {
-        std::lock_guard<std::mutex> lock(m_);
-        done_.push_back(c);
-      }
-      done_cv_.notify_one();
+      // Hand the completion back and look for the next request in one hold of the lock.
+      lock.lock();
+      done_.push_back(c);
+      if (waiters_ > 0) done_cv_.notify_one();
     }
   }
 
@@ -157,6 +155,7 @@ class PsyncEngine : public IoEngine {
   std::deque<IoRequest> work_;     // committed, not yet taken by a thread
   std::deque<IoCompletion> done_;  // finished, not yet reaped
   bool stopping_ = false;
+  unsigned waiters_ = 0;  // reap() or drain() waiting for done_
   std::vector<std::thread> threads_;
 };
 
