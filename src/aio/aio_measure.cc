@@ -1,14 +1,17 @@
 #include "aio/aio_measure.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <memory>
 #include <vector>
 
+#include "aio/block_device.h"
 #include "aio/io_loop.h"
 #include "aio/shard_files.h"
 #include "core/clock.h"
@@ -33,8 +36,48 @@ std::string shard_bytes_text(const AioParams& p, uint64_t shards) {
 size_t file_of(const AioParams& p, size_t i) { return static_cast<size_t>(i / p.shards_per_file); }
 uint64_t offset_of(const AioParams& p, size_t i) { return (i % p.shards_per_file) * p.io_size; }
 
+// The run's workspaces (--workspace, repeatable) and their shard files: file f
+// lives in workspace f % W, as its (f / W)-th file there. Declared workspaces
+// first, so the files are closed and removed before the directories go.
+class ShardSet {
+ public:
+  std::vector<std::unique_ptr<Workspace>> workspaces;
+  std::vector<FilesystemInfo> fs;
+  std::vector<std::unique_ptr<ShardFiles>> files;
+
+  size_t count() const { return workspaces.size(); }
+  size_t where(size_t f) const { return f % count(); }
+  int fd(size_t f) const { return files[where(f)]->fd(f / count()); }
+  std::string path(size_t f) const { return files[where(f)]->path(f / count()); }
+  const std::string& dir(size_t f) const { return workspaces[where(f)]->path(); }
+  const FilesystemInfo& fs_of(size_t f) const { return fs[where(f)]; }
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& x : files) n += x->size();
+    return n;
+  }
+  // "DIR (ext4)", or "DIR1 (ext4), DIR2 (xfs)".
+  std::string dirs_text() const {
+    std::string t;
+    for (size_t w = 0; w < count(); ++w)
+      t += (w ? ", " : "") + workspaces[w]->path() + " (" + fs[w].type + ")";
+    return t;
+  }
+  // The filesystem types, each once: "ext4", "ext4+xfs".
+  std::string types() const {
+    std::vector<std::string> seen;
+    std::string t;
+    for (const FilesystemInfo& x : fs)
+      if (std::find(seen.begin(), seen.end(), x.type) == seen.end()) {
+        seen.push_back(x.type);
+        t += (t.empty() ? "" : "+") + x.type;
+      }
+    return t;
+  }
+};
+
 // Where shard i lives: its file, and with several shards per file its offset there.
-std::string shard_place(const ShardFiles& files, const AioParams& p, size_t i) {
+std::string shard_place(const ShardSet& files, const AioParams& p, size_t i) {
   std::string s = files.path(file_of(p, i));
   if (p.shards_per_file > 1) s += " at offset " + std::to_string(offset_of(p, i));
   return s;
@@ -71,8 +114,7 @@ NeedsText aio_needs_text(const AioParams& p) {
 struct AioSetup {
   const AioParams& p;
   Backend& backend;
-  const ShardFiles& files;
-  const FilesystemInfo& fs;
+  const ShardSet& files;
   bool direct;
   std::vector<Extent> shards;
 };
@@ -81,12 +123,13 @@ struct AioSetup {
 RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSetup& s) {
   const AioParams& p = s.p;
   const std::string where = std::string(phase) + " epoch " + std::to_string(epoch) + " of " + std::to_string(p.epochs);
-  const std::string in = s.files.dir() + " (" + s.fs.type + ")";
+  const size_t file = file_of(p, f.shard);
+  const std::string in = s.files.dir(file) + " (" + s.files.fs_of(file).type + ")";
   if (f.err == ENOSPC || f.err == EDQUOT)
     return RunError(where + " ran out of space in " + in + " after " + std::to_string(f.shards_done) + " of " +
                     std::to_string(p.shards()) + " shards (" + shard_bytes_text(p, f.shards_done) + "): " +
                     f.what() + "; the shard files were removed; free space or lower --io-number or --io-size");
-  std::string msg = where + ": " + f.what() + " (" + s.files.path(file_of(p, f.shard)) + " on " + s.fs.type + ")";
+  std::string msg = where + ": " + f.what() + " (" + s.files.path(file) + " on " + s.files.fs_of(file).type + ")";
   if (f.err == EINVAL && s.direct)
     msg += "; the filesystem may refuse O_DIRECT here: --buffered allows page-cache I/O";
   return RunError(msg);
@@ -94,7 +137,7 @@ RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSet
 
 // Reads shard `i` back with plain pread (outside any timing) into `buf` and
 // compares it with the pattern the dump wrote; `what` names the check in a failure.
-void verify_shard(const ShardFiles& files, size_t i, const AioParams& p, char* buf, const std::string& what) {
+void verify_shard(const ShardSet& files, size_t i, const AioParams& p, char* buf, const std::string& what) {
   std::memset(buf, 0, static_cast<size_t>(p.io_size));
   uint64_t got = 0;
   const uint64_t at = offset_of(p, i);
@@ -118,7 +161,7 @@ void verify_shard(const ShardFiles& files, size_t i, const AioParams& p, char* b
 
 // --validate each, before a dump epoch (untimed): every shard file gets the bitwise
 // inverse of what the dump writes, so a write the epoch skips fails verify_shard.
-void clear_shard(const ShardFiles& files, size_t i, const AioParams& p, char* buf) {
+void clear_shard(const ShardSet& files, size_t i, const AioParams& p, char* buf) {
   const auto n = static_cast<size_t>(p.io_size);
   auto* b = reinterpret_cast<unsigned char*>(buf);
   pattern_fill(b, n, pattern_key(p.device_id, i));
@@ -231,7 +274,7 @@ class AioWorker : public LoopWorker {
 
 // Reads every shard back with plain pread (outside any timing) and compares it
 // with the pattern the dump wrote.
-void verify_files(const ShardFiles& files, const AioParams& p) {
+void verify_files(const ShardSet& files, const AioParams& p) {
   auto scratch = map_anonymous(static_cast<size_t>(p.io_size), true);
   char* buf = static_cast<char*>(scratch->host_ptr());
   for (size_t i = 0; i < p.shards(); ++i) {
@@ -250,50 +293,116 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   check_host_needs(aio_needs(p, backend), aio_needs_text(p));
 
   const int64_t setup_start = now_ns();
-  Workspace workspace(p.workspace);
-  const FilesystemInfo fs = filesystem_of(workspace.path());
-  std::string refusal;
-  if (fs.memory_backed)
-    refusal = "the workspace " + workspace.path() + " is on " + fs.type +
-              ", which keeps files in memory and does not do O_DIRECT (newer kernels accept the "
-              "flag there but still use the page cache)";
-  else if (probe_direct_io(workspace.path()) == EINVAL)
-    refusal = "the workspace " + workspace.path() + " is on " + fs.type +
-              ", which refuses O_DIRECT (open or write with O_DIRECT: Invalid argument)";
-  const bool direct = refusal.empty();
-  if (!direct && !p.buffered)
-    throw RunError(refusal + "; pass --buffered to measure buffered (page-cache) I/O there, or "
-                             "choose a workspace on a disk filesystem");
-  if (!direct)
-    std::cerr << "dev-sandbox: note: " << refusal << "; measuring buffered (page-cache) I/O as --buffered allows\n";
-  else if (p.buffered)
-    std::cerr << "dev-sandbox: note: " << fs.type << " at " << workspace.path()
-              << " does O_DIRECT, so --buffered changes nothing: the I/O is O_DIRECT\n";
-
-  ShardFiles files(workspace.path());
-  AioSetup setup{p, backend, files, fs, direct, {}};
+  // Every directory is made and checked (filesystem, O_DIRECT, free space for its
+  // share) before any shard file is written.
+  ShardSet files;
+  const size_t nws = p.workspaces.size();
+  for (const std::string& dir : p.workspaces) {
+    check_interrupted();
+    files.workspaces.push_back(std::make_unique<Workspace>(dir));
+  }
+  std::vector<std::string> refusals(nws);
+  bool direct = true;
+  for (size_t w = 0; w < nws; ++w) {
+    const std::string& path = files.workspaces[w]->path();
+    files.fs.push_back(filesystem_of(path));
+    const FilesystemInfo& fs = files.fs.back();
+    if (fs.memory_backed)
+      refusals[w] = "the workspace " + path + " is on " + fs.type +
+                    ", which keeps files in memory and does not do O_DIRECT (newer kernels accept the "
+                    "flag there but still use the page cache)";
+    else if (probe_direct_io(path) == EINVAL)
+      refusals[w] = "the workspace " + path + " is on " + fs.type +
+                    ", which refuses O_DIRECT (open or write with O_DIRECT: Invalid argument)";
+    if (!refusals[w].empty() && !p.buffered)
+      throw RunError(refusals[w] + "; pass --buffered to measure buffered (page-cache) I/O there, or "
+                                   "choose a workspace on a disk filesystem");
+    if (!refusals[w].empty()) direct = false;
+  }
+  for (size_t w = 0; w < nws; ++w) {
+    const std::string& path = files.workspaces[w]->path();
+    if (!refusals[w].empty())
+      std::cerr << "dev-sandbox: note: " << refusals[w] << "; measuring buffered (page-cache) I/O as --buffered allows\n";
+    else if (p.buffered && direct)
+      std::cerr << "dev-sandbox: note: " << files.fs[w].type << " at " << path
+                << " does O_DIRECT, so --buffered changes nothing: the I/O is O_DIRECT\n";
+    else if (!direct)
+      std::cerr << "dev-sandbox: note: " << files.fs[w].type << " at " << path
+                << " does O_DIRECT, but the run is buffered in every workspace (another one refuses O_DIRECT)\n";
+  }
   const uint64_t k = p.shards_per_file;
+  // Files in workspace w: every nws-th from the w-th.
+  auto files_in = [&](size_t w) -> uint64_t { return p.io_number > w ? (p.io_number - w + nws - 1) / nws : 0; };
+  if (nws > 1) {
+    // Several workspaces: each one's share must fit before any is written, so a
+    // full one is found before the others were filled. (One workspace: the
+    // reservation below finds it, counting how far it got.)
+    for (size_t w = 0; w < nws; ++w) {
+      const std::string& path = files.workspaces[w]->path();
+      const uint64_t nfiles = files_in(w);
+      const uint64_t need = nfiles * k * p.io_size;
+      struct statvfs sv;
+      if (statvfs(path.c_str(), &sv) != 0) throw sys_error("statvfs(" + path + ")", errno);
+      const uint64_t avail = static_cast<uint64_t>(sv.f_bavail) * static_cast<uint64_t>(sv.f_frsize);
+      if (need > avail)
+        throw RunError("the workspace " + path + " (" + files.fs[w].type + ") has " + format_bytes(avail) +
+                       " free, but its share of the shard files needs " + format_bytes(need) + " (" +
+                       std::to_string(nfiles) + (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") +
+                       " of " + std::to_string(p.io_number) + "): " + std::strerror(ENOSPC) +
+                       "; nothing was written; free space there, or lower --io-number or --io-size");
+    }
+  }
+
+  for (size_t w = 0; w < nws; ++w) files.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path()));
+  AioSetup setup{p, backend, files, direct, {}};
   for (uint64_t i = 0; i < p.io_number; ++i) {
     check_interrupted();
-    const int err = files.add(p.io_size * k, direct);  // one file: its k shards, reserved at once
+    const size_t w = files.where(static_cast<size_t>(i));
+    const int err = files.files[w]->add(p.io_size * k, direct);  // one file: its k shards, reserved at once
     if (err != 0)
-      throw RunError("dump ran out of space in " + workspace.path() + " (" + fs.type +
+      throw RunError("dump ran out of space in " + files.workspaces[w]->path() + " (" + files.fs[w].type +
                      ") while reserving the shard files: " + std::to_string(i) + " of " +
                      std::to_string(p.io_number) +
                      (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") + " (" +
                      shard_bytes_text(p, i * k) + ") fit: " + std::strerror(err) +
                      "; the shard files were removed; free space or lower --io-number or --io-size");
     for (uint64_t s = 0; s < k; ++s)
-      setup.shards.push_back(Extent{files.fd(i), s * p.io_size, static_cast<size_t>(p.io_size)});
+      setup.shards.push_back(Extent{files.fd(static_cast<size_t>(i)), s * p.io_size, static_cast<size_t>(p.io_size)});
   }
   const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
+
+  // The block devices under the workspaces (one per disk, with its share of the
+  // bytes), whose counters before and after each phase show the disk was used.
+  struct DeviceShare {
+    BlockDevice dev;
+    std::string why;  // none found: why
+    uint64_t bytes_per_epoch = 0;
+    DiskBytes before;
+  };
+  std::vector<DeviceShare> devices;
+  for (size_t w = 0; w < nws; ++w) {
+    DeviceShare d;
+    d.bytes_per_epoch = files_in(w) * k * p.io_size;
+    if (!block_device_of(files.workspaces[w]->path(), files.fs[w].type, d.dev, d.why)) {
+      d.why += " at " + files.workspaces[w]->path();
+      devices.push_back(d);
+      continue;
+    }
+    auto same = std::find_if(devices.begin(), devices.end(),
+                             [&](const DeviceShare& x) { return x.why.empty() && x.dev.name == d.dev.name; });
+    if (same != devices.end())
+      same->bytes_per_epoch += d.bytes_per_epoch;
+    else
+      devices.push_back(d);
+  }
 
   const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
   const std::string host =
       backend.label_prefix() + "::" + (p.alloc ? "host" : "mmap") + "::" + std::to_string(p.device_id);
-  const std::string file = "file::" + fs.type;
+  const std::string file = "file::" + files.types();
   const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
                           (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) +
+                          (p.engine == AioEngineKind::kPsync ? " (threads)" : "") +
                           (p.buffers < static_cast<uint64_t>(p.iodepth)
                                ? " (" + std::to_string(p.buffers) + " in flight at most: one per shard)"
                                : "");
@@ -304,7 +413,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const std::string memory_text =
       std::to_string(p.buffers) + " reused " +
       (p.alloc ? "pinned buffers of device " + std::to_string(p.device_id) : "mmap buffers");
-  const std::string files_text = "files in " + workspace.path() + " (" + fs.type + ")";
+  const std::string files_text = "files in " + files.dirs_text();
 
   begin();
 
@@ -334,8 +443,31 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     hooks.make_worker = [&](int) -> std::unique_ptr<LoopWorker> {
       return std::make_unique<AioWorker>(setup, op, phase);
     };
+    for (DeviceShare& d : devices)
+      if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.stat_path;
     const int64_t t0 = now_ns();
     const LoopResult loop = run_timed_loop(shape, hooks);
+    std::vector<CaseResult::DeviceIo> device_io;
+    for (DeviceShare& d : devices) {
+      CaseResult::DeviceIo io;
+      io.expected = d.bytes_per_epoch * static_cast<uint64_t>(p.epochs);
+      DiskBytes after;
+      if (d.why.empty() && read_disk_bytes(d.dev, after)) {
+        io.device = d.dev.name;
+        io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
+        if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
+          char pct[32];
+          std::snprintf(pct, sizeof pct, "%.1f", 100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
+          std::cerr << "dev-sandbox: note: " << name << ": device " << io.device << " "
+                    << (op == IoOp::kWrite ? "wrote " : "read ") << format_bytes(io.bytes) << " of "
+                    << format_bytes(io.expected) << " (" << pct
+                    << "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)\n";
+        }
+      } else {
+        io.why = d.why.empty() ? "cannot read " + d.dev.stat_path : d.why;
+      }
+      device_io.push_back(io);
+    }
     short_transfers += loop.retries;
     CaseResult r;
     r.name = name;
@@ -347,6 +479,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     r.bytes = p.total;
     r.devices = 1;
     r.iterations = p.epochs;
+    r.device_io = device_io;
     r.measured = "IO";
     r.stages = loop_stages(loop, r.measured);
     if (p.validate) {
@@ -373,9 +506,13 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     std::cerr << "dev-sandbox: note: " << short_transfers
               << " short transfers were completed by resubmitting the remainder\n";
   if (p.keep) {
-    files.keep();
-    workspace.keep();
-    std::cerr << "dev-sandbox: kept " << files.size() << " shard files in " << workspace.path() << " (--keep)\n";
+    std::string dirs;
+    for (size_t w = 0; w < nws; ++w) {
+      files.files[w]->keep();
+      files.workspaces[w]->keep();
+      dirs += (w ? ", " : "") + files.workspaces[w]->path();
+    }
+    std::cerr << "dev-sandbox: kept " << files.size() << " shard files in " << dirs << " (--keep)\n";
   }
 }
 

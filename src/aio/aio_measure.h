@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "aio/io_engine.h"
 #include "backend/select.h"
@@ -20,7 +21,7 @@ constexpr uint64_t kAioMaxIoSize = 1ULL << 30;  // the kernel moves < 2 GiB per 
 constexpr uint64_t kAioMaxDepth = 4096;
 
 struct AioParams {
-  std::string workspace;
+  std::vector<std::string> workspaces;  // --workspace, repeatable: files spread round-robin by file
   bool alloc = false;  // --io-type alloc: the backend's pinned memory
   uint64_t io_size = 0;
   uint64_t io_number = 0;        // files (UCM: blocks); each holds shards_per_file shards

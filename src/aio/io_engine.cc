@@ -5,11 +5,21 @@
 namespace ds {
 
 const char* engine_option_name(AioEngineKind kind) {
-  return kind == AioEngineKind::kLibaio ? "libaio" : "io_uring";
+  switch (kind) {
+    case AioEngineKind::kLibaio: return "libaio";
+    case AioEngineKind::kUring: return "io_uring";
+    case AioEngineKind::kPsync: return "psync";
+  }
+  return "?";
 }
 
 const char* engine_method_label(AioEngineKind kind) {
-  return kind == AioEngineKind::kLibaio ? "LIBAIO" : "IO_URING";
+  switch (kind) {
+    case AioEngineKind::kLibaio: return "LIBAIO";
+    case AioEngineKind::kUring: return "IO_URING";
+    case AioEngineKind::kPsync: return "PSYNC";
+  }
+  return "?";
 }
 
 // An engine whose library was not found at build time (doctor says so).
@@ -27,7 +37,12 @@ std::unique_ptr<IoEngine> make_uring_engine(unsigned) {
 #endif
 
 std::unique_ptr<IoEngine> make_io_engine(AioEngineKind kind, unsigned depth) {
-  return kind == AioEngineKind::kLibaio ? make_libaio_engine(depth) : make_uring_engine(depth);
+  switch (kind) {
+    case AioEngineKind::kLibaio: return make_libaio_engine(depth);
+    case AioEngineKind::kUring: return make_uring_engine(depth);
+    case AioEngineKind::kPsync: return make_psync_engine(depth);
+  }
+  throw RunError("unknown aio engine");
 }
 
 }  // namespace ds

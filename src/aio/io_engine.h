@@ -35,7 +35,7 @@ class IoEngine {
   IoEngine(const IoEngine&) = delete;
   IoEngine& operator=(const IoEngine&) = delete;
 
-  // "LIBAIO", "IO_URING": the Method column.
+  // "LIBAIO", "IO_URING", "PSYNC": the Method column.
   virtual const char* method() const = 0;
   // Requests that may be queued or in flight at once (--iodepth).
   virtual unsigned depth() const = 0;
@@ -61,17 +61,19 @@ class IoEngine {
   virtual void drain() noexcept = 0;
 };
 
-enum class AioEngineKind { kLibaio, kUring };
+enum class AioEngineKind { kLibaio, kUring, kPsync };
 
-// "libaio" / "io_uring".
+// "libaio" / "io_uring" / "psync".
 const char* engine_option_name(AioEngineKind kind);
-// "LIBAIO" / "IO_URING": what that engine's method() says, for the Method column.
+// "LIBAIO" / "IO_URING" / "PSYNC": what that engine's method() says, for the Method column.
 const char* engine_method_label(AioEngineKind kind);
 
 // Throws RunError naming the setup call and, where it helps, the system limit
 // or setting that refused it.
 std::unique_ptr<IoEngine> make_libaio_engine(unsigned depth);
 std::unique_ptr<IoEngine> make_uring_engine(unsigned depth);
+// --iodepth threads doing pread/pwrite, one request each at a time (always built).
+std::unique_ptr<IoEngine> make_psync_engine(unsigned depth);
 std::unique_ptr<IoEngine> make_io_engine(AioEngineKind kind, unsigned depth);
 
 }  // namespace ds

@@ -18,7 +18,8 @@ namespace ds {
 namespace {
 
 struct AioArgs {
-  std::string workspace, io_type = "mmap", io_size = "1048576", io_number = "512",
+  std::vector<std::string> workspaces;
+  std::string io_type = "mmap", io_size = "1048576", io_number = "512",
                          device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60",
                          shards_per_file = "1";
   bool validate = false, keep = false, buffered = false;
@@ -35,8 +36,17 @@ constexpr uint64_t kMaxShardsPerFile = 65536;
 
 AioParams parse_aio(const AioArgs& a) {
   AioParams p;
-  p.workspace = a.workspace;
-  if (p.workspace.empty()) throw UsageError("option --workspace got '': expects a directory");
+  auto norm = [](std::string d) {
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    return d;
+  };
+  for (const std::string& w : a.workspaces) {
+    if (w.empty()) throw UsageError("option --workspace got '': expects a directory");
+    for (const std::string& seen : p.workspaces)
+      if (norm(seen) == norm(w)) throw UsageError("option --workspace got '" + w + "' twice: each directory once");
+    p.workspaces.push_back(w);
+  }
+  if (p.workspaces.empty()) throw UsageError("option --workspace is required");
   if (a.io_type == "mmap" || a.io_type == "alloc")
     p.alloc = a.io_type == "alloc";
   else
@@ -45,8 +55,10 @@ AioParams parse_aio(const AioArgs& a) {
     p.engine = AioEngineKind::kLibaio;
   else if (a.engine == "io_uring")
     p.engine = AioEngineKind::kUring;
+  else if (a.engine == "psync")
+    p.engine = AioEngineKind::kPsync;
   else
-    throw UsageError("option --engine got '" + a.engine + "': accepts libaio|io_uring");
+    throw UsageError("option --engine got '" + a.engine + "': accepts libaio|io_uring|psync");
   p.io_size = parse_size("--io-size", a.io_size);
   if (p.io_size % kAioAlign != 0)
     throw UsageError("option --io-size got '" + a.io_size +
@@ -112,7 +124,9 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
   if (workload && args.model.dry_run) {
     std::string cmd = "dev-sandbox";
     if (!g.backend.empty()) cmd += " --backend " + g.backend;
-    cmd += " aio --workspace " + p.workspace + " --io-size " + args.io_size + " --io-number " + args.io_number +
+    cmd += " aio";
+    for (const std::string& w : p.workspaces) cmd += " --workspace " + w;
+    cmd += " --io-size " + args.io_size + " --io-number " + args.io_number +
            " --shards-per-file " + args.shards_per_file + " --epoch-number " + std::to_string(p.epochs);
     std::cout << dry_run_text(*workload, cmd, true);
     return 0;
@@ -136,9 +150,13 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
 
 Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   auto a = std::make_shared<AioArgs>();
-  CLI::App* c = root.add_subcommand("aio", "disk dump/load bandwidth with libaio or io_uring");
-  c->add_option("--workspace", a->workspace, "directory for the shard files (created if missing)")
+  CLI::App* c = root.add_subcommand("aio", "disk dump/load bandwidth with libaio, io_uring or psync");
+  c->add_option("--workspace", a->workspaces,
+                "directory for the shard files (created if missing); repeat it to spread the files over "
+                "several directories, round-robin by file")
       ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->type_name("DIR");
   c->add_option("--io-type", a->io_type,
                 "host buffer: mmap (page-aligned mmap) or alloc (the backend's pinned memory) "
@@ -159,9 +177,11 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
       ->type_name("ID");
   c->add_option("--epoch-number", a->epochs, "dump epochs, then as many load epochs (default 32)")
       ->type_name("E");
-  c->add_option("--engine", a->engine, "libaio or io_uring (default libaio)")
-      ->type_name("libaio|io_uring");
-  c->add_option("--iodepth", a->iodepth, "I/Os in flight at most (default 64)")->type_name("D");
+  c->add_option("--engine", a->engine,
+                "libaio, io_uring, or psync (--iodepth threads each doing pread/pwrite of one shard at a "
+                "time) (default libaio)")
+      ->type_name("libaio|io_uring|psync");
+  c->add_option("--iodepth", a->iodepth, "I/Os in flight at most; psync: its threads (default 64)")->type_name("D");
   add_timeout_option(c, a->timeout);
   add_validate_option(c, a->validate, a->validate_each, global.command_line,
                       "verify the dumped files and every load against the data; `--validate each`: also "

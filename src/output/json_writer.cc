@@ -56,6 +56,20 @@ json result_json(const CaseResult& r, bool workload) {
   j["validate"] = r.validate.empty() ? json(nullptr) : json(r.validate);
   j["setup_s"] = r.setup_s;
   j["notes"] = r.notes;
+  if (!r.device_io.empty()) {  // aio: the block device's own counters over the phase
+    json devs = json::array();
+    for (const CaseResult::DeviceIo& d : r.device_io) {
+      const bool found = !d.device.empty();
+      const double pct = found && d.expected ? 100.0 * static_cast<double>(d.bytes) / static_cast<double>(d.expected) : 0;
+      devs.push_back({{"device", found ? json(d.device) : json(nullptr)},
+                      {"not_found", found ? json(nullptr) : json(d.why)},
+                      {"bytes", d.bytes},
+                      {"expected_bytes", d.expected},
+                      {"percent", found ? json(pct) : json(nullptr)},
+                      {"below_95", found ? json(pct < 95.0) : json(nullptr)}});
+    }
+    j["device_io"] = devs;
+  }
   if (workload)  // one iteration moves one request's KV on every card
     j["kv_load_ms"] = {{"per_card", r.stage(r.measured).avg / 1e6},
                        {"cards", r.devices},

@@ -44,6 +44,14 @@ struct CaseResult {
   // What ran differently from what the case asks for, and why (e.g. a batch the
   // runtime refused, issued as single copies); each also said once on stderr.
   std::vector<std::string> notes;
+  // aio: what the block device under each workspace counted over the phase
+  // (/sys/block/<dev>/stat); empty elsewhere.
+  struct DeviceIo {
+    std::string device;  // empty: none found (then `why`)
+    std::string why;
+    uint64_t bytes = 0, expected = 0;
+  };
+  std::vector<DeviceIo> device_io;
 
   // The named stage; all zero when there is none.
   const Stats& stage(const std::string& name) const;

@@ -96,6 +96,27 @@ std::string format_kv_load_line(const CaseResult& r) {
   return line;
 }
 
+namespace {
+
+// aio: `  Device vda: written 4.00 GiB of 4.00 GiB (100.0%)`, one per device.
+std::string format_device_lines(const CaseResult& r) {
+  std::string out;
+  const char* verb = r.name == "aio_dump" ? "written" : "read";
+  for (const CaseResult::DeviceIo& d : r.device_io) {
+    if (d.device.empty()) {
+      out += std::string("  Device: not found (") + d.why + "): cannot show that the disk was " + verb + "\n";
+      continue;
+    }
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f", d.expected ? 100.0 * static_cast<double>(d.bytes) / static_cast<double>(d.expected) : 0.0);
+    out += "  Device " + d.device + ": " + verb + " " + format_bytes(d.bytes) + " of " + format_bytes(d.expected) +
+           " (" + pct + "%)\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 void TextWriter::begin(const RunInfo& info) {
   workload_ = !info.workload_text.empty();
   if (workload_) out_ << info.workload_text << "\n";
@@ -106,6 +127,7 @@ void TextWriter::add(const CaseResult& result) {
   first_ = false;
   out_ << format_text_block(result);
   if (workload_) out_ << format_kv_load_line(result);
+  out_ << format_device_lines(result);
   out_.flush();
 }
 

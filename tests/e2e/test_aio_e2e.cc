@@ -25,6 +25,7 @@
 
 #include "cli_harness.h"
 #include "json_checks.h"
+#include "memory/pattern.h"
 
 namespace {
 
@@ -130,7 +131,9 @@ TEST_P(AioEndToEnd, DumpsLoadsValidatesAndCleansUp) {
                         "--iodepth", "3", "--epoch-number", "3", "--validate"});
   if (std::string(c.engine) == "io_uring" && uring_unavailable(r)) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string method = std::string(c.engine) == "libaio" ? "LIBAIO" : "IO_URING";
+  const std::string method = std::string(c.engine) == "libaio" ? "LIBAIO"
+                             : std::string(c.engine) == "psync" ? "PSYNC"
+                                                                 : "IO_URING";
   const std::string host = std::string("sim::") + (std::string(c.io_type) == "mmap" ? "mmap" : "host") + "::0";
   json dump = r.result("aio_dump"), load = r.result("aio_load");
   EXPECT_EQ(dump["from"], host);
@@ -152,7 +155,8 @@ TEST_P(AioEndToEnd, DumpsLoadsValidatesAndCleansUp) {
 
 INSTANTIATE_TEST_SUITE_P(Aio, AioEndToEnd,
                          ::testing::Values(Combo{"libaio", "mmap"}, Combo{"libaio", "alloc"},
-                                           Combo{"io_uring", "mmap"}, Combo{"io_uring", "alloc"}),
+                                           Combo{"io_uring", "mmap"}, Combo{"io_uring", "alloc"},
+                                           Combo{"psync", "mmap"}, Combo{"psync", "alloc"}),
                          [](const ::testing::TestParamInfo<Combo>& i) {
                            return std::string(i.param.engine) + "_" + i.param.io_type;
                          });
@@ -486,8 +490,9 @@ TEST(AioShards, FullFilesystemCountsFilesOfShards) {
   EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
 }
 
-TEST(AioEndToEnd, CtrlCLeavesNoShardFiles) {
-  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+// Ctrl-C in the middle of the epochs: exit 130, no shard file and no workspace left
+// (with psync also: its threads stop and are joined, or the run would not end).
+void ctrl_c_leaves_no_shard_files(const char* engine) {
   const std::string ws = disk_base() + "/" + unique_name("sigint");
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -495,7 +500,7 @@ TEST(AioEndToEnd, CtrlCLeavesNoShardFiles) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
-    execl(DS_BINARY, DS_BINARY, "aio", "--workspace", ws.c_str(), "--io-size", "64K",
+    execl(DS_BINARY, DS_BINARY, "aio", "--workspace", ws.c_str(), "--engine", engine, "--io-size", "64K",
           "--io-number", "32", "--iodepth", "8", "--epoch-number", "1000000", nullptr);
     _exit(127);
   }
@@ -526,6 +531,16 @@ TEST(AioEndToEnd, CtrlCLeavesNoShardFiles) {
   remove_tree(ws);
 }
 
+TEST(AioEndToEnd, CtrlCLeavesNoShardFiles) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  ctrl_c_leaves_no_shard_files("libaio");
+}
+
+TEST(AioPsync, CtrlCLeavesNoShardFiles) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  ctrl_c_leaves_no_shard_files("psync");
+}
+
 TEST(AioEndToEnd, UnusableWorkspaceIsARunError) {
   char tmpl[] = "/tmp/ds-aio-file-XXXXXX";
   const int fd = mkstemp(tmpl);
@@ -553,6 +568,227 @@ TEST(AioEndToEnd, TooMuchMemoryIsRefusedUpFront) {
   EXPECT_FALSE(exists(ws));
 }
 
+// --engine psync: --iodepth threads, one pread/pwrite each at a time. With
+// --validate each on a disk filesystem every dump epoch is read back, so a write a
+// thread skipped or misplaced fails; the title says the depth is threads.
+TEST(AioPsync, ValidateEachOnDiskSaysThreads) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("psync-each");
+  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
+                        "--io-number", "9", "--shards-per-file", "2", "--iodepth", "4", "--epoch-number", "3",
+                        "--validate", "each"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"aio_dump", "aio_load"}) {
+    const json res = r.result(name);
+    EXPECT_EQ(res["method"], "PSYNC") << name;
+    EXPECT_EQ(res["count"], 18) << name;
+    EXPECT_EQ(res["validate"], "each") << name;
+    EXPECT_TRUE(contains(res.value("brief", ""), "with psync, O_DIRECT, iodepth 4 (threads)")) << res["brief"];
+    expect_full_row(res);
+  }
+  EXPECT_FALSE(exists(ws));
+}
+
+// On tmpfs psync runs buffered with --buffered (Method PSYNC+BUF) and validates.
+TEST(AioPsync, BufferedOnTmpfsValidates) {
+  if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  for (const char* validate : {"--validate", "--validate=each"}) {
+    const std::string ws = "/dev/shm/" + unique_name("ds-aio-psync");
+    JsonRun r = run_json({"aio", "--workspace", ws, "--engine", "psync", "--io-size", "64K", "--io-number", "12",
+                          "--iodepth", "5", "--epoch-number", "2", "--buffered", validate});
+    ASSERT_EQ(r.exit_code, 0) << validate << "\n" << r.err;
+    EXPECT_EQ(r.result("aio_dump")["method"], "PSYNC+BUF");
+    EXPECT_EQ(r.result("aio_load")["method"], "PSYNC+BUF");
+    EXPECT_EQ(r.result("aio_load")["validated"], true);
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
+// A read the disk fails under psync (the shim fails the 6th pread: epoch 2's
+// second shard with one thread) names the file and the offset, exit 1, cleaned up.
+TEST(AioPsync, AFailingPreadNamesFileAndOffsetAndCleansUp) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("psync-eio");
+  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
+                           "--io-number", "4", "--iodepth", "1", "--epoch-number", "3"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM},
+                           {"DS_SHIM_PREAD", "1"},
+                           {"DS_SHIM_READ_NTH", "6"},
+                           {"DS_SHIM_READ_ERROR", "5"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "failed read 6")) << r.err;
+  EXPECT_TRUE(contains(r.err, "aio_load") || contains(r.err, "load epoch 2 of 3")) << r.err;
+  EXPECT_TRUE(contains(r.err, "read of shard 1 at offset 0 (16384 bytes): Input/output error")) << r.err;
+  EXPECT_TRUE(contains(r.err, ws + "/dev-sandbox-aio.")) << r.err;
+  EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+}
+
+// A psync load that returns wrong bytes (the 7th pread, byte 123 flipped: epoch 2's
+// shard 2 with one thread) is caught as it lands, named by epoch, shard and file.
+TEST(AioPsync, ValidateCatchesOneCorruptedPread) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("psync-corrupt");
+  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
+                           "--io-number", "4", "--iodepth", "1", "--epoch-number", "3", "--validate"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM},
+                           {"DS_SHIM_PREAD", "1"},
+                           {"DS_SHIM_READ_NTH", "11"},
+                           {"DS_SHIM_OFFSET", "123"}});
+  EXPECT_TRUE(contains(r.err, "corrupted read 11")) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "validation failed for aio_load epoch 2 of 3: shard 2 (" + ws + "/dev-sandbox-aio."))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "loaded bytes differ from what was dumped at offset 123")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// --workspace twice: files go round-robin by file (file i to directory i % 2), the
+// title names both directories with their filesystem, and every kept file holds
+// the shard the dump wrote for its global index (so a file in the wrong directory,
+// or the directories swapped, fails). Both directories are created and removed.
+TEST(AioWorkspaces, TwoDirectoriesRoundRobinValidateAndKeep) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* validate : {"--validate", "--validate=each"}) {
+    SCOPED_TRACE(validate);
+    const std::string a = disk_base() + "/" + unique_name("ws-a"), b = disk_base() + "/" + unique_name("ws-b");
+    JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", a, "--workspace", b, "--io-size", "16K",
+                          "--io-number", "5", "--iodepth", "2", "--epoch-number", "2", validate, "--keep"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* name : {"aio_dump", "aio_load"}) {
+      const json res = r.result(name);
+      EXPECT_EQ(res["validated"], true) << name;
+      EXPECT_EQ(res["count"], 5) << name;
+      const std::string brief = res.value("brief", "");
+      EXPECT_TRUE(contains(brief, "files in " + a + " (") && contains(brief, "), " + b + " (")) << brief;
+    }
+    EXPECT_TRUE(contains(r.err, "kept 5 shard files in " + a + ", " + b)) << r.err;
+    // Both on one filesystem, so one disk: one counter line with all the bytes.
+    for (const char* name : {"aio_dump", "aio_load"}) {
+      const json dev = r.result(name)["device_io"];
+      ASSERT_EQ(dev.size(), 1u) << name << " " << dev;
+      EXPECT_EQ(dev[0]["expected_bytes"], 5 * 16384 * 2) << name;
+    }
+    const std::vector<std::string> dirs = {a, b};
+    const std::vector<size_t> want = {3, 2};
+    std::vector<char> buf(16384);
+    for (size_t w = 0; w < 2; ++w) {
+      const auto names = entries(dirs[w]);
+      EXPECT_EQ(names.size(), want[w]) << dirs[w];
+      for (const std::string& n : names) {
+        const size_t local = std::stoul(n.substr(n.rfind('.') + 1));
+        const uint64_t shard = local * 2 + w;  // the global file (= shard) index
+        const int fd = open((dirs[w] + "/" + n).c_str(), O_RDONLY);
+        ASSERT_GE(fd, 0) << n;
+        ASSERT_EQ(pread(fd, buf.data(), buf.size(), 0), 16384) << n;
+        close(fd);
+        EXPECT_EQ(ds::pattern_check(buf.data(), buf.size(), ds::pattern_key(0, shard)), -1)
+            << dirs[w] << "/" << n << " should hold shard " << shard;
+      }
+      remove_tree(dirs[w]);
+    }
+  }
+}
+
+// The second of two workspaces cannot be made: exit 1 naming it, the first one
+// (created by the run) removed again.
+TEST(AioWorkspaces, AnUnusableSecondWorkspaceRemovesTheFirst) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string a = disk_base() + "/" + unique_name("ws-first");
+  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", a, "--workspace", "/proc/ds-aio-no-such-dir",
+                           "--io-number", "2", "--epoch-number", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "/proc/ds-aio-no-such-dir")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_FALSE(exists(a)) << "the first workspace was left behind";
+}
+
+// Two workspaces, the second a 4 MiB tmpfs mount that cannot hold its share
+// (8 of 16 files of 1 MiB): refused before anything is written, naming that
+// directory, exit 1; nothing is left in either. Root only (mount).
+TEST(AioWorkspaces, NoSpaceInOneOfTwoIsFoundBeforeWriting) {
+  if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  char tmpl[] = "/tmp/ds-aio-enospc-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string mnt = tmpl;
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4M") != 0) {
+    const int err = errno;
+    rmdir(mnt.c_str());
+    GTEST_SKIP() << "mount -t tmpfs -o size=4M not permitted here: " << std::strerror(err);
+  }
+  const std::string a = "/dev/shm/" + unique_name("ds-aio-ws-a"), b = mnt + "/ws";
+  const auto r = run_tool({"aio", "--workspace", a, "--workspace", b, "--io-size", "1M", "--io-number", "16",
+                           "--epoch-number", "1", "--buffered"});
+  const auto left = entries(mnt);
+  umount(mnt.c_str());
+  rmdir(mnt.c_str());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "the workspace " + b + " (tmpfs) has ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "(8 shards of 16)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
+  EXPECT_TRUE(contains(r.err, "nothing was written")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
+  EXPECT_FALSE(exists(a)) << "the first workspace was left behind";
+}
+
+// Proof that the disk was used: the block device under an O_DIRECT workspace
+// counted at least 95% of each phase's bytes (sectors x 512 in /sys/block/<dev>/stat;
+// other I/O on that disk only adds), said after the Wall line of each table and
+// in JSON. Skipped where the workspace has no block device of its own.
+TEST(AioDevice, ADiskRunShowsTheDeviceMovedTheBytes) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("dev");
+  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+                        "--iodepth", "4", "--epoch-number", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string device;
+  for (const char* name : {"aio_dump", "aio_load"}) {
+    const json dev = r.result(name)["device_io"];
+    ASSERT_EQ(dev.size(), 1u) << name;
+    if (dev[0]["device"].is_null()) GTEST_SKIP() << "no block device: " << dev[0]["not_found"];
+    device = dev[0]["device"];
+    EXPECT_EQ(dev[0]["expected_bytes"], 65536 * 8 * 2) << name;
+    EXPECT_GE(dev[0]["bytes"].get<uint64_t>(), 65536u * 8 * 2 * 95 / 100) << name << " " << dev;
+    EXPECT_EQ(dev[0]["below_95"], false) << name;
+  }
+  const auto t = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+                           "--iodepth", "4", "--epoch-number", "2", "--validate"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const char* verb : {"written", "read"}) {
+    const std::string line = "\n  Device " + device + ": " + verb + " ";
+    const size_t at = t.out.find(line);
+    ASSERT_NE(at, std::string::npos) << verb << "\n" << t.out;
+    EXPECT_TRUE(contains(t.out.substr(at, 80), " of 1.00 MiB (")) << t.out.substr(at, 80);
+    const size_t wall = t.out.rfind("  Wall: ", at), pass = t.out.find("[validation]", at);
+    EXPECT_NE(wall, std::string::npos);
+    EXPECT_EQ(t.out.find('\n', wall), at) << "right after the Wall line";
+    EXPECT_NE(pass, std::string::npos) << "before the validation verdict";
+  }
+  EXPECT_FALSE(contains(t.err, "below 95%")) << t.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// tmpfs has no block device: the line says so instead of counting anything.
+TEST(AioDevice, TmpfsSaysNoDeviceWasFound) {
+  if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  const std::string ws = "/dev/shm/" + unique_name("ds-aio-dev");
+  const auto t = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
+                           "--buffered"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const char* verb : {"written", "read"})
+    EXPECT_TRUE(contains(t.out, "  Device: not found (tmpfs has no block device of its own at " + ws +
+                                    "): cannot show that the disk was " + verb + "\n"))
+        << t.out;
+  JsonRun r = run_json({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
+                        "--buffered"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json dev = r.result("aio_load")["device_io"];
+  ASSERT_EQ(dev.size(), 1u);
+  EXPECT_TRUE(dev[0]["device"].is_null());
+  EXPECT_TRUE(contains(dev[0].value("not_found", ""), "tmpfs")) << dev;
+  EXPECT_FALSE(exists(ws));
+}
+
 TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
   const std::string ws = "/tmp/" + unique_name("ds-aio-bad");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -566,6 +802,7 @@ TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
       {{"aio", "--workspace", ws, "--iodepth", "0"}, "--iodepth"},
       {{"aio", "--workspace", ws, "--iodepth", "many"}, "--iodepth"},
       {{"aio", "--workspace", ws, "--engine", "spdk"}, "--engine"},
+      {{"aio", "--workspace", ws, "--workspace", ws + "/"}, "--workspace"},
       {{"aio", "--workspace", ws, "--io-type", "gpu"}, "--io-type"},
       {{"aio", "--workspace", ws, "--device-id", "x"}, "--device-id"},
       {{"aio", "--workspace", ws, "--io-type", "alloc", "--device-id", "99"}, "--device-id"},

@@ -17,6 +17,8 @@
  *   DS_SHIM_READ_ERROR=E    ... instead completes with error E (an errno number,
  *                           e.g. 5 for EIO), as a failing disk would
  *   DS_SHIM_OFFSET=O        the byte flipped (default 0)
+ *   DS_SHIM_PREAD=1         count pread/pread64 calls (aio --engine psync) as the
+ *                           reads, instead of io_getevents completions
  *
  * Every tampering is said on stderr ("corrupt_shim: ..."), so a test that sees no
  * failure can tell whether the shim did anything. */
@@ -38,6 +40,7 @@ static int g_skip;                  /* DS_SHIM_MEMCPY_SKIP */
 static unsigned long g_read_nth;    /* DS_SHIM_READ_NTH; 0: reads untouched */
 static size_t g_offset;             /* DS_SHIM_OFFSET */
 static long g_read_error;           /* DS_SHIM_READ_ERROR; 0: reads keep their result */
+static int g_pread;                 /* DS_SHIM_PREAD: the reads are pread calls */
 static unsigned long g_copies, g_reads;
 
 static unsigned long env_ul(const char* name) {
@@ -52,6 +55,7 @@ __attribute__((constructor)) static void shim_init(void) {
   g_read_nth = env_ul("DS_SHIM_READ_NTH");
   g_offset = env_ul("DS_SHIM_OFFSET");
   g_read_error = (long)env_ul("DS_SHIM_READ_ERROR");
+  g_pread = env_ul("DS_SHIM_PREAD") == 1;
 }
 
 static void say(const char* what, unsigned long nth) {
@@ -107,3 +111,42 @@ int io_getevents(io_context_t ctx, long min_nr, long nr, struct io_event* events
   return got;
 }
 #endif
+
+/* psync's reads: pread (pread64 where off_t is 64-bit by request), with
+ * DS_SHIM_PREAD=1 only. */
+#include <errno.h>
+#include <sys/types.h>
+typedef ssize_t (*pread_fn)(int, void*, size_t, off_t);
+
+static ssize_t tamper_pread(const char* name, pread_fn* real, int fd, void* buf, size_t n, off_t off) {
+  if (!*real) {
+    *real = (pread_fn)dlsym(RTLD_NEXT, name);
+    if (!*real) {
+      errno = ENOSYS;
+      return -1;
+    }
+  }
+  const ssize_t got = (*real)(fd, buf, n, off);
+  if (!g_pread || g_read_nth == 0 || got <= 0) return got;
+  const unsigned long k = __atomic_add_fetch(&g_reads, 1, __ATOMIC_SEQ_CST);
+  if (k == g_read_nth && g_read_error) {
+    say("failed read", k);
+    errno = (int)g_read_error;
+    return -1;
+  }
+  if (k == g_read_nth && g_offset < (size_t)got) {
+    ((unsigned char*)buf)[g_offset] ^= 0xFF;
+    say("corrupted read", k);
+  }
+  return got;
+}
+
+ssize_t pread(int fd, void* buf, size_t n, off_t off) {
+  static pread_fn real;
+  return tamper_pread("pread", &real, fd, buf, n, off);
+}
+
+ssize_t pread64(int fd, void* buf, size_t n, off_t off) {
+  static pread_fn real;
+  return tamper_pread("pread64", &real, fd, buf, n, off);
+}

@@ -422,10 +422,10 @@ TEST_P(EngineContract, QueueCommitReap) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, EngineContract,
-                         ::testing::Values(ds::AioEngineKind::kLibaio, ds::AioEngineKind::kUring),
+                         ::testing::Values(ds::AioEngineKind::kLibaio, ds::AioEngineKind::kUring,
+                                           ds::AioEngineKind::kPsync),
                          [](const ::testing::TestParamInfo<ds::AioEngineKind>& i) {
-                           return std::string(i.param == ds::AioEngineKind::kLibaio ? "libaio"
-                                                                                    : "io_uring");
+                           return std::string(ds::engine_option_name(i.param));
                          });
 
 bool is_dir(const std::string& p) {
