@@ -179,10 +179,16 @@ std::string stalled_worker(SharedRecords& shared, const LoopShape& shape) {
       const int32_t phase = observe(shared.worker(w).phase);
       all_waiting = all_waiting && (phase == kDone || phase == kBarrier);
     }
+    int running = 0;
+    for (int w = 0; w < shared.workers(); ++w) running += observe(shared.worker(w).phase) != kDone ? 1 : 0;
+    const std::string at = shape.unit + " " + std::to_string(observe(shared.worker(waiting).index));
+    const std::string secs = std::to_string((now - oldest_wait) / 1000000000);
+    if (all_waiting && running == 1)  // alone at a barrier that lets it through at once: it stopped there
+      return shape.worker_name + " " + std::to_string(waiting) + ": no progress for " + secs +
+             " s at the barrier before " + at;
     if (all_waiting)
-      return "no progress for " + std::to_string((now - oldest_wait) / 1000000000) + " s: every " +
-             shape.worker_name + " waits at the barrier before " + shape.unit + " " +
-             std::to_string(observe(shared.worker(waiting).index)) + " for one that never arrived";
+      return "no progress for " + secs + " s: every " + shape.worker_name + " waits at the barrier before " + at +
+             " for one that never arrived";
   }
   if (stuck < 0) return "";
   const WorkerShared& s = shared.worker(stuck);

@@ -84,7 +84,8 @@ TEST(Watchdog, StoppedSingleCardCaseEndsTheRun) {
                                  1, 0);
   EXPECT_EQ(s.code, 1) << s.err;
   EXPECT_LT(s.seconds, 2 + 5.0);
-  EXPECT_NE(s.err.find("device 0: no progress for 2 s in "), std::string::npos) << s.err;
+  // Stopped while copying ("in iteration ..."), or in the instant at its own barrier.
+  EXPECT_NE(s.err.find("device 0: no progress for 2 s "), std::string::npos) << s.err;
   expect_all_gone(s.children);
 }
 
@@ -110,7 +111,8 @@ TEST(Watchdog, StoppedAioWorkerEndsTheRunAndTheWorkspaceIsRemoved) {
                                  1, 0);
   EXPECT_EQ(s.code, 1) << s.err;
   EXPECT_LT(s.seconds, 2 + 5.0);
-  EXPECT_NE(s.err.find("aio_dump worker 0: no progress for 2 s in epoch "), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("aio_dump worker 0: no progress for 2 s "), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find(" epoch "), std::string::npos) << s.err;
   expect_all_gone(s.children);
   struct stat st;
   EXPECT_NE(stat(ws.c_str(), &st), 0) << "the workspace the run created was left behind";
