@@ -36,26 +36,12 @@ std::string shard_bytes_text(const AioParams& p, uint64_t shards) {
 size_t file_of(const AioParams& p, size_t i) { return static_cast<size_t>(i / p.shards_per_file); }
 uint64_t offset_of(const AioParams& p, size_t i) { return (i % p.shards_per_file) * p.io_size; }
 
-// The run's workspaces (--workspace, repeatable) and their shard files: file f
-// lives in workspace f % W, as its (f / W)-th file there. Declared workspaces
-// first, so the files are closed and removed before the directories go.
-class ShardSet {
- public:
+// The run's workspaces (--workspace, repeatable) and their filesystems.
+struct WorkspaceSet {
   std::vector<std::unique_ptr<Workspace>> workspaces;
   std::vector<FilesystemInfo> fs;
-  std::vector<std::unique_ptr<ShardFiles>> files;
 
   size_t count() const { return workspaces.size(); }
-  size_t where(size_t f) const { return f % count(); }
-  int fd(size_t f) const { return files[where(f)]->fd(f / count()); }
-  std::string path(size_t f) const { return files[where(f)]->path(f / count()); }
-  const std::string& dir(size_t f) const { return workspaces[where(f)]->path(); }
-  const FilesystemInfo& fs_of(size_t f) const { return fs[where(f)]; }
-  size_t size() const {
-    size_t n = 0;
-    for (const auto& x : files) n += x->size();
-    return n;
-  }
   // "DIR (ext4)", or "DIR1 (ext4), DIR2 (xfs)".
   std::string dirs_text() const {
     std::string t;
@@ -74,6 +60,30 @@ class ShardSet {
       }
     return t;
   }
+};
+
+// One worker's shard files over the workspaces: file f lives in workspace f % W,
+// as its (f / W)-th file there. Made after the WorkspaceSet it refers to, so the
+// files are closed and removed before the directories go.
+class ShardSet {
+ public:
+  explicit ShardSet(const WorkspaceSet& ws) : ws_(ws) {}
+  std::vector<std::unique_ptr<ShardFiles>> files;
+
+  size_t count() const { return ws_.count(); }
+  size_t where(size_t f) const { return f % count(); }
+  int fd(size_t f) const { return files[where(f)]->fd(f / count()); }
+  std::string path(size_t f) const { return files[where(f)]->path(f / count()); }
+  const std::string& dir(size_t f) const { return ws_.workspaces[where(f)]->path(); }
+  const FilesystemInfo& fs_of(size_t f) const { return ws_.fs[where(f)]; }
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& x : files) n += x->size();
+    return n;
+  }
+
+ private:
+  const WorkspaceSet& ws_;
 };
 
 // Where shard i lives: its file, and with several shards per file its offset there.
@@ -96,7 +106,7 @@ std::string differs_at(const AioParams& p, size_t i, int64_t off) {
 MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
   MemoryNeeds n;
   const uint64_t ring = p.buffers * p.io_size;
-  n.host = ring + (p.validate ? p.io_size : 0);
+  n.host = (ring + (p.validate ? p.io_size : 0)) * static_cast<uint64_t>(p.workers);
   // Only memory our own code mlock()s counts; a vendor driver pins in its kernel module.
   if (p.alloc && backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = ring;
   return n;
@@ -109,7 +119,7 @@ NeedsText aio_needs_text(const AioParams& p) {
           "lower --io-size or --iodepth"};
 }
 
-// What the workers share, set up in this process: the files are opened here (so
+// What one worker uses, set up in this process: the files are opened here (so
 // they are removed here, whatever becomes of the worker's process).
 struct AioSetup {
   const AioParams& p;
@@ -117,6 +127,8 @@ struct AioSetup {
   const ShardSet& files;
   bool direct;
   std::vector<Extent> shards;
+  int device;  // --io-type alloc: whose pinned memory
+  int key;     // the data pattern's key (per worker: --device-id + worker)
 };
 
 // The loop's IoFailure, told with the file, the filesystem and what to do.
@@ -137,7 +149,7 @@ RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSet
 
 // Reads shard `i` back with plain pread (outside any timing) into `buf` and
 // compares it with the pattern the dump wrote; `what` names the check in a failure.
-void verify_shard(const ShardSet& files, size_t i, const AioParams& p, char* buf, const std::string& what) {
+void verify_shard(const ShardSet& files, size_t i, const AioParams& p, int key, char* buf, const std::string& what) {
   std::memset(buf, 0, static_cast<size_t>(p.io_size));
   uint64_t got = 0;
   const uint64_t at = offset_of(p, i);
@@ -153,7 +165,7 @@ void verify_shard(const ShardSet& files, size_t i, const AioParams& p, char* buf
                      std::to_string(p.io_size));
     got += static_cast<uint64_t>(r);
   }
-  const int64_t off = pattern_check(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, i));
+  const int64_t off = pattern_check(buf, static_cast<size_t>(p.io_size), pattern_key(key, i));
   if (off >= 0)
     throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" +
                    shard_place(files, p, i) + ") differs from what was dumped " + differs_at(p, i, off));
@@ -161,10 +173,10 @@ void verify_shard(const ShardSet& files, size_t i, const AioParams& p, char* buf
 
 // --validate each, before a dump epoch (untimed): every shard file gets the bitwise
 // inverse of what the dump writes, so a write the epoch skips fails verify_shard.
-void clear_shard(const ShardSet& files, size_t i, const AioParams& p, char* buf) {
+void clear_shard(const ShardSet& files, size_t i, const AioParams& p, int key, char* buf) {
   const auto n = static_cast<size_t>(p.io_size);
   auto* b = reinterpret_cast<unsigned char*>(buf);
-  pattern_fill(b, n, pattern_key(p.device_id, i));
+  pattern_fill(b, n, pattern_key(key, i));
   for (size_t k = 0; k < n; ++k) b[k] = static_cast<unsigned char>(~b[k]);
   size_t put = 0;
   const uint64_t at = offset_of(p, i);
@@ -185,7 +197,7 @@ class AioWorker : public LoopWorker {
     const AioParams& p = s.p;
     const size_t bytes = static_cast<size_t>(p.buffers * p.io_size);
     if (p.alloc) {
-      device_ = s.backend.open_device(p.device_id);
+      device_ = s.backend.open_device(s.device);
       memory_ = device_->alloc_pinned(bytes, false);
     } else {
       memory_ = map_anonymous(bytes, true);
@@ -199,7 +211,7 @@ class AioWorker : public LoopWorker {
       // Real data, never zeros: a compressing or deduplicating store must not
       // flatter the numbers. (--validate refills per shard.)
       char* buf = base + b * p.io_size;
-      pattern_fill(buf, static_cast<size_t>(p.io_size), pattern_key(p.device_id, p.shards() + b));
+      pattern_fill(buf, static_cast<size_t>(p.io_size), pattern_key(s.key, p.shards() + b));
       ring_.buffers.push_back(buf);
     }
     // --validate: every shard written with its own pattern, every load checked as it
@@ -207,7 +219,7 @@ class AioWorker : public LoopWorker {
     // so a validated run checks correctness rather than peak speed.
     if (!p.validate) return;
     const size_t n = static_cast<size_t>(p.io_size);
-    const int dev = p.device_id;
+    const int dev = s.key;
     if (op == IoOp::kWrite) {
       hooks_.prepare = [n, dev](size_t shard, void* buf) { pattern_fill(buf, n, pattern_key(dev, shard)); };
       if (p.validate_each) scratch_ = map_anonymous(n, true);  // 4 KiB aligned, as O_DIRECT needs
@@ -244,7 +256,7 @@ class AioWorker : public LoopWorker {
     if (!scratch_) return;
     for (size_t i = 0; i < s_.shards.size(); ++i) {
       check_interrupted();
-      clear_shard(s_.files, i, s_.p, static_cast<char*>(scratch_->host_ptr()));
+      clear_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()));
     }
   }
   void after_iteration(int index) override {
@@ -252,7 +264,7 @@ class AioWorker : public LoopWorker {
     const std::string what = "aio_dump epoch " + std::to_string(index + 1) + " of " + std::to_string(s_.p.epochs);
     for (size_t i = 0; i < s_.shards.size(); ++i) {
       check_interrupted();
-      verify_shard(s_.files, i, s_.p, static_cast<char*>(scratch_->host_ptr()), what);
+      verify_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()), what);
     }
   }
   uint64_t retries() const override { return short_transfers_; }
@@ -274,12 +286,12 @@ class AioWorker : public LoopWorker {
 
 // Reads every shard back with plain pread (outside any timing) and compares it
 // with the pattern the dump wrote.
-void verify_files(const ShardSet& files, const AioParams& p) {
+void verify_files(const ShardSet& files, const AioParams& p, int key) {
   auto scratch = map_anonymous(static_cast<size_t>(p.io_size), true);
   char* buf = static_cast<char*>(scratch->host_ptr());
   for (size_t i = 0; i < p.shards(); ++i) {
     check_interrupted();
-    verify_shard(files, i, p, buf, "aio_dump");
+    verify_shard(files, i, p, key, buf, "aio_dump");
   }
 }
 
@@ -288,14 +300,21 @@ void verify_files(const ShardSet& files, const AioParams& p) {
 void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,
                  const std::function<void()>& begin, std::string& current) {
   Backend& backend = *selected.backend;
-  if (p.alloc)
+  const int nworkers = p.workers;
+  // --io-type alloc: worker w pins on device w, or every one on --device-id.
+  auto device_of = [&](int w) { return p.device_given || nworkers == 1 ? p.device_id : w; };
+  if (p.alloc && p.device_given)
+    check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
+  else if (p.alloc && nworkers > 1)
+    check_device_count("--workers", nworkers, nworkers, selected.probe.device_count, backend.name());
+  else if (p.alloc)
     check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
   check_host_needs(aio_needs(p, backend), aio_needs_text(p));
 
   const int64_t setup_start = now_ns();
   // Every directory is made and checked (filesystem, O_DIRECT, free space for its
   // share) before any shard file is written.
-  ShardSet files;
+  WorkspaceSet files;
   const size_t nws = p.workspaces.size();
   for (const std::string& dir : p.workspaces) {
     check_interrupted();
@@ -340,7 +359,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     for (size_t w = 0; w < nws; ++w) {
       const std::string& path = files.workspaces[w]->path();
       const uint64_t nfiles = files_in(w);
-      const uint64_t need = nfiles * k * p.io_size;
+      const uint64_t need = nfiles * k * p.io_size * static_cast<uint64_t>(nworkers);
       struct statvfs sv;
       if (statvfs(path.c_str(), &sv) != 0) throw sys_error("statvfs(" + path + ")", errno);
       const uint64_t avail = static_cast<uint64_t>(sv.f_bavail) * static_cast<uint64_t>(sv.f_frsize);
@@ -348,26 +367,39 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
         throw RunError("the workspace " + path + " (" + files.fs[w].type + ") has " + format_bytes(avail) +
                        " free, but its share of the shard files needs " + format_bytes(need) + " (" +
                        std::to_string(nfiles) + (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") +
-                       " of " + std::to_string(p.io_number) + "): " + std::strerror(ENOSPC) +
+                       " of " + std::to_string(p.io_number) + (nworkers > 1 ? ", for each of " + std::to_string(nworkers) + " workers" : "") +
+                       "): " + std::strerror(ENOSPC) +
                        "; nothing was written; free space there, or lower --io-number or --io-size");
     }
   }
 
-  for (size_t w = 0; w < nws; ++w) files.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path()));
-  AioSetup setup{p, backend, files, direct, {}};
-  for (uint64_t i = 0; i < p.io_number; ++i) {
-    check_interrupted();
-    const size_t w = files.where(static_cast<size_t>(i));
-    const int err = files.files[w]->add(p.io_size * k, direct);  // one file: its k shards, reserved at once
-    if (err != 0)
-      throw RunError("dump ran out of space in " + files.workspaces[w]->path() + " (" + files.fs[w].type +
-                     ") while reserving the shard files: " + std::to_string(i) + " of " +
-                     std::to_string(p.io_number) +
-                     (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") + " (" +
-                     shard_bytes_text(p, i * k) + ") fit: " + std::strerror(err) +
-                     "; the shard files were removed; free space or lower --io-number or --io-size");
-    for (uint64_t s = 0; s < k; ++s)
-      setup.shards.push_back(Extent{files.fd(static_cast<size_t>(i)), s * p.io_size, static_cast<size_t>(p.io_size)});
+  // Each worker its own files (tagged with its number when there are several),
+  // spread over the workspaces the same way.
+  std::vector<std::unique_ptr<ShardSet>> sets;
+  std::vector<AioSetup> setups;
+  setups.reserve(static_cast<size_t>(nworkers));
+  for (int wk = 0; wk < nworkers; ++wk) {
+    sets.push_back(std::make_unique<ShardSet>(files));
+    ShardSet& set = *sets.back();
+    const std::string tag = nworkers > 1 ? "w" + std::to_string(wk) : "";
+    for (size_t w = 0; w < nws; ++w) set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag));
+    setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk});
+    AioSetup& setup = setups.back();
+    for (uint64_t i = 0; i < p.io_number; ++i) {
+      check_interrupted();
+      const size_t w = set.where(static_cast<size_t>(i));
+      const int err = set.files[w]->add(p.io_size * k, direct);  // one file: its k shards, reserved at once
+      if (err != 0)
+        throw RunError("dump ran out of space in " + files.workspaces[w]->path() + " (" + files.fs[w].type +
+                       ") while reserving the shard files" +
+                       (nworkers > 1 ? " of worker " + std::to_string(wk) + " of " + std::to_string(nworkers) : "") +
+                       ": " + std::to_string(i) + " of " + std::to_string(p.io_number) +
+                       (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") + " (" +
+                       shard_bytes_text(p, i * k) + ") fit: " + std::strerror(err) +
+                       "; the shard files were removed; free space or lower --io-number or --io-size");
+      for (uint64_t sh = 0; sh < k; ++sh)
+        setup.shards.push_back(Extent{set.fd(static_cast<size_t>(i)), sh * p.io_size, static_cast<size_t>(p.io_size)});
+    }
   }
   const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
 
@@ -382,7 +414,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   std::vector<DeviceShare> devices;
   for (size_t w = 0; w < nws; ++w) {
     DeviceShare d;
-    d.bytes_per_epoch = files_in(w) * k * p.io_size;
+    d.bytes_per_epoch = files_in(w) * k * p.io_size * static_cast<uint64_t>(nworkers);
     if (!block_device_of(files.workspaces[w]->path(), files.fs[w].type, d.dev, d.why)) {
       d.why += " at " + files.workspaces[w]->path();
       devices.push_back(d);
@@ -397,8 +429,8 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   }
 
   const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
-  const std::string host =
-      backend.label_prefix() + "::" + (p.alloc ? "host" : "mmap") + "::" + std::to_string(p.device_id);
+  const std::string host = backend.label_prefix() + "::" + (p.alloc ? "host" : "mmap") +
+                           "::" + (nworkers > 1 ? std::string("all") : std::to_string(p.device_id));
   const std::string file = "file::" + files.types();
   const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
                           (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) +
@@ -412,19 +444,25 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
                    format_bytes(p.io_size) + " (" + std::to_string(p.shards()) + " I/Os)";
   const std::string memory_text =
       std::to_string(p.buffers) + " reused " +
-      (p.alloc ? "pinned buffers of device " + std::to_string(p.device_id) : "mmap buffers");
+      (!p.alloc ? std::string("mmap buffers")
+       : nworkers > 1 && !p.device_given ? std::string("pinned buffers of its own device (worker w: device w)")
+                                         : "pinned buffers of device " + std::to_string(p.device_id));
+  // --workers W > 1: every worker process its own files and buffers.
+  const std::string workers_text =
+      nworkers == 1 ? "" : ", in each of " + std::to_string(nworkers) + " worker processes with its own files and buffers";
   const std::string files_text = "files in " + files.dirs_text();
 
   begin();
 
   uint64_t short_transfers = 0;
-  // One direction: its epochs through the timed loop, one worker in a child process.
+  // One direction: its epochs through the timed loop, one worker in a child process
+  // (--workers W > 1: W forked workers, started together at every epoch).
   auto run_direction = [&](const char* name, IoOp op, const char* phase, double setup_s) {
     current = name;
     LoopShape shape;
-    shape.workers = 1;
-    shape.fanout = Fanout::kInline;
-    shape.isolate = true;
+    shape.workers = nworkers;
+    shape.fanout = nworkers == 1 ? Fanout::kInline : Fanout::kFork;
+    shape.isolate = nworkers == 1;
     shape.hooks_apart = p.validate_each;
     shape.warmup = 0;
     shape.iterations = p.epochs;
@@ -440,8 +478,8 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       if (p.alloc) backend.init_process();  // the pinned buffers' runtime, in the child only
       run_workers();
     };
-    hooks.make_worker = [&](int) -> std::unique_ptr<LoopWorker> {
-      return std::make_unique<AioWorker>(setup, op, phase);
+    hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> {
+      return std::make_unique<AioWorker>(setups[static_cast<size_t>(w)], op, phase);
     };
     for (DeviceShare& d : devices)
       if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.stat_path;
@@ -475,8 +513,13 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     r.to = op == IoOp::kWrite ? file : host;
     r.method = method;
     r.block_bytes = p.io_size;
-    r.count = p.shards();  // I/Os of block_bytes per epoch
-    r.bytes = p.total;
+    // I/Os of block_bytes and bytes per epoch, over all workers; IO is the slowest
+    // worker's, so BW = every worker's bytes / IO avg.
+    r.count = p.shards() * static_cast<uint64_t>(nworkers);
+    r.bytes = p.total * static_cast<uint64_t>(nworkers);
+    if (nworkers > 1)
+      for (double avg_ns : loop.worker_measured_avg)
+        r.worker_gib_s.push_back(avg_ns > 0 ? static_cast<double>(p.total) / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
     r.devices = 1;
     r.iterations = p.epochs;
     r.device_io = device_io;
@@ -492,13 +535,14 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   };
 
   CaseResult dump = run_direction("aio_dump", IoOp::kWrite, "dump", files_s);
-  dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how;
-  if (p.validate && !p.validate_each) verify_files(files, p);  // each: every epoch was read back
+  dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how + workers_text;
+  if (p.validate && !p.validate_each)  // each: every epoch was read back
+    for (const AioSetup& s : setups) verify_files(s.files, p, s.key);
   writer.add(dump);
   if (p.validate) writer.validation("aio_dump", true);
 
   CaseResult load = run_direction("aio_load", IoOp::kRead, "load", 0);
-  load.brief = "read " + shards_text + " from " + files_text + " into " + memory_text + how;
+  load.brief = "read " + shards_text + " from " + files_text + " into " + memory_text + how + workers_text;
   writer.add(load);
   if (p.validate) writer.validation("aio_load", true);
   writer.finish();
@@ -507,12 +551,16 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
               << " short transfers were completed by resubmitting the remainder\n";
   if (p.keep) {
     std::string dirs;
+    size_t kept = 0;
+    for (const auto& set : sets) {
+      for (const auto& f : set->files) f->keep();
+      kept += set->size();
+    }
     for (size_t w = 0; w < nws; ++w) {
-      files.files[w]->keep();
       files.workspaces[w]->keep();
       dirs += (w ? ", " : "") + files.workspaces[w]->path();
     }
-    std::cerr << "dev-sandbox: kept " << files.size() << " shard files in " << dirs << " (--keep)\n";
+    std::cerr << "dev-sandbox: kept " << kept << " shard files in " << dirs << " (--keep)\n";
   }
 }
 

@@ -27,6 +27,8 @@ struct AioParams {
   uint64_t io_number = 0;        // files (UCM: blocks); each holds shards_per_file shards
   uint64_t shards_per_file = 1;  // --shards-per-file K: shard s of a file at offset s x io_size
   int device_id = 0;
+  bool device_given = false;  // --device-id was given: every worker pins there
+  int workers = 1;            // --workers: forked worker processes, each with its own files and buffers
   int epochs = 0;
   AioEngineKind engine = AioEngineKind::kLibaio;
   unsigned iodepth = 0;

@@ -183,10 +183,12 @@ int probe_direct_io(const std::string& dir) {
   return 0;
 }
 
-ShardFiles::ShardFiles(std::string dir) : dir_(std::move(dir)), pid_(static_cast<long>(getpid())) {}
+ShardFiles::ShardFiles(std::string dir, std::string tag)
+    : dir_(std::move(dir)), tag_(std::move(tag)), pid_(static_cast<long>(getpid())) {}
 
 std::string ShardFiles::path(size_t i) const {
-  return dir_ + "/dev-sandbox-aio." + std::to_string(pid_) + "." + std::to_string(i);
+  return dir_ + "/dev-sandbox-aio." + std::to_string(pid_) + "." + (tag_.empty() ? "" : tag_ + ".") +
+         std::to_string(i);
 }
 
 int ShardFiles::add(uint64_t bytes, bool direct) {

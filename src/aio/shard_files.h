@@ -41,10 +41,11 @@ class Workspace {
 // throw RunError: the workspace is not writable.
 int probe_direct_io(const std::string& dir);
 
-// The shard files of one run, dev-sandbox-aio.<pid>.<index> in the workspace.
+// The shard files of one run, dev-sandbox-aio.<pid>.<index> in the workspace, or
+// dev-sandbox-aio.<pid>.<tag>.<index> with a tag (aio --workers: "w<worker>").
 class ShardFiles {
  public:
-  explicit ShardFiles(std::string dir);
+  explicit ShardFiles(std::string dir, std::string tag = "");
   ~ShardFiles();  // closes, and removes unless keep()
   ShardFiles(const ShardFiles&) = delete;
   ShardFiles& operator=(const ShardFiles&) = delete;
@@ -64,6 +65,7 @@ class ShardFiles {
 
  private:
   std::string dir_;
+  std::string tag_;
   long pid_;  // of the process that made them: their names, also as told by a child
   std::vector<int> fds_;
   bool keep_ = false;

@@ -21,7 +21,7 @@ struct AioArgs {
   std::vector<std::string> workspaces;
   std::string io_type = "mmap", io_size = "1048576", io_number = "512",
                          device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60",
-                         shards_per_file = "1";
+                         shards_per_file = "1", workers = "1";
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
   OutputOptions out;
@@ -30,9 +30,11 @@ struct AioArgs {
   CLI::Option* io_size_option = nullptr;
   CLI::Option* io_number_option = nullptr;
   CLI::Option* shards_option = nullptr;
+  CLI::Option* device_option = nullptr;
 };
 
 constexpr uint64_t kMaxShardsPerFile = 65536;
+constexpr uint64_t kMaxWorkers = 256;
 
 AioParams parse_aio(const AioArgs& a) {
   AioParams p;
@@ -74,6 +76,11 @@ AioParams parse_aio(const AioArgs& a) {
   if (device > 65535)
     throw UsageError("option --device-id got '" + a.device_id + "': must be at most 65535");
   p.device_id = static_cast<int>(device);
+  p.device_given = a.device_option && a.device_option->count() > 0;
+  const uint64_t workers = parse_count("--workers", a.workers, 1);
+  if (workers > kMaxWorkers)
+    throw UsageError("option --workers got '" + a.workers + "': must be at most " + std::to_string(kMaxWorkers));
+  p.workers = static_cast<int>(workers);
   const uint64_t epochs = parse_count("--epoch-number", a.epochs, 1);
   if (epochs > 1000000)
     throw UsageError("option --epoch-number got '" + a.epochs + "': must be at most 1000000");
@@ -173,8 +180,15 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                                    "shards in each file, each its own I/O of --io-size at offset "
                                    "shard x --io-size (UCM --layerwise: one per layer) (default 1)")
                          ->type_name("K");
-  c->add_option("--device-id", a->device_id, "device whose pinned memory --io-type alloc uses (default 0)")
-      ->type_name("ID");
+  a->device_option =
+      c->add_option("--device-id", a->device_id,
+                    "device whose pinned memory --io-type alloc uses (default 0; with --workers: worker w uses "
+                    "device w unless this is given)")
+          ->type_name("ID");
+  c->add_option("--workers", a->workers,
+                "worker processes, each with its own shard files and host buffers, started together at every "
+                "epoch; IO is the slowest worker's, BW all workers' bytes over it (default 1)")
+      ->type_name("W");
   c->add_option("--epoch-number", a->epochs, "dump epochs, then as many load epochs (default 32)")
       ->type_name("E");
   c->add_option("--engine", a->engine,

@@ -70,6 +70,7 @@ json result_json(const CaseResult& r, bool workload) {
     }
     j["device_io"] = devs;
   }
+  if (!r.worker_gib_s.empty()) j["worker_bandwidth_gib_s"] = r.worker_gib_s;  // aio --workers > 1
   if (workload)  // one iteration moves one request's KV on every card
     j["kv_load_ms"] = {{"per_card", r.stage(r.measured).avg / 1e6},
                        {"cards", r.devices},

@@ -52,6 +52,9 @@ struct CaseResult {
     uint64_t bytes = 0, expected = 0;
   };
   std::vector<DeviceIo> device_io;
+  // aio --workers > 1: each worker's own bandwidth (its bytes / its own measured
+  // avg), GiB/s, in worker order; empty otherwise.
+  std::vector<double> worker_gib_s;
 
   // The named stage; all zero when there is none.
   const Stats& stage(const std::string& name) const;

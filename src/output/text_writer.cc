@@ -1,5 +1,6 @@
 #include "output/text_writer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -54,6 +55,14 @@ std::string format_wall_line(const CaseResult& r) {
          "\n";
 }
 
+std::string format_workers_line(const CaseResult& r) {
+  if (r.worker_gib_s.empty()) return "";
+  const auto mm = std::minmax_element(r.worker_gib_s.begin(), r.worker_gib_s.end());
+  char line[128];
+  std::snprintf(line, sizeof line, "  Workers: min %.3f / max %.3f GiB/s per worker\n", *mm.first, *mm.second);
+  return line;
+}
+
 std::string format_text_block(const CaseResult& r) {
   std::string out = "[[ " + printable(r.name) + " ]] " + printable(r.brief) +
                     (r.layout.empty() ? "" : ", blocks of " + printable(r.layout)) +
@@ -79,7 +88,7 @@ std::string format_text_block(const CaseResult& r) {
   std::snprintf(bw, sizeof bw, "%.3f", r.bandwidth_gib_s());
   row += bw;
   row += "\n";
-  return out + head + row + format_wall_line(r);
+  return out + head + row + format_wall_line(r) + format_workers_line(r);
 }
 
 std::string format_kv_load_line(const CaseResult& r) {

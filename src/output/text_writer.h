@@ -16,6 +16,8 @@ std::string format_stats_us(const Stats& s);
 // "  Wall: StartSkew(us)-(...)=a / b / c / d / e  GroupWall(us)-(...)=...  WallBW(GB/s)=x.xxx".
 // It carries no From/To label, so the last field of the row naming ::device::all stays BW.
 std::string format_wall_line(const CaseResult& r);
+// aio --workers > 1: `  Workers: min X / max Y GiB/s per worker`; else "".
+std::string format_workers_line(const CaseResult& r);
 
 // Title (" (gated)" after it when the streams were held at their start), header, row and
 // the Wall line of one case, each line ending in '\n'.

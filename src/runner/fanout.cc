@@ -100,7 +100,9 @@ std::string describe_status(int status) {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
-void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier, bool label, const Watch& watch) {
+// `label`: what a failure is prefixed with, with the worker's number ("device 3: "); empty: nothing.
+void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier, const std::string& label,
+              const Watch& watch) {
   SharedMapping reports_map(sizeof(ChildReport) * static_cast<size_t>(count));
   auto* reports = static_cast<ChildReport*>(reports_map.data());
   std::fflush(nullptr);
@@ -174,7 +176,7 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
     std::string reason = reports[w].message[0] ? reports[w].message : describe_status(status);
     const bool secondary = reports[w].message[0] && reports[w].secondary;
     if (first_error.empty() || (first_is_secondary && !secondary)) {
-      first_error = label ? "device " + std::to_string(w) + ": " + reason : reason;
+      first_error = label.empty() ? reason : label + " " + std::to_string(w) + ": " + reason;
       first_is_secondary = secondary;
     }
     stop_all(5000000000LL);
@@ -186,7 +188,7 @@ void run_fork(int count, const std::function<void(int)>& body, Barrier& barrier,
 }  // namespace
 
 void run_workers(Fanout fanout, int count, const std::function<void(int)>& body, Barrier& barrier,
-                 const Watch& watch) {
+                 const Watch& watch, const std::string& name) {
   switch (fanout) {
     case Fanout::kInline:
       for (int w = 0; w < count; ++w) body(w);
@@ -195,13 +197,13 @@ void run_workers(Fanout fanout, int count, const std::function<void(int)>& body,
       run_threads(count, body, barrier);
       return;
     case Fanout::kFork:
-      run_fork(count, body, barrier, true, watch);
+      run_fork(count, body, barrier, name, watch);
       return;
   }
 }
 
 void run_isolated(const std::function<void()>& body, Barrier& barrier, const Watch& watch) {
-  run_fork(1, [&](int) { body(); }, barrier, false, watch);
+  run_fork(1, [&](int) { body(); }, barrier, "", watch);
 }
 
 }  // namespace ds

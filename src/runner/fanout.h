@@ -22,10 +22,11 @@ enum class Fanout { kInline, kThreads, kFork };
 // a non-empty answer (a worker made no progress for too long) kills every child
 // at once, without a grace period, and becomes the RunError, as it is. Workers
 // that run in this process (inline, threads) are not watched: the timed loop
-// always runs those in an isolated child.
+// always runs those in an isolated child. `name` names a failed forked worker
+// ("device 3: ...").
 using Watch = std::function<std::string()>;
 void run_workers(Fanout fanout, int count, const std::function<void(int)>& body, Barrier& barrier,
-                 const Watch& watch = {});
+                 const Watch& watch = {}, const std::string& name = "device");
 
 // Runs body() in one child process and waits for it, with the same failure and
 // Ctrl-C handling; its error message comes back unchanged. Used so that this

@@ -236,6 +236,11 @@ LoopResult aggregate(const std::vector<std::vector<IterationRecord>>& records) {
     out.wall.push_back(last - first);
     out.start_skew.push_back(last_start - first);
   }
+  for (const auto& worker : records) {
+    double sum = 0;
+    for (const IterationRecord& rec : worker) sum += static_cast<double>(rec.measured);
+    out.worker_measured_avg.push_back(worker.empty() ? 0.0 : sum / static_cast<double>(worker.size()));
+  }
   return out;
 }
 
@@ -267,7 +272,8 @@ LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
     if (shape.fanout == Fanout::kFork) {
       // Each child hosts its one worker.
       run_workers(Fanout::kFork, shape.workers,
-                  [&](int w) { host([&] { run_worker(w, shape, hooks, shared, barrier); }); }, barrier, watch);
+                  [&](int w) { host([&] { run_worker(w, shape, hooks, shared, barrier); }); }, barrier, watch,
+                  shape.worker_name);
     } else {
       const auto in_process = [&] {
         host([&] {

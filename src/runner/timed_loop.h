@@ -97,6 +97,9 @@ struct LoopHooks {
 // completion, and the spread of the starts.
 struct LoopResult {
   std::vector<int64_t> submit, measured, wall, start_skew;
+  // Per worker (not per iteration): the mean of its own `measured` over the
+  // measured iterations, for a per-worker bandwidth.
+  std::vector<double> worker_measured_avg;
   int64_t setup_end = 0;           // when the last worker was set up (monotonic ns)
   std::vector<std::string> notes;  // the workers' notes, each once, in worker order
   uint64_t retries = 0;            // over all workers

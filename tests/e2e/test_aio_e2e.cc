@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
@@ -808,6 +809,134 @@ TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
       {{"aio", "--workspace", ws, "--io-type", "alloc", "--device-id", "99"}, "--device-id"},
       {{"aio", "--workspace", ws, "--bogus"}, "--bogus"},
       {{"aio", "--workspace"}, "--workspace"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_tool(c.first, {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
+    std::string cmd;
+    for (const auto& a : c.first) cmd += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.second)) << cmd << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << cmd << "\n" << r.out;
+  }
+  EXPECT_FALSE(exists(ws)) << "a bad command line created the workspace";
+}
+
+// --workers 3: three forked workers, each with its own files and buffers; the
+// result counts every worker's shards and bytes, BW is those bytes over IO avg
+// (the slowest worker's), and a Workers line gives each worker's own BW.
+class AioWorkers : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AioWorkers, ThreeWorkersValidateAndCountEveryWorker) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string engine = GetParam();
+  const std::string ws1 = disk_base() + "/" + unique_name("workers"), ws2 = disk_base() + "/" + unique_name("workers");
+  const std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", ws1, "--workspace", ws2,
+                                         "--engine", engine, "--io-size", "16K", "--io-number", "5",
+                                         "--iodepth", "2", "--epoch-number", "3", "--workers", "3", "--validate"};
+  JsonRun r = run_json(args);
+  if (engine == "io_uring" && uring_unavailable(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"aio_dump", "aio_load"}) {
+    json x = r.result(name);
+    EXPECT_EQ(x["count"], 15) << name;  // 3 workers x 5 shards
+    EXPECT_EQ(x["validated"], true) << name;
+    const double bytes = 3.0 * 5 * 16384;
+    const double io_avg_s = x["copy_us"]["avg"].get<double>() * 1e-6;
+    ASSERT_GT(io_avg_s, 0) << name;
+    EXPECT_NEAR(x["bandwidth_gib_s"].get<double>(), bytes / io_avg_s / 1073741824.0,
+                1e-3 * x["bandwidth_gib_s"].get<double>() + 1e-9)
+        << name << ": BW is every worker's bytes over IO avg";
+    ASSERT_TRUE(x.contains("worker_bandwidth_gib_s")) << name;
+    EXPECT_EQ(x["worker_bandwidth_gib_s"].size(), 3u) << name;
+    for (const json& w : x["worker_bandwidth_gib_s"]) EXPECT_GT(w.get<double>(), 0) << name;
+    const std::string host = std::string("sim::mmap::all");
+    EXPECT_EQ(std::string(name) == "aio_dump" ? x["from"] : x["to"], host) << name;
+  }
+  EXPECT_FALSE(exists(ws1)) << "left behind";
+  EXPECT_FALSE(exists(ws2)) << "left behind";
+
+  // The text: a Workers line after each Wall line, min <= max.
+  std::vector<std::string> text_args = args;
+  const auto t = run_tool(text_args);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const std::vector<std::string> workers = lines_starting(t.out, "  Workers: min ");
+  ASSERT_EQ(workers.size(), 2u) << t.out;
+  for (const std::string& line : workers) {
+    double lo = -1, hi = -1;
+    ASSERT_EQ(std::sscanf(line.c_str(), "  Workers: min %lf / max %lf GiB/s per worker", &lo, &hi), 2) << line;
+    EXPECT_GT(lo, 0) << line;
+    EXPECT_LE(lo, hi) << line;
+  }
+  EXPECT_FALSE(exists(ws1)) << "left behind";
+}
+
+INSTANTIATE_TEST_SUITE_P(Aio, AioWorkers, ::testing::Values("libaio", "io_uring", "psync"),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
+
+// The processes whose parent is `parent`.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const std::string& e : entries("/proc")) {
+    if (e.find_first_not_of("0123456789") != std::string::npos) continue;
+    FILE* f = std::fopen(("/proc/" + e + "/stat").c_str(), "r");
+    if (!f) continue;
+    char buf[512] = {};
+    const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    const char* close = std::strrchr(buf, ')');  // the name may hold spaces
+    if (n == 0 || !close) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent)
+      out.push_back(static_cast<pid_t>(std::stol(e)));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(AioWorkers, AKilledWorkerFailsTheRunNamingItAndLeavesNothing) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("workers-kill");
+  const std::string out = disk_base() + "/" + unique_name("kill-out"), err = disk_base() + "/" + unique_name("kill-err");
+  const int pid = dstest::start_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "64K", "--io-number",
+                                      "8", "--iodepth", "4", "--epoch-number", "1000000", "--workers", "3"},
+                                     out, err);
+  ASSERT_GT(pid, 0);
+  std::vector<pid_t> kids;
+  for (int i = 0; i < 1000 && kids.size() < 3; ++i) {  // the three workers are running
+    kids = children_of(pid);
+    if (kids.size() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  if (kids.size() >= 3) kill(kids[1], SIGKILL);
+  else kill(pid, SIGKILL);
+  const int code = dstest::wait_tool(pid);
+  std::string text;
+  if (FILE* f = std::fopen(err.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    std::fclose(f);
+  }
+  unlink(out.c_str());
+  unlink(err.c_str());
+  ASSERT_GE(kids.size(), 3u) << "the three workers never appeared";
+  EXPECT_EQ(code, 1) << text;
+  EXPECT_TRUE(contains(text, "aio_dump worker ")) << text;
+  EXPECT_TRUE(contains(text, "killed by signal 9")) << text;
+  EXPECT_FALSE(exists(ws)) << "left behind: " << entries(ws).size() << " entries";
+  remove_tree(ws);
+}
+
+TEST(AioWorkers, BadWorkersAndMoreWorkersThanDevicesExit2) {
+  const std::string ws = "/tmp/" + unique_name("ds-aio-workers-bad");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"aio", "--workspace", ws, "--workers", "0"}, "--workers"},
+      {{"aio", "--workspace", ws, "--workers", "-1"}, "--workers"},
+      {{"aio", "--workspace", ws, "--workers", "two"}, "--workers"},
+      {{"aio", "--workspace", ws, "--workers", "100000"}, "--workers"},
+      {{"aio", "--workspace", ws, "--workers", "3", "--io-type", "alloc"}, "--workers got 3 but the sim backend sees 2"},
   };
   for (const auto& c : cases) {
     const auto r = run_tool(c.first, {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
