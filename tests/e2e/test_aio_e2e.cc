@@ -790,6 +790,21 @@ TEST(AioDevice, TmpfsSaysNoDeviceWasFound) {
   EXPECT_FALSE(exists(ws));
 }
 
+// Each command line (on a 2-card sim) exits 2 naming its option (the second of the
+// pair), prints nothing on stdout and creates no workspace.
+static void expect_usage_errors(const std::vector<std::pair<std::vector<std::string>, std::string>>& cases,
+                         const std::string& ws) {
+  for (const auto& c : cases) {
+    const auto r = run_tool(c.first, {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
+    std::string cmd;
+    for (const auto& a : c.first) cmd += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.second)) << cmd << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << cmd << "\n" << r.out;
+  }
+  EXPECT_FALSE(exists(ws)) << "a bad command line created the workspace";
+}
+
 TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
   const std::string ws = "/tmp/" + unique_name("ds-aio-bad");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -810,15 +825,7 @@ TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
       {{"aio", "--workspace", ws, "--bogus"}, "--bogus"},
       {{"aio", "--workspace"}, "--workspace"},
   };
-  for (const auto& c : cases) {
-    const auto r = run_tool(c.first, {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
-    std::string cmd;
-    for (const auto& a : c.first) cmd += a + " ";
-    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
-    EXPECT_TRUE(contains(r.err, c.second)) << cmd << "\n" << r.err;
-    EXPECT_TRUE(r.out.empty()) << cmd << "\n" << r.out;
-  }
-  EXPECT_FALSE(exists(ws)) << "a bad command line created the workspace";
+  expect_usage_errors(cases, ws);
 }
 
 // --workers 3: three forked workers, each with its own files and buffers; the
@@ -938,15 +945,7 @@ TEST(AioWorkers, BadWorkersAndMoreWorkersThanDevicesExit2) {
       {{"aio", "--workspace", ws, "--workers", "100000"}, "--workers"},
       {{"aio", "--workspace", ws, "--workers", "3", "--io-type", "alloc"}, "--workers got 3 but the sim backend sees 2"},
   };
-  for (const auto& c : cases) {
-    const auto r = run_tool(c.first, {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
-    std::string cmd;
-    for (const auto& a : c.first) cmd += a + " ";
-    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
-    EXPECT_TRUE(contains(r.err, c.second)) << cmd << "\n" << r.err;
-    EXPECT_TRUE(r.out.empty()) << cmd << "\n" << r.out;
-  }
-  EXPECT_FALSE(exists(ws)) << "a bad command line created the workspace";
+  expect_usage_errors(cases, ws);
 }
 
 }  // namespace
