@@ -6,29 +6,6 @@
 
 namespace ds {
 
-namespace {
-
-// Operations one stream of `spec` queues per iteration: its copies (or batched
-// and direct submissions), its two events and the hold.
-uint64_t queued_per_stream(const CaseSpec& spec, const CopyParams& p) {
-  const Layout& l = p.layout;
-  uint64_t ops = 0;
-  switch (spec.method) {
-    case CopyMethod::kCe:
-    case CopyMethod::kKernel: ops = l.fragments(); break;
-    case CopyMethod::kCeBatch: ops = 1; break;
-    case CopyMethod::kDirect: ops = l.tasks(); break;
-    case CopyMethod::kMemcpy: return 0;
-    case CopyMethod::kCeMultiStream: {
-      const uint64_t s = static_cast<uint64_t>(p.streams);
-      ops = (l.tasks() + s - 1) / s * l.fragments_per_task();
-      break;
-    }
-  }
-  return ops + 3;
-}
-
-}  // namespace
 
 std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe& probe) {
   if (spec.method == CopyMethod::kDirect && !probe.direct_unavailable.empty()) return probe.direct_unavailable;
@@ -56,7 +33,8 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
       if (!selected.probe.gate_unavailable.empty())
         throw UsageError("--stream-start-gate on: the " + b.name() + " backend cannot hold a stream here: " +
                          selected.probe.gate_unavailable);
-      const uint64_t queued = queued_per_stream(c, params), limit = b.gate_queue_limit();
+      const uint64_t queued = queued_per_stream(c.method, params.layout.tasks(), params.layout.fragments_per_task(),
+                                                params.streams), limit = b.gate_queue_limit();
       if (queued > limit)
         throw UsageError("--stream-start-gate on: " + c.name + " would queue " + std::to_string(queued) +
                          " operations on one stream behind the gate, more than the " + b.name() +

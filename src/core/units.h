@@ -19,6 +19,9 @@ int parse_int(const std::string& option, const std::string& text, int min, int m
 // a * b, or UsageError naming `what` when it does not fit 64 bits.
 uint64_t checked_mul(uint64_t a, uint64_t b, const std::string& what);
 
+// v rounded up to a multiple of `align` (> 0).
+constexpr uint64_t round_up(uint64_t v, uint64_t align) { return (v + align - 1) / align * align; }
+
 // BW = block_bytes * count / copy_avg, in GiB/s (the user guide's "GB/s" column).
 double bandwidth_gib_s(uint64_t block_bytes, uint64_t count, double copy_avg_s);
 // The same in decimal GB/s (10^9 bytes per second).

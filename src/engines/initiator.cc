@@ -35,6 +35,25 @@ size_t stream_of_task(SubmitMode mode, size_t task, size_t tasks, size_t streams
   return extra + (task - in_larger) / base;
 }
 
+uint64_t queued_per_stream(CopyMethod kind, uint64_t tasks, size_t fragments_per_task, int streams) {
+  const uint64_t k = std::max<size_t>(1, fragments_per_task);
+  uint64_t ops = 0;
+  switch (kind) {
+    case CopyMethod::kCe:
+    case CopyMethod::kKernel: ops = tasks * k; break;  // a copy per fragment
+    case CopyMethod::kCeBatch: ops = 1; break;         // one batched submission
+    case CopyMethod::kDirect: ops = tasks; break;      // one direct task per IO task
+    case CopyMethod::kMemcpy: return 0;
+    case CopyMethod::kCeMultiStream: {
+      // Either submit mode gives the busiest stream ceil(tasks / S) tasks.
+      const uint64_t s = static_cast<uint64_t>(std::max(1, streams));
+      ops = (tasks + s - 1) / s * k;
+      break;
+    }
+  }
+  return ops + 3;
+}
+
 namespace {
 
 // Streams with a start and an end event each; engine time spans the earliest

@@ -34,6 +34,13 @@ const char* submit_mode_name(SubmitMode mode);  // "stream-major", "round-robin"
 // The stream that carries task `task` of `tasks` over `streams` streams.
 size_t stream_of_task(SubmitMode mode, size_t task, size_t tasks, size_t streams);
 
+// Operations the busiest stream of an engine queues in one iteration for `tasks`
+// IO tasks of `fragments_per_task` copies over `streams` streams (multi-stream
+// only): its copies (or batched / direct submissions), its two events and a
+// start-gate hold; 0 for CPU memcpy, which has no stream. The stream start gate
+// holds all of them at once, so this must fit the backend's queue.
+uint64_t queued_per_stream(CopyMethod kind, uint64_t tasks, size_t fragments_per_task, int streams);
+
 // Base Method name of an engine (the fork suffix and the direct-path name are
 // added by the case, which knows topology and backend).
 std::string method_label(CopyMethod kind, const Backend& backend);

@@ -98,7 +98,7 @@ uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "the KV sizing")
 
 std::string num(uint64_t v) { return std::to_string(v); }
 
-uint64_t align4096(uint64_t v) { return (v + 4095) / 4096 * 4096; }
+uint64_t align4096(uint64_t v) { return round_up(v, 4096); }
 
 }  // namespace
 

@@ -446,21 +446,40 @@ TEST(AioEndToEnd, BufferedOnTmpfsRunsAndSaysSo) {
   EXPECT_FALSE(exists(ws));
 }
 
+// A 4 MiB tmpfs mounted on a fresh directory (root only), unmounted and removed
+// again when it goes; `error` says why there is none.
+struct SmallTmpfs {
+  std::string dir, error;
+  SmallTmpfs() {
+    char tmpl[] = "/tmp/ds-aio-enospc-XXXXXX";
+    if (!mkdtemp(tmpl)) {
+      error = std::string("mkdtemp: ") + std::strerror(errno);
+      return;
+    }
+    if (mount("tmpfs", tmpl, "tmpfs", 0, "size=4M") != 0) {
+      error = std::string("mount -t tmpfs -o size=4M not permitted here: ") + std::strerror(errno);
+      rmdir(tmpl);
+      return;
+    }
+    dir = tmpl;
+  }
+  ~SmallTmpfs() {
+    if (dir.empty()) return;
+    umount(dir.c_str());
+    rmdir(dir.c_str());
+  }
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+};
+
 // A 4 MiB tmpfs mount: the 8 MiB dump cannot fit.
 TEST(AioEndToEnd, FullFilesystemFailsAndRemovesWhatItWrote) {
-  char tmpl[] = "/tmp/ds-aio-enospc-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string mnt = tmpl;
-  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4M") != 0) {
-    const int err = errno;
-    rmdir(mnt.c_str());
-    GTEST_SKIP() << "mount -t tmpfs -o size=4M not permitted here: " << std::strerror(err);
-  }
+  const SmallTmpfs fs;
+  if (fs.dir.empty()) GTEST_SKIP() << fs.error;
+  const std::string& mnt = fs.dir;
   const auto r = run_tool({"aio", "--workspace", mnt + "/ws", "--io-size", "1M", "--io-number",
                            "8", "--epoch-number", "2", "--buffered"});
   const auto left = entries(mnt);
-  umount(mnt.c_str());
-  rmdir(mnt.c_str());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
   EXPECT_TRUE(contains(r.err, "of 8 shards")) << r.err;  // how far it got
@@ -471,19 +490,12 @@ TEST(AioEndToEnd, FullFilesystemFailsAndRemovesWhatItWrote) {
 // The same with several shards per file: each file reserves its K shards at once
 // (4 files of 2 x 1 MiB on 4 MiB), and the error counts files of K shards.
 TEST(AioShards, FullFilesystemCountsFilesOfShards) {
-  char tmpl[] = "/tmp/ds-aio-enospc-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string mnt = tmpl;
-  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4M") != 0) {
-    const int err = errno;
-    rmdir(mnt.c_str());
-    GTEST_SKIP() << "mount -t tmpfs -o size=4M not permitted here: " << std::strerror(err);
-  }
+  const SmallTmpfs fs;
+  if (fs.dir.empty()) GTEST_SKIP() << fs.error;
+  const std::string& mnt = fs.dir;
   const auto r = run_tool({"aio", "--workspace", mnt + "/ws", "--io-size", "1M", "--io-number", "4",
                            "--shards-per-file", "2", "--epoch-number", "1", "--buffered"});
   const auto left = entries(mnt);
-  umount(mnt.c_str());
-  rmdir(mnt.c_str());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
   EXPECT_TRUE(contains(r.err, " of 4 files of 2 shards (")) << r.err;
@@ -708,20 +720,13 @@ TEST(AioWorkspaces, AnUnusableSecondWorkspaceRemovesTheFirst) {
 // directory, exit 1; nothing is left in either. Root only (mount).
 TEST(AioWorkspaces, NoSpaceInOneOfTwoIsFoundBeforeWriting) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
-  char tmpl[] = "/tmp/ds-aio-enospc-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string mnt = tmpl;
-  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4M") != 0) {
-    const int err = errno;
-    rmdir(mnt.c_str());
-    GTEST_SKIP() << "mount -t tmpfs -o size=4M not permitted here: " << std::strerror(err);
-  }
+  const SmallTmpfs fs;
+  if (fs.dir.empty()) GTEST_SKIP() << fs.error;
+  const std::string& mnt = fs.dir;
   const std::string a = "/dev/shm/" + unique_name("ds-aio-ws-a"), b = mnt + "/ws";
   const auto r = run_tool({"aio", "--workspace", a, "--workspace", b, "--io-size", "1M", "--io-number", "16",
                            "--epoch-number", "1", "--buffered"});
   const auto left = entries(mnt);
-  umount(mnt.c_str());
-  rmdir(mnt.c_str());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.err, "the workspace " + b + " (tmpfs) has ")) << r.err;
   EXPECT_TRUE(contains(r.err, "(8 shards of 16)")) << r.err;

@@ -5,17 +5,7 @@ set -u
 tk=$1
 fail=0
 targets=$(sed -n 's/^set(DS_FUZZ_TARGETS \(.*\))$/\1/p' "$(dirname "$0")/targets.cmake")
-expect() {  # code pattern args...
-  local code=$1 pattern=$2; shift 2
-  local err rc
-  err=$("$tk" "$@" 2>&1 >/dev/null); rc=$?
-  if [[ $rc -ne $code ]] || ! grep -q -- "$pattern" <<<"$err"; then
-    echo "FAIL: ucm-toolkit $* -> exit $rc, stderr: $err (wanted exit $code and '$pattern')"
-    fail=1
-  else
-    echo "ok: ucm-toolkit $* -> exit $rc"
-  fi
-}
+source "$(dirname "$0")/../toolkit/expect.sh"
 expect 2 "one of $targets" fuzz
 expect 2 "unknown target 'nope': one of $targets" fuzz nope
 expect 2 "--seconds" fuzz units --seconds 0

@@ -3,17 +3,7 @@
 set -u
 tk=$1
 fail=0
-expect() {  # code pattern args...
-  local code=$1 pattern=$2; shift 2
-  local err rc
-  err=$("$tk" "$@" 2>&1 >/dev/null); rc=$?
-  if [[ $rc -ne $code ]] || ! grep -q -- "$pattern" <<<"$err"; then
-    echo "FAIL: ucm-toolkit $* -> exit $rc, stderr: $err (wanted exit $code and '$pattern')"
-    fail=1
-  else
-    echo "ok: ucm-toolkit $* -> exit $rc"
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 expect 2 "unknown command" frobnicate
 expect 2 "dev-sandbox" build something-else
 expect 2 "dev-sandbox" run

@@ -69,8 +69,6 @@ uint32_t high32(const void* p) {
 
 constexpr size_t kRegisterAlign = 4096;  // aclrtHostRegister(V2): 4 KiB aligned address and length
 
-size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
 // Kernels 5.10 and older: the CANN docs allow registering only aclrtMallocHost memory,
 // so our own mappings are locked with mlock() first, as UCM does.
 bool lock_before_register() { return registration_needs_locked_pages(kernel_release().c_str()); }
