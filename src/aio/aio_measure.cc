@@ -21,6 +21,7 @@
 #include "core/units.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
+#include "runner/numa_plan.h"
 #include "runner/preflight.h"
 #include "runner/timed_loop.h"
 
@@ -127,8 +128,9 @@ struct AioSetup {
   const ShardSet& files;
   bool direct;
   std::vector<Extent> shards;
-  int device;  // --io-type alloc: whose pinned memory
+  int device;  // --io-type alloc: whose pinned memory; --numa: whose node the worker is placed on
   int key;     // the data pattern's key (per worker: --device-id + worker)
+  const NumaPlan& numa;
 };
 
 // The loop's IoFailure, told with the file, the filesystem and what to do.
@@ -193,7 +195,7 @@ void clear_shard(const ShardSet& files, size_t i, const AioParams& p, int key, c
 // --device-id) and I/O engine, made where it runs; one pass over every shard per epoch.
 class AioWorker : public LoopWorker {
  public:
-  AioWorker(const AioSetup& s, IoOp op, const char* phase) : s_(s), op_(op), phase_(phase) {
+  AioWorker(const AioSetup& s, IoOp op, const char* phase) : placed_(s.numa, s.device), s_(s), op_(op), phase_(phase) {
     const AioParams& p = s.p;
     const size_t bytes = static_cast<size_t>(p.buffers * p.io_size);
     if (p.alloc) {
@@ -214,6 +216,7 @@ class AioWorker : public LoopWorker {
       pattern_fill(buf, static_cast<size_t>(p.io_size), pattern_key(s.key, p.shards() + b));
       ring_.buffers.push_back(buf);
     }
+    placed_.record().add_buffer("buffers", base, bytes);
     // --validate: every shard written with its own pattern, every load checked as it
     // completes; the fill and the check run inside the epochs (as fio's verify does),
     // so a validated run checks correctness rather than peak speed.
@@ -268,8 +271,10 @@ class AioWorker : public LoopWorker {
     }
   }
   uint64_t retries() const override { return short_transfers_; }
+  const WorkerPlacement* placement() const override { return &placed_.record(); }
 
  private:
+  PlacementScope placed_;  // first: the CPUs and memory policy its buffers are made under
   const AioSetup& s_;
   IoOp op_;
   const char* phase_;
@@ -309,6 +314,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     check_device_count("--workers", nworkers, nworkers, selected.probe.device_count, backend.name());
   else if (p.alloc)
     check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
+  const NumaPlan numa = numa_plan_for(p.numa_request, selected);
   check_host_needs(aio_needs(p, backend), aio_needs_text(p));
 
   const int64_t setup_start = now_ns();
@@ -383,7 +389,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     ShardSet& set = *sets.back();
     const std::string tag = nworkers > 1 ? "w" + std::to_string(wk) : "";
     for (size_t w = 0; w < nws; ++w) set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag));
-    setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk});
+    setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk, numa});
     AioSetup& setup = setups.back();
     for (uint64_t i = 0; i < p.io_number; ++i) {
       check_interrupted();
@@ -531,6 +537,8 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       r.validate = op == IoOp::kRead || p.validate_each ? "each" : "end";
     }
     r.setup_s = setup_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
+    r.numa.mode = numa_mode_name(numa.mode);
+    r.numa.workers = loop.placements;
     return r;
   };
 

@@ -13,6 +13,7 @@
 #include "aio/io_engine.h"
 #include "backend/select.h"
 #include "output/result.h"
+#include "topology/placement.h"
 
 namespace ds {
 
@@ -35,6 +36,7 @@ struct AioParams {
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;  // --validate each: also every dump epoch, cleared before and read back after
   int timeout_s = 60;          // --timeout: the watchdog (0: never)
+  NumaRequest numa_request;    // --numa, --numa-map: worker w placed on its device's node
   uint64_t total = 0;    // io_size x shards(): the bytes of one epoch
   uint64_t buffers = 0;  // host buffers, reused as fio does: min(iodepth, shards())
   // I/Os of io_size per epoch: io_number files x shards_per_file.
