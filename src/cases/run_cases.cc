@@ -42,11 +42,11 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
                          (c.method == CopyMethod::kCeMultiStream ? " or raise -S" : ""));
     }
   }
-  const NumaPlan numa = numa_plan_for(params.numa_request, selected);
   for (const auto& c : cases)
-    if (!numa.shm_nodes.empty() && c.src != BufKind::kShm)
+    if (!params.numa_request.shm_nodes.empty() && c.src != BufKind::kShm)
       throw UsageError("option --shm-numa-nodes: case " + c.name +
                        " has no shared memory region to spread (it applies to the one_share_* and shm_* cases)");
+  numa_plan_for(params.numa_request, selected);  // a node or device that is not there: UsageError
   // Single-card cases use device 0 whatever -d says (d is 1 in their formulas), so
   // the default -d 8 does not stop them on a one-GPU machine.
   if (multi)
