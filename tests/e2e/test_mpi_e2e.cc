@@ -26,7 +26,11 @@ namespace {
 // mpiexec, one app context per rank (MPMD) so each gets its own DS_NODE_NAME and,
 // where given, its own arguments.
 std::vector<std::string> mpi_command(const std::vector<std::vector<std::string>>& per_rank) {
-  std::vector<std::string> cmd = {DS_MPIEXEC, "--oversubscribe", "--allow-run-as-root"};
+  // OpenMPI follows its SIGTERM to the other ranks with SIGKILL after 1 s by
+  // default; 10 s lets a rank on this loaded test machine finish its cleanup
+  // (README "Across nodes (MPI)" recommends the same).
+  std::vector<std::string> cmd = {DS_MPIEXEC, "--oversubscribe", "--allow-run-as-root",
+                                  "--mca", "odls_base_sigkill_timeout", "10"};
   for (size_t r = 0; r < per_rank.size(); ++r) {
     if (r) cmd.push_back(":");
     cmd.insert(cmd.end(), {"-np", "1", "env", "DS_NODE_NAME=node" + std::to_string(r), DS_BINARY});
@@ -231,6 +235,41 @@ TEST(MpiAio, ARankKilledMidRunEndsEveryRankAndLeavesNothing) {
   unlink((base + "/err").c_str());
   rmdir(ws.c_str());
   rmdir(base.c_str());
+}
+
+}  // namespace
+
+namespace {
+
+void expect_copy_across_ranks(const std::vector<std::string>& args) {
+  const RunResult text = run_ranks(same(3, args));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(count_of(text.out, "[validation] "), 1u) << text.out;
+  EXPECT_EQ(count_of(text.out, " PASS"), 1u) << text.out;
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(count_of(text.out, "  Node node" + std::to_string(r) + " (rank " + std::to_string(r) + "): "), 1u)
+        << text.out;
+  EXPECT_NE(text.out.find("  Nodes: min "), std::string::npos) << text.out;
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const RunResult j = run_ranks(same(3, json_args));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json doc = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  ASSERT_EQ(doc["results"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["validated"], true);
+  EXPECT_EQ(doc["results"][0]["devices"], 3 * 2);
+  expect_aggregate_consistent(doc, 3);
+}
+
+TEST(MpiCopy, QuickModeOnSimValidated) {
+  expect_copy_across_ranks({"--backend", "sim", "--model-type", "gqa", "--iodirect", "false", "--sdma", "false", "-s",
+                            "256K", "-n", "4", "-i", "4", "-d", "2", "--validate"});
+}
+
+TEST(MpiCopy, CopyCaseOnSimValidated) {
+  expect_copy_across_ranks({"--backend", "sim", "copy", "-t", "one_share_host_to_all_device_ce_multi_stream", "-s",
+                            "256K", "-n", "4", "-i", "4", "-d", "2", "--validate"});
 }
 
 }  // namespace
