@@ -14,6 +14,7 @@
 #include "aio/block_device.h"
 #include "aio/io_loop.h"
 #include "aio/shard_files.h"
+#include "cluster/cluster.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -387,7 +388,9 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   for (int wk = 0; wk < nworkers; ++wk) {
     sets.push_back(std::make_unique<ShardSet>(files));
     ShardSet& set = *sets.back();
-    const std::string tag = nworkers > 1 ? "w" + std::to_string(wk) : "";
+    const bool ranks = p.cluster && p.cluster->multi();
+    const std::string tag = (ranks ? "r" + std::to_string(p.cluster->rank()) : std::string()) +
+                            (nworkers > 1 ? "w" + std::to_string(wk) : std::string());
     for (size_t w = 0; w < nws; ++w) set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag));
     setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk, numa});
     AioSetup& setup = setups.back();
@@ -477,6 +480,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     shape.timeout_ns = static_cast<int64_t>(p.timeout_s) * 1000000000LL;
     shape.worker_name = std::string(name) + " worker";
     shape.unit = "epoch";
+    shape.cluster = p.cluster;
     shape.running = "I/O in flight";
     shape.waiting = "I/O in flight";
     LoopHooks hooks;

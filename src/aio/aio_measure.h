@@ -17,6 +17,8 @@
 
 namespace ds {
 
+class Cluster;
+
 constexpr uint64_t kAioAlign = 4096;           // O_DIRECT: buffer, offset and length
 constexpr uint64_t kAioMaxIoSize = 1ULL << 30;  // the kernel moves < 2 GiB per request
 constexpr uint64_t kAioMaxDepth = 4096;
@@ -39,6 +41,10 @@ struct AioParams {
   NumaRequest numa_request;    // --numa, --numa-map: worker w placed on its device's node
   uint64_t total = 0;    // io_size x shards(): the bytes of one epoch
   uint64_t buffers = 0;  // host buffers, reused as fio does: min(iodepth, shards())
+  // Across ranks (src/cluster): every epoch starts on every rank together, and the
+  // shard files carry the rank ("r<rank>") so ranks sharing a directory never
+  // collide. Null or one rank: as alone.
+  Cluster* cluster = nullptr;
   // I/Os of io_size per epoch: io_number files x shards_per_file.
   uint64_t shards() const { return io_number * shards_per_file; }
 };

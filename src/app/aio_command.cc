@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "aio/aio_measure.h"
 #include "app/command.h"
@@ -10,6 +11,7 @@
 #include "app/model_options.h"
 #include "app/output_options.h"
 #include "backend/select.h"
+#include "cluster/across_ranks.h"
 #include "core/error.h"
 #include "core/units.h"
 
@@ -139,6 +141,29 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
            " --shards-per-file " + args.shards_per_file + " --epoch-number " + std::to_string(p.epochs);
     std::cout << dry_run_text(*workload, cmd, true);
     return 0;
+  }
+  Cluster& ranks = cluster();
+  if (ranks.multi()) {
+    // Across ranks: rank 0 alone writes (stdout or --output); every rank measures.
+    AioParams across = p;
+    across.cluster = &ranks;
+    std::ostringstream none;
+    auto writer = ranks.rank() == 0 ? make_writer(args.out, std::cout) : make_writer(OutputOptions{}, none);
+    return run_across_ranks(
+        ranks, *writer,
+        [&](ResultWriter& mine) {
+          std::string current;
+          const SelectedBackend selected = select_backend(g.backend);
+          measure_aio(across, selected, mine,
+                      [&] {
+                        RunInfo info = run_info(selected, g.command_line);
+                        if (workload) attach_workload(info, *workload);
+                        mine.begin(info);
+                      },
+                      current);
+        },
+        NodeLines::kTogether,
+        [](const CaseResult& r) { return r.name.rfind("aio_", 0) == 0 ? r.name.substr(4) : r.name; });
   }
   auto writer = make_writer(args.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {

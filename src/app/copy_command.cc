@@ -1,5 +1,6 @@
 // `copy` and quick mode: named cases, or the three quick-mode selectors that pick one.
 #include <iostream>
+#include <sstream>
 #include <memory>
 
 #include "app/command.h"
@@ -7,6 +8,7 @@
 #include "app/model_options.h"
 #include "app/output_options.h"
 #include "cases/run_cases.h"
+#include "cluster/across_ranks.h"
 #include "app/sweep.h"
 #include "cases/catalog.h"
 #include "core/error.h"
@@ -178,6 +180,23 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
     return 0;
   }
 
+  Cluster& ranks = cluster();
+  if (ranks.multi()) {
+    // Across ranks: every rank runs the cases on its node's cards; rank 0 writes.
+    if (!plan.steps.empty() || !a.plot.empty())
+      throw UsageError("--sweep and --plot are not available across ranks (mpirun/srun); run one size per job");
+    CopyParams across = p;
+    across.cluster = &ranks;
+    std::ostringstream none;
+    auto writer = ranks.rank() == 0 ? make_writer(a.out, std::cout) : make_writer(OutputOptions{}, none);
+    return run_across_ranks(
+        ranks, *writer,
+        [&](ResultWriter& mine) {
+          bool begun = false;
+          measure(a, g, across, plan.names, plan.steps, workload, mine, begun);
+        },
+        NodeLines::kPerResult, [](const CaseResult&) { return std::string(); });
+  }
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string&) {
     measure(a, g, p, plan.names, plan.steps, workload, *writer, begun);

@@ -47,6 +47,11 @@ class OutputWriter : public ResultWriter {
   void fail(const std::string& c, const std::string& error) override {
     if (!finished_) inner_->fail(c, error);
   }
+  void nodes(const std::vector<NodeShare>& n, const std::vector<std::string>& labels) override {
+    if (finished_) return;
+    inner_->nodes(n, labels);
+    check_stdout();
+  }
   void finish() override {
     if (finished_) return;
     finished_ = true;

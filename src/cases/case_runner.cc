@@ -327,6 +327,7 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   shape.progress_name = spec.name;
   shape.progress_bytes = layout.unit_bytes();
   shape.timeout_ns = static_cast<int64_t>(p.timeout_s) * 1000000000LL;
+  shape.cluster = p.cluster;
   LoopHooks hooks;
   hooks.host = [&](const std::function<void()>& run_workers) {
     backend.init_process();  // in each child after fork, or in the isolated child

@@ -20,6 +20,8 @@ constexpr int kMaxDevices = 4096;
 constexpr int kMaxFrags = 65536;
 constexpr int kMaxStreams = 1024;
 
+class Cluster;
+
 struct CopyParams {
   Layout layout = Layout::uniform(512ULL << 20, 8, 0);  // -s, -n, -f
   int iterations = 128;                                 // -i
@@ -28,6 +30,9 @@ struct CopyParams {
   SubmitMode submit_mode = SubmitMode::kStreamMajor;    // --submit-mode
   bool gate = false;                                    // --stream-start-gate on
   int timeout_s = 60;                                   // --timeout (0: never)
+  // Across ranks (src/cluster): iterations start on every rank together. Null or
+  // one rank: as alone.
+  Cluster* cluster = nullptr;
   int warmup = 2;                                       // --warmup
   bool validate = false;                                // --validate
   bool validate_each = false;  // --validate each: clear before, check after every iteration (untimed)

@@ -1,5 +1,6 @@
 #include "output/json_writer.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace ds {
@@ -126,6 +127,16 @@ void JsonWriter::validation(const std::string& case_name, bool pass) {
     }
 }
 
+void JsonWriter::nodes(const std::vector<NodeShare>& nodes, const std::vector<std::string>&) {
+  for (const NodeShare& n : nodes) {
+    auto same = std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeShare& x) { return x.node == n.node; });
+    if (same == nodes_.end())
+      nodes_.push_back(n);
+    else
+      same->results.insert(same->results.end(), n.results.begin(), n.results.end());
+  }
+}
+
 void JsonWriter::fail(const std::string& case_name, const std::string& error) {
   if (failed_) return;  // the first failure is the cause; later ones are its echoes
   failed_ = true;
@@ -156,6 +167,14 @@ void JsonWriter::finish() {
   if (workload) doc["workload"] = json::parse(info_->workload_json);
   doc["results"] = json::array();
   for (const auto& r : results_) doc["results"].push_back(result_json(r, workload));
+  if (!nodes_.empty()) {  // across ranks: the results above are the cluster's aggregate
+    doc["nodes"] = json::array();
+    for (const NodeShare& n : nodes_) {
+      json node = {{"node", n.node}, {"ranks", n.ranks}, {"results", json::array()}};
+      for (const auto& r : n.results) node["results"].push_back(result_json(r, workload));
+      doc["nodes"].push_back(node);
+    }
+  }
   // Invalid UTF-8 (e.g. a path in an error) is replaced, never a throw mid-report.
   out_ << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   out_.flush();

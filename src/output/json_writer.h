@@ -18,12 +18,15 @@ class JsonWriter : public ResultWriter {
   void add(const CaseResult& result) override { results_.push_back(result); }
   void validation(const std::string& case_name, bool pass) override;
   void fail(const std::string& case_name, const std::string& error) override;
+  // Across ranks: "nodes": [{"node", "ranks", "results": [every result of that node]}].
+  void nodes(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) override;
   void finish() override;
 
  private:
   std::ostream& out_;
   std::optional<RunInfo> info_;
   std::vector<CaseResult> results_;
+  std::vector<NodeShare> nodes_;
   bool failed_ = false;
   std::string fail_case_, fail_error_;
 };

@@ -16,6 +16,9 @@ namespace ds {
 struct Stage {
   std::string name;
   Stats ns;
+  // Each measured iteration's value (ns), in order: what the aggregate across
+  // ranks combines per iteration (src/cluster). Not printed.
+  std::vector<int64_t> samples;
 };
 
 // What one measurement found. Bandwidth comes from the bytes it declares it moved
@@ -82,6 +85,17 @@ struct RunInfo {
   std::string workload_json;
 };
 
+// Across ranks (src/cluster): one node's share of the run, its ranks' results
+// combined as the cluster's are.
+struct NodeShare {
+  std::string node;
+  std::vector<int> ranks;
+  std::vector<CaseResult> results;
+};
+
+// "ranks 0-2", "rank 3", "ranks 0,2,4".
+std::string ranks_text(const std::vector<int>& ranks);
+
 // Writers receive results as cases finish; text prints at once, others at finish().
 class ResultWriter {
  public:
@@ -91,6 +105,10 @@ class ResultWriter {
   virtual void validation(const std::string& case_name, bool pass) = 0;
   // The run failed: record it so the document still says what happened.
   virtual void fail(const std::string& case_name, const std::string& error) = 0;
+  // Across ranks, after the aggregate result(s) they belong to: every node's share
+  // (`labels`: what each of a node's results is called on its line, e.g. "dump",
+  // "load"; "" for none). Default: nothing (CSV).
+  virtual void nodes(const std::vector<NodeShare>& /*nodes*/, const std::vector<std::string>& /*labels*/) {}
   virtual void finish() = 0;
 };
 

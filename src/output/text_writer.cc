@@ -140,6 +140,49 @@ void TextWriter::add(const CaseResult& result) {
   out_.flush();
 }
 
+std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) {
+  auto gib = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", v);
+    return std::string(b);
+  };
+  auto with_label = [](const std::string& label) { return label.empty() ? std::string() : " " + label; };
+  // Per figure (result index): each node's BW, and their median.
+  std::vector<std::vector<double>> bw(labels.size());
+  for (const NodeShare& n : nodes)
+    for (size_t i = 0; i < labels.size() && i < n.results.size(); ++i) bw[i].push_back(n.results[i].bandwidth_gib_s());
+  std::vector<double> median(labels.size(), 0.0);
+  for (size_t i = 0; i < labels.size(); ++i) {
+    std::vector<double> v = bw[i];
+    std::sort(v.begin(), v.end());
+    if (!v.empty()) median[i] = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  }
+  std::string out;
+  for (const NodeShare& n : nodes) {
+    out += "  Node " + printable(n.node) + " (" + ranks_text(n.ranks) + "):";
+    bool low = false;
+    for (size_t i = 0; i < labels.size() && i < n.results.size(); ++i) {
+      const double v = n.results[i].bandwidth_gib_s();
+      out += std::string(i ? ", " : " ") + gib(v) + " GiB/s" + with_label(labels[i]);
+      low = low || v < 0.9 * median[i];
+    }
+    out += low ? "  <- below 90% of the median\n" : "\n";
+  }
+  out += "  Nodes:";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (bw[i].empty()) continue;
+    const auto mm = std::minmax_element(bw[i].begin(), bw[i].end());
+    out += std::string(i ? ";" : "") + with_label(labels[i]) + " min " + gib(*mm.first) + " / median " + gib(median[i]) +
+           " / max " + gib(*mm.second) + " GiB/s";
+  }
+  return out + " over " + std::to_string(nodes.size()) + " nodes\n";
+}
+
+void TextWriter::nodes(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) {
+  out_ << format_node_lines(nodes, labels);
+  out_.flush();
+}
+
 void TextWriter::validation(const std::string& case_name, bool pass) {
   out_ << "[validation] " << printable(case_name) << (pass ? " PASS" : " FAIL") << "\n";
   out_.flush();

@@ -26,6 +26,11 @@ std::string format_text_block(const CaseResult& r);
 // at once (Copy avg); <ms> ms end to end (GroupWall avg)" (aio's dump says "KV dump").
 std::string format_kv_load_line(const CaseResult& r);
 
+// Across ranks, one line per node, "  Node <name> (ranks a-b): <x> GiB/s dump, <y> GiB/s load",
+// marked "  <- below 90% of the median" when any of its figures is, then
+// "  Nodes: dump min x / median y / max z GiB/s; load ..." over the nodes.
+std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels);
+
 class TextWriter : public ResultWriter {
  public:
   explicit TextWriter(std::ostream& out) : out_(out) {}
@@ -33,6 +38,7 @@ class TextWriter : public ResultWriter {
   void add(const CaseResult& result) override;
   void validation(const std::string& case_name, bool pass) override;
   void fail(const std::string&, const std::string&) override {}  // errors go to stderr
+  void nodes(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) override;
   void finish() override { out_.flush(); }
 
  private:

@@ -6,9 +6,12 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <thread>
 
+#include "cluster/cluster.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/stats.h"
 #include "output/progress.h"
 #include "runner/barrier.h"
@@ -109,6 +112,13 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
   } clear;
   // With the watchdog on, it reports a stuck worker long before the barrier would.
   const int64_t barrier_timeout = shape.timeout_ns > 0 ? shape.timeout_ns + kBarrierTimeoutNs : INT64_MAX;
+  // Across ranks every start is two rounds of the barrier: all here (the
+  // coordinator then waits for the other ranks), then released together.
+  const bool across = shape.cluster && shape.cluster->multi();
+  const auto sync = [&] {
+    barrier.wait(barrier_timeout);
+    if (across) barrier.wait(barrier_timeout);
+  };
   beat(mine, kSetup);
   std::unique_ptr<LoopWorker> worker = hooks.make_worker(w);
   if (const WorkerPlacement* where = worker->placement()) {
@@ -122,7 +132,7 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
     worker->before_iteration(it);  // untimed: before the barrier that starts the iteration
     publish(mine.barriers, mine.barriers + 1);
     beat(mine, kBarrier, it);
-    barrier.wait(barrier_timeout);
+    sync();
     IterationRecord& r = mine.current;  // the watchdog reads its `submitted`
     publish(r.submitted, int64_t{0});
     beat(mine, kIterate, it);
@@ -135,7 +145,7 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
     if (shape.hooks_apart) {
       publish(mine.barriers, mine.barriers + 1);
       beat(mine, kBarrier, it);
-      barrier.wait(barrier_timeout);  // every worker is past its `done`
+      sync();  // every worker is past its `done`
     }
     beat(mine, kAfter, it);
     worker->after_iteration(it);  // untimed: after `done`
@@ -218,6 +228,55 @@ std::string stalled_worker(SharedRecords& shared, const LoopShape& shape) {
          std::to_string(since / 1000000000) + " s in " + where;
 }
 
+// The coordinator across ranks (LoopShape::cluster): the barrier's extra party.
+// Each of the workers' sync points: wait until every local worker is there, agree
+// with the other ranks, release. What ended it early is kept for the caller.
+class Coordinator {
+ public:
+  Coordinator(const LoopShape& shape, Barrier& barrier) : shape_(shape), barrier_(barrier) {}
+  void run() {
+    Cluster& c = *shape_.cluster;
+    const int64_t timeout = shape_.timeout_ns > 0 ? shape_.timeout_ns + kBarrierTimeoutNs : INT64_MAX;
+    const int total = shape_.warmup + shape_.iterations;
+    const int per = shape_.hooks_apart ? 2 : 1;
+    try {
+      for (int point = 0; point < total * per; ++point) {
+        barrier_.wait(timeout);  // every local worker has arrived
+        const std::string what = "the start of " + shape_.unit + " " + std::to_string(point / per);
+        if (!c.agree(true, timeout, what)) {
+          remote_failed_ = true;
+          barrier_.abort();
+          return;
+        }
+        barrier_.wait(timeout);  // the release
+      }
+    } catch (const Interrupted&) {
+      barrier_.abort();
+    } catch (const ClusterTimeout& e) {
+      error_ = e.what();
+      barrier_.abort();
+    } catch (const std::exception&) {
+      // The local barrier failed: a worker here failed (the fan-out reports it).
+      // This rank's "no" releases the others at their next agreement.
+      barrier_.abort();
+      try {
+        if (!c.failed() && !c.broken()) c.agree(false, timeout, "a failure on rank " + std::to_string(c.rank()));
+      } catch (const ClusterTimeout& e) {
+        error_ = e.what();
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  bool remote_failed() const { return remote_failed_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  const LoopShape& shape_;
+  Barrier& barrier_;
+  bool remote_failed_ = false;
+  std::string error_;
+};
+
 }  // namespace
 
 void loop_progress() {
@@ -251,10 +310,10 @@ LoopResult aggregate(const std::vector<std::vector<IterationRecord>>& records) {
 }
 
 std::vector<Stage> loop_stages(const LoopResult& loop, const std::string& measured) {
-  return {{"Submit", compute_stats(loop.submit)},
-          {measured, compute_stats(loop.measured)},
-          {"Wall", compute_stats(loop.wall)},
-          {"StartSkew", compute_stats(loop.start_skew)}};
+  return {{"Submit", compute_stats(loop.submit), loop.submit},
+          {measured, compute_stats(loop.measured), loop.measured},
+          {"Wall", compute_stats(loop.wall), loop.wall},
+          {"StartSkew", compute_stats(loop.start_skew), loop.start_skew}};
 }
 
 LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
@@ -264,14 +323,33 @@ LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
     throw RunError("internal: an inline timed loop runs exactly one worker, not " + std::to_string(shape.workers));
   SharedRecords shared(shape.workers, shape.iterations);
   Barrier barrier(shared.barrier_state());
-  barrier.init(static_cast<uint32_t>(shape.workers));
+  const bool across = shape.cluster && shape.cluster->multi();
+  barrier.init(static_cast<uint32_t>(shape.workers + (across ? 1 : 0)));
+  Coordinator coordinator(shape, barrier);
+  std::thread coordinating;
+  if (across) coordinating = std::thread([&] { coordinator.run(); });
+  struct Join {
+    std::thread& t;
+    Barrier& b;
+    ~Join() {
+      if (!t.joinable()) return;
+      b.abort();  // only reached early on a failure: the coordinator must not wait on
+      t.join();
+    }
+  } join{coordinating, barrier};
+  // A failure across ranks says so, rather than the local echo it caused.
+  const auto across_ranks_error = [&]() {
+    join.t.join();
+    if (!coordinator.error().empty()) throw ClusterTimeout(coordinator.error());
+    if (coordinator.remote_failed()) throw RankStopped("stopped: another rank failed");
+  };
   const auto host = [&](const std::function<void()>& run) {
     if (hooks.host)
       hooks.host(run);
     else
       run();
   };
-  {
+  try {
     ProgressScope progress(shape.progress_name, shape.progress_bytes, shape.warmup, shape.iterations);
     Watch watch;
     if (shape.timeout_ns > 0) watch = [&] { return stalled_worker(shared, shape); };
@@ -292,7 +370,13 @@ LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
       else
         in_process();
     }
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception&) {
+    if (across) across_ranks_error();
+    throw;
   }
+  if (across) across_ranks_error();
 
   std::vector<std::vector<IterationRecord>> records(static_cast<size_t>(shape.workers));
   for (int w = 0; w < shape.workers; ++w)

@@ -28,6 +28,8 @@
 
 namespace ds {
 
+class Cluster;
+
 // One worker's times in one iteration, on the monotonic clock (ns).
 struct IterationRecord {
   int64_t start = 0;      // just before its first submission (the loop)
@@ -85,6 +87,14 @@ struct LoopShape {
   int iterations = 1;
   std::string progress_name;      // for the progress line on a terminal
   uint64_t progress_bytes = 0;
+  // Across ranks (src/cluster): with a cluster of more than one rank, every
+  // iteration starts on every rank together. A coordinating thread of this
+  // process joins the workers' barrier as one more party: once every local
+  // worker has arrived it waits for every rank (Cluster::agree) and only then
+  // lets them go. A local failure is this rank's "no" at the next agreement; a
+  // "no" from another rank stops the workers (RankStopped). Null or one rank:
+  // nothing changes. The workers (forked children too) never call the cluster.
+  Cluster* cluster = nullptr;
 };
 
 struct LoopHooks {

@@ -34,5 +34,6 @@ out=$("$tk" doctor dev-sandbox 2>/dev/null | head -1)
 grep -q "/some/other/checkout" "$state/ucm-toolkit/dev-sandbox.build-dirs" || { echo "FAIL: clean forgot another checkout"; fail=1; }
 rm -rf "$state"
 out=$("$tk" --help); rc=$?
+[[ "$out" == *"--with-mpi"* ]] || { echo "FAIL: --help does not name build --with-mpi"; fail=1; }
 [[ $rc -eq 0 && "$out" == *"ucm-toolkit test"* ]] || { echo "FAIL: --help"; fail=1; }
 exit $fail

@@ -1,0 +1,269 @@
+#include "cluster/across_ranks.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/interrupt.h"
+#include "core/stats.h"
+
+namespace ds {
+
+using json = nlohmann::json;
+
+void CollectingWriter::validation(const std::string& case_name, bool pass) {
+  for (auto it = results.rbegin(); it != results.rend(); ++it)
+    if (it->name == case_name) {
+      it->validated = pass;
+      return;
+    }
+}
+
+CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one_node) {
+  if (parts.empty()) throw RunError("internal: no results to combine across ranks");
+  CaseResult out = *parts.front();
+  out.count = out.bytes = out.copies = 0;
+  out.devices = 0;
+  out.device_io.clear();
+  out.worker_gib_s.clear();
+  out.setup_s = 0;
+  for (const CaseResult* p : parts) {
+    if (p->name != out.name || p->stages.size() != out.stages.size() || p->iterations != out.iterations)
+      throw RunError("internal: the ranks measured different things (" + out.name + " vs " + p->name + ")");
+    out.count += p->count;
+    out.bytes += p->bytes;
+    out.copies += p->copies;
+    out.devices += p->devices;
+    out.setup_s = std::max(out.setup_s, p->setup_s);
+    for (const CaseResult::DeviceIo& d : p->device_io) {
+      // Ranks on one node see the same disk's counters: one line, its expected bytes summed.
+      auto same = std::find_if(out.device_io.begin(), out.device_io.end(), [&](const CaseResult::DeviceIo& x) {
+        return one_node && !d.device.empty() && x.device == d.device;
+      });
+      if (same == out.device_io.end()) {
+        out.device_io.push_back(d);
+      } else {
+        same->expected += d.expected;
+        same->bytes = std::max(same->bytes, d.bytes);
+      }
+    }
+    out.worker_gib_s.insert(out.worker_gib_s.end(), p->worker_gib_s.begin(), p->worker_gib_s.end());
+    for (const std::string& n : p->notes)
+      if (std::find(out.notes.begin(), out.notes.end(), n) == out.notes.end()) out.notes.push_back(n);
+    if (p->validated && out.validated) out.validated = *out.validated && *p->validated;
+    if (!p->validated) out.validated.reset();
+  }
+  for (size_t s = 0; s < out.stages.size(); ++s) {
+    std::vector<int64_t> per_iteration = parts.front()->stages[s].samples;
+    for (const CaseResult* p : parts) {
+      const std::vector<int64_t>& v = p->stages[s].samples;
+      if (v.size() != per_iteration.size())
+        throw RunError("internal: the ranks measured different iteration counts for " + out.name);
+      for (size_t i = 0; i < v.size(); ++i) per_iteration[i] = std::max(per_iteration[i], v[i]);
+    }
+    out.stages[s].samples = per_iteration;
+    out.stages[s].ns = compute_stats(per_iteration);
+  }
+  return out;
+}
+
+namespace {
+
+json result_to_json(const CaseResult& r) {
+  json j = {{"name", r.name}, {"brief", r.brief}, {"from", r.from}, {"to", r.to}, {"method", r.method},
+            {"block_bytes", r.block_bytes}, {"count", r.count}, {"bytes", r.bytes}, {"devices", r.devices},
+            {"streams", r.streams}, {"submit_mode", r.submit_mode}, {"gate", r.stream_start_gate},
+            {"frags", r.frags}, {"layout", r.layout}, {"copies", r.copies}, {"iterations", r.iterations},
+            {"warmup", r.warmup}, {"measured", r.measured}, {"validate", r.validate}, {"setup_s", r.setup_s},
+            {"notes", r.notes}, {"worker_gib_s", r.worker_gib_s}};
+  j["validated"] = r.validated ? json(*r.validated) : json(nullptr);
+  j["stages"] = json::array();
+  for (const Stage& s : r.stages) j["stages"].push_back({{"name", s.name}, {"samples", s.samples}});
+  j["device_io"] = json::array();
+  for (const auto& d : r.device_io)
+    j["device_io"].push_back({{"device", d.device}, {"why", d.why}, {"bytes", d.bytes}, {"expected", d.expected}});
+  return j;
+}
+
+CaseResult result_from_json(const json& j) {
+  CaseResult r;
+  r.name = j.at("name");
+  r.brief = j.at("brief");
+  r.from = j.at("from");
+  r.to = j.at("to");
+  r.method = j.at("method");
+  r.block_bytes = j.at("block_bytes");
+  r.count = j.at("count");
+  r.bytes = j.at("bytes");
+  r.devices = j.at("devices");
+  r.streams = j.at("streams");
+  r.submit_mode = j.at("submit_mode");
+  r.stream_start_gate = j.at("gate");
+  r.frags = j.at("frags");
+  r.layout = j.at("layout");
+  r.copies = j.at("copies");
+  r.iterations = j.at("iterations");
+  r.warmup = j.at("warmup");
+  r.measured = j.at("measured");
+  r.validate = j.at("validate");
+  r.setup_s = j.at("setup_s");
+  r.notes = j.at("notes").get<std::vector<std::string>>();
+  r.worker_gib_s = j.at("worker_gib_s").get<std::vector<double>>();
+  if (!j.at("validated").is_null()) r.validated = j.at("validated").get<bool>();
+  for (const json& s : j.at("stages")) {
+    Stage st;
+    st.name = s.at("name");
+    st.samples = s.at("samples").get<std::vector<int64_t>>();
+    st.ns = compute_stats(st.samples);
+    r.stages.push_back(st);
+  }
+  for (const json& d : j.at("device_io")) {
+    CaseResult::DeviceIo io;
+    io.device = d.at("device");
+    io.why = d.at("why");
+    io.bytes = d.at("bytes");
+    io.expected = d.at("expected");
+    r.device_io.push_back(io);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string encode_report(const RankReport& r) {
+  json j = {{"rank", r.rank}, {"node", r.node}, {"code", r.code}, {"stopped", r.stopped}, {"error", r.error}};
+  j["info"] = {{"tool_version", r.info.tool_version}, {"backend", r.info.backend},
+               {"backend_library", r.info.backend_library}, {"runtime_version", r.info.runtime_version},
+               {"devices", r.info.devices}, {"command_line", r.info.command_line},
+               {"workload_text", r.info.workload_text}, {"workload_json", r.info.workload_json}};
+  j["results"] = json::array();
+  for (const CaseResult& c : r.results) j["results"].push_back(result_to_json(c));
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+RankReport decode_report(const std::string& bytes) {
+  try {
+    const json j = json::parse(bytes);
+    RankReport r;
+    r.rank = j.at("rank");
+    r.node = j.at("node");
+    r.code = j.at("code");
+    r.stopped = j.at("stopped");
+    r.error = j.at("error");
+    const json& i = j.at("info");
+    r.info.tool_version = i.at("tool_version");
+    r.info.backend = i.at("backend");
+    r.info.backend_library = i.at("backend_library");
+    r.info.runtime_version = i.at("runtime_version");
+    r.info.devices = i.at("devices").get<std::vector<std::string>>();
+    r.info.command_line = i.at("command_line").get<std::vector<std::string>>();
+    r.info.workload_text = i.at("workload_text");
+    r.info.workload_json = i.at("workload_json");
+    for (const json& c : j.at("results")) r.results.push_back(result_from_json(c));
+    return r;
+  } catch (const json::exception& e) {
+    throw RunError(std::string("a rank's report could not be read: ") + e.what());
+  }
+}
+
+std::vector<NodeShare> group_by_node(const std::vector<RankReport>& reports) {
+  std::vector<NodeShare> nodes;
+  for (const RankReport& r : reports) {
+    auto it = std::find_if(nodes.begin(), nodes.end(), [&](const NodeShare& n) { return n.node == r.node; });
+    if (it == nodes.end()) {
+      nodes.push_back(NodeShare{r.node, {}, {}});
+      it = nodes.end() - 1;
+    }
+    it->ranks.push_back(r.rank);
+  }
+  return nodes;
+}
+
+int run_across_ranks(Cluster& c, ResultWriter& out, const std::function<void(ResultWriter&)>& measure,
+                     NodeLines lines, const std::function<std::string(const CaseResult&)>& label) {
+  CollectingWriter mine;
+  RankReport me;
+  me.rank = c.rank();
+  me.node = c.node();
+  try {
+    measure(mine);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const ClusterTimeout&) {
+    throw;  // out of step: no gather (main() aborts the job)
+  } catch (const RankStopped& e) {
+    me.code = 1;
+    me.stopped = true;
+    me.error = e.what();
+  } catch (const UsageError& e) {
+    me.code = 2;
+    me.error = e.what();
+  } catch (const std::exception& e) {
+    me.code = 1;
+    me.error = e.what();
+  }
+  const int64_t timeout = cluster_final_timeout_ns();
+  if (!c.failed()) c.agree(me.code == 0, timeout, "the end of the run");
+  me.info = mine.info_;
+  me.results = mine.results;
+  const std::vector<std::string> parts = c.gather(encode_report(me), timeout);
+  if (c.rank() != 0) return me.code != 0 ? me.code : (c.failed() ? 1 : 0);
+
+  std::vector<RankReport> reports;
+  for (const std::string& p : parts) reports.push_back(decode_report(p));
+  const RunInfo& info = reports.front().info;
+  // The first real failure (not a rank that stopped because of it), lowest rank first.
+  const RankReport* failed = nullptr;
+  for (const RankReport& r : reports)
+    if (r.code != 0 && (!failed || (failed->stopped && !r.stopped))) failed = &r;
+  if (failed) {
+    const std::string msg = "rank " + std::to_string(failed->rank) + " (node " + failed->node + "): " + failed->error;
+    RunInfo head = info;
+    if (!reports.front().info.tool_version.empty()) head = reports.front().info;
+    if (head.tool_version.empty()) head.tool_version = DS_VERSION;
+    out.begin(head);
+    out.fail("", msg);
+    out.finish();
+    if (failed->code == 2) throw UsageError(msg);
+    throw RunError(msg);
+  }
+  std::vector<NodeShare> nodes = group_by_node(reports);
+  const size_t nresults = reports.front().results.size();
+  for (const RankReport& r : reports)
+    if (r.results.size() != nresults) throw RunError("internal: the ranks returned different numbers of results");
+  out.begin(info);
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < nresults; ++i) {
+    std::vector<const CaseResult*> all;
+    for (const RankReport& r : reports) all.push_back(&r.results[i]);
+    // The cluster's: each node's first (a node's disks once), then over the nodes.
+    std::vector<CaseResult> per_node;
+    for (NodeShare& n : nodes) {
+      std::vector<const CaseResult*> mine_parts;
+      for (int rank : n.ranks) mine_parts.push_back(&reports[static_cast<size_t>(rank)].results[i]);
+      n.results.push_back(combine_results(mine_parts, true));
+      per_node.push_back(n.results.back());
+      if (nodes.size() > 1)
+        for (CaseResult::DeviceIo& d : per_node.back().device_io)
+          if (!d.device.empty()) d.device = n.node + ":" + d.device;
+    }
+    std::vector<const CaseResult*> node_parts;
+    for (const CaseResult& r : per_node) node_parts.push_back(&r);
+    CaseResult agg = combine_results(node_parts, false);
+    agg.brief += "; across " + std::to_string(reports.size()) + " ranks on " + std::to_string(nodes.size()) +
+                 " nodes (bytes: all ranks'; each iteration's time: the slowest rank's)";
+    const std::optional<bool> validated = agg.validated;
+    out.add(agg);
+    if (validated) out.validation(agg.name, *validated);
+    labels.push_back(label(agg));
+    if (lines == NodeLines::kPerResult) {
+      std::vector<NodeShare> one = nodes;
+      for (NodeShare& n : one) n.results = {n.results.back()};
+      out.nodes(one, {labels.back()});
+    }
+  }
+  if (lines == NodeLines::kTogether) out.nodes(nodes, labels);
+  out.finish();
+  return 0;
+}
+
+}  // namespace ds

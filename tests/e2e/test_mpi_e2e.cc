@@ -1,0 +1,275 @@
+// dev-sandbox across ranks: `mpiexec --oversubscribe -np 3` on this one machine,
+// each rank a different "node" through DS_NODE_NAME (README "Across nodes (MPI)").
+// Registered only where MPI and mpiexec were found.
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_harness.h"
+
+using json = nlohmann::json;
+using dstest::RunResult;
+
+namespace {
+
+// mpiexec, one app context per rank (MPMD) so each gets its own DS_NODE_NAME and,
+// where given, its own arguments.
+std::vector<std::string> mpi_command(const std::vector<std::vector<std::string>>& per_rank) {
+  // OpenMPI follows its SIGTERM to the other ranks with SIGKILL after 1 s by
+  // default; 10 s lets a rank on this loaded test machine finish its cleanup
+  // (README "Across nodes (MPI)" recommends the same).
+  std::vector<std::string> cmd = {DS_MPIEXEC, "--oversubscribe", "--allow-run-as-root",
+                                  "--mca", "odls_base_sigkill_timeout", "10"};
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    if (r) cmd.push_back(":");
+    cmd.insert(cmd.end(), {"-np", "1", "env", "DS_NODE_NAME=node" + std::to_string(r), DS_BINARY});
+    cmd.insert(cmd.end(), per_rank[r].begin(), per_rank[r].end());
+  }
+  return cmd;
+}
+
+pid_t spawn(const std::vector<std::string>& cmd, const std::string& out, const std::string& err) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
+    std::vector<char*> argv;
+    for (const std::string& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits at most `seconds`; a hang is killed (the whole group) and is a failure.
+int wait_for(pid_t pid, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(-pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ADD_FAILURE() << "mpiexec did not end within " << seconds << " s";
+  return -1;
+}
+
+std::string temp_dir() {
+  std::string base = std::string(DS_MPI_TEST_BASE) + "/mpi-e2e-XXXXXX";
+  if (!mkdtemp(&base[0])) return "";
+  return base;
+}
+
+RunResult run_ranks(const std::vector<std::vector<std::string>>& per_rank, int seconds = 60) {
+  const std::string dir = temp_dir();
+  RunResult r;
+  const pid_t pid = spawn(mpi_command(per_rank), dir + "/out", dir + "/err");
+  r.exit_code = wait_for(pid, seconds);
+  r.out = dstest::slurp(dir + "/out");
+  r.err = dstest::slurp(dir + "/err");
+  unlink((dir + "/out").c_str());
+  unlink((dir + "/err").c_str());
+  rmdir(dir.c_str());
+  return r;
+}
+
+std::vector<std::vector<std::string>> same(int ranks, const std::vector<std::string>& args) {
+  return std::vector<std::vector<std::string>>(static_cast<size_t>(ranks), args);
+}
+
+size_t entries(const std::string& dir) {
+  size_t n = 0;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return 0;
+  while (dirent* e = readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != ".." ? 1 : 0;
+  closedir(d);
+  return n;
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The aggregate of every result against the nodes' own: bytes summed, the time
+// of each iteration the slowest node's (so its avg lies between the slowest
+// node's avg and the largest single time), BW = bytes / that avg.
+void expect_aggregate_consistent(const json& doc, size_t nodes) {
+  ASSERT_TRUE(doc.contains("nodes")) << doc.dump();
+  ASSERT_EQ(doc["nodes"].size(), nodes);
+  for (size_t i = 0; i < doc["results"].size(); ++i) {
+    const json& agg = doc["results"][i];
+    uint64_t bytes = 0, count = 0;
+    double slowest_avg = 0, largest = 0;
+    for (const json& n : doc["nodes"]) {
+      const json& r = n["results"][i];
+      EXPECT_EQ(r["name"], agg["name"]);
+      count += r["count"].get<uint64_t>();
+      bytes += r["count"].get<uint64_t>() * r["block_bytes"].get<uint64_t>();
+      slowest_avg = std::max(slowest_avg, r["copy_us"]["avg"].get<double>());
+      largest = std::max(largest, r["copy_us"]["max"].get<double>());
+    }
+    EXPECT_EQ(agg["count"].get<uint64_t>(), count) << agg["name"];
+    const double avg = agg["copy_us"]["avg"];
+    EXPECT_GE(avg, slowest_avg * (1 - 1e-9)) << agg["name"];
+    EXPECT_LE(avg, largest * (1 + 1e-9)) << agg["name"];
+    EXPECT_DOUBLE_EQ(agg["copy_us"]["max"].get<double>(), largest) << agg["name"];
+    const double bw = static_cast<double>(bytes) / (avg * 1e-6) / 1073741824.0;
+    EXPECT_NEAR(agg["bandwidth_gib_s"].get<double>(), bw, bw * 1e-6) << agg["name"];
+  }
+}
+
+TEST(MpiAio, PerRankFilesValidatedWithNodeLines) {
+  const std::string ws = temp_dir() + "/kv";
+  const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+                                         "--epoch-number", "3", "--validate", "--buffered"};
+  const RunResult text = run_ranks(same(3, args));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(count_of(text.out, "[[ aio_dump ]]"), 1u) << "only rank 0 prints";
+  EXPECT_EQ(count_of(text.out, "[validation] aio_dump PASS"), 1u);
+  EXPECT_EQ(count_of(text.out, "[validation] aio_load PASS"), 1u);
+  for (int r = 0; r < 3; ++r) {
+    const std::string line = "  Node node" + std::to_string(r) + " (rank " + std::to_string(r) + "): ";
+    EXPECT_EQ(count_of(text.out, line), 1u) << text.out;
+  }
+  EXPECT_NE(text.out.find(" GiB/s dump, "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  Nodes: dump min "), std::string::npos) << text.out;
+  EXPECT_EQ(entries(ws), 0u) << "shard files left in " << ws;
+
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const RunResult j = run_ranks(same(3, json_args));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json doc = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  ASSERT_EQ(doc["results"].size(), 2u);
+  for (const json& r : doc["results"]) {
+    EXPECT_EQ(r["validated"], true);
+    EXPECT_EQ(r["count"], 3 * 8);
+  }
+  expect_aggregate_consistent(doc, 3);
+  EXPECT_EQ(entries(ws), 0u);
+  rmdir(ws.c_str());
+  rmdir(ws.substr(0, ws.size() - 3).c_str());
+}
+
+TEST(MpiAio, ARankThatFailsStopsEveryRankAndRankZeroNamesIt) {
+  const std::string base = temp_dir();
+  const std::string ws = base + "/kv", bad = base + "/not-a-dir";
+  FILE* f = std::fopen(bad.c_str(), "w");
+  ASSERT_TRUE(f);
+  std::fclose(f);
+  std::vector<std::vector<std::string>> per_rank;
+  for (int r = 0; r < 3; ++r)
+    per_rank.push_back({"aio", "--workspace", r == 1 ? bad : ws, "--io-size", "64K", "--io-number", "8",
+                        "--epoch-number", "3", "--buffered"});
+  const RunResult run = run_ranks(per_rank);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("rank 1 (node node1): "), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(entries(ws), 0u);
+  unlink(bad.c_str());
+  rmdir(ws.c_str());
+  rmdir(base.c_str());
+}
+
+TEST(MpiAio, ARankKilledMidRunEndsEveryRankAndLeavesNothing) {
+  const std::string base = temp_dir();
+  const std::string ws = base + "/kv";
+  const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "16",
+                                         "--epoch-number", "100000", "--buffered"};
+  const pid_t pid = spawn(mpi_command(same(3, args)), base + "/out", base + "/err");
+  // Wait until the ranks have made their files, then SIGKILL one rank.
+  pid_t victim = -1;
+  for (int i = 0; i < 200 && victim < 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (entries(ws) < 3 * 16) continue;
+    for (int child : dstest::child_pids(pid)) {
+      const std::string cmd = dstest::slurp("/proc/" + std::to_string(child) + "/cmdline");
+      if (cmd.find("dev-sandbox") != std::string::npos) victim = child;
+    }
+  }
+  ASSERT_GT(victim, 0) << "no rank found under mpiexec " << pid;
+  std::vector<int> ranks;
+  for (int child : dstest::child_pids(pid)) ranks.push_back(child);
+  kill(victim, SIGKILL);
+  const int code = wait_for(pid, 30);
+  EXPECT_NE(code, 0);
+  // Every rank process (and its worker) ends within seconds of mpiexec.
+  auto alive = [](int p) {
+    const std::string stat = dstest::slurp("/proc/" + std::to_string(p) + "/stat");
+    const size_t paren = stat.rfind(')');
+    return paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] != 'Z';
+  };
+  for (int r : ranks)
+    for (int i = 0; i < 100 && alive(r); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int r : ranks) EXPECT_FALSE(alive(r)) << "rank process " << r << " still there";
+  // The other ranks removed theirs (mpiexec's SIGTERM unwinds them); only the
+  // SIGKILLed rank's own files can stay, and this test removes them.
+  const std::string mine = "dev-sandbox-aio." + std::to_string(victim) + ".";
+  if (DIR* d = opendir(ws.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      EXPECT_EQ(name.rfind(mine, 0), 0u) << name << " left by a rank that was not killed";
+      unlink((ws + "/" + name).c_str());
+    }
+    closedir(d);
+  }
+  EXPECT_TRUE(dstest::our_shm_entries().empty());
+  unlink((base + "/out").c_str());
+  unlink((base + "/err").c_str());
+  rmdir(ws.c_str());
+  rmdir(base.c_str());
+}
+
+}  // namespace
+
+namespace {
+
+void expect_copy_across_ranks(const std::vector<std::string>& args) {
+  const RunResult text = run_ranks(same(3, args));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(count_of(text.out, "[validation] "), 1u) << text.out;
+  EXPECT_EQ(count_of(text.out, " PASS"), 1u) << text.out;
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(count_of(text.out, "  Node node" + std::to_string(r) + " (rank " + std::to_string(r) + "): "), 1u)
+        << text.out;
+  EXPECT_NE(text.out.find("  Nodes: min "), std::string::npos) << text.out;
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const RunResult j = run_ranks(same(3, json_args));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json doc = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  ASSERT_EQ(doc["results"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["validated"], true);
+  EXPECT_EQ(doc["results"][0]["devices"], 3 * 2);
+  expect_aggregate_consistent(doc, 3);
+}
+
+TEST(MpiCopy, QuickModeOnSimValidated) {
+  expect_copy_across_ranks({"--backend", "sim", "--model-type", "gqa", "--iodirect", "false", "--sdma", "false", "-s",
+                            "256K", "-n", "4", "-i", "4", "-d", "2", "--validate"});
+}
+
+TEST(MpiCopy, CopyCaseOnSimValidated) {
+  expect_copy_across_ranks({"--backend", "sim", "copy", "-t", "one_share_host_to_all_device_ce_multi_stream", "-s",
+                            "256K", "-n", "4", "-i", "4", "-d", "2", "--validate"});
+}
+
+}  // namespace

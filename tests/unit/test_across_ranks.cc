@@ -1,0 +1,123 @@
+// The cluster layer without MPI: the timed loop's alignment across ranks through
+// a fake Cluster, and the aggregate of results over ranks.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "cluster/across_ranks.h"
+#include "cluster/cluster.h"
+#include "core/clock.h"
+#include "runner/timed_loop.h"
+
+namespace {
+
+// Two "ranks" as far as the loop knows: every agreement takes 20 ms (the other
+// rank arriving late) and is stamped, so no iteration may start before it ends.
+class SlowCluster : public ds::Cluster {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  const std::string& node() const override { return node_; }
+  bool agree(bool ok, int64_t, const std::string&) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ends.push_back(ds::now_ns());
+    if (!ok || fail_at == static_cast<int>(ends.size())) failed_ = true;
+    return !failed_;
+  }
+  std::vector<std::string> gather(const std::string& b, int64_t) override { return {b}; }
+  bool failed() const override { return failed_; }
+  bool broken() const override { return false; }
+  std::vector<int64_t> ends;
+  int fail_at = -1;  // the agreement (from 1) where "the other rank" says no
+
+ private:
+  std::string node_ = "here";
+  bool failed_ = false;
+};
+
+// When each iteration (warm-up included) first started on any worker.
+std::vector<std::atomic<int64_t>> g_first_start(16);
+
+class StampWorker : public ds::LoopWorker {
+ public:
+  void iterate(int index, ds::IterationRecord& r) override {
+    int64_t none = 0;
+    g_first_start[static_cast<size_t>(index)].compare_exchange_strong(none, r.start);
+    r.submitted = ds::now_ns();
+  }
+  int64_t measured_ns(const ds::IterationRecord& r) override { return r.done - r.start; }
+};
+
+ds::LoopShape shape(ds::Cluster* c, int workers) {
+  ds::LoopShape s;
+  s.workers = workers;
+  s.fanout = ds::Fanout::kThreads;
+  s.iterations = 4;
+  s.warmup = 1;
+  s.cluster = c;
+  return s;
+}
+
+TEST(AcrossRanks, EveryIterationStartsAfterTheAgreement) {
+  SlowCluster c;
+  for (auto& s : g_first_start) s = 0;
+  ds::LoopHooks hooks;
+  hooks.make_worker = [](int) { return std::make_unique<StampWorker>(); };
+  const ds::LoopResult r = ds::run_timed_loop(shape(&c, 2), hooks);
+  ASSERT_EQ(c.ends.size(), 5u);  // warm-up + 4: one agreement before each start
+  ASSERT_EQ(r.wall.size(), 4u);
+  for (size_t it = 0; it < c.ends.size(); ++it) EXPECT_GE(g_first_start[it].load(), c.ends[it]) << "iteration " << it;
+}
+
+TEST(AcrossRanks, ANoFromAnotherRankStopsTheLoop) {
+  SlowCluster c;
+  c.fail_at = 2;
+  ds::LoopHooks hooks;
+  hooks.make_worker = [](int) { return std::make_unique<StampWorker>(); };
+  EXPECT_THROW(ds::run_timed_loop(shape(&c, 2), hooks), ds::RankStopped);
+  EXPECT_EQ(c.ends.size(), 2u);
+}
+
+ds::CaseResult part(uint64_t bytes, std::vector<int64_t> io) {
+  ds::CaseResult r;
+  r.name = "aio_dump";
+  r.count = bytes / 4096;
+  r.bytes = bytes;
+  r.iterations = static_cast<int>(io.size());
+  r.measured = "IO";
+  r.stages = {{"IO", ds::compute_stats(io), io}};
+  r.validated = true;
+  return r;
+}
+
+TEST(AcrossRanks, AggregateIsAllBytesOverEachIterationsSlowest) {
+  const ds::CaseResult a = part(4096 * 10, {100, 300}), b = part(4096 * 20, {200, 100});
+  const ds::CaseResult agg = ds::combine_results({&a, &b}, false);
+  EXPECT_EQ(agg.bytes, 4096u * 30);
+  EXPECT_EQ(agg.count, 30u);
+  EXPECT_EQ(agg.stages[0].samples, (std::vector<int64_t>{200, 300}));
+  EXPECT_DOUBLE_EQ(agg.stage("IO").avg, 250.0);
+  EXPECT_TRUE(agg.validated && *agg.validated);
+}
+
+TEST(AcrossRanks, ReportsRoundTrip) {
+  ds::RankReport r;
+  r.rank = 2;
+  r.node = "n2";
+  r.code = 1;
+  r.error = "disk full";
+  r.results = {part(8192, {5, 7})};
+  const ds::RankReport back = ds::decode_report(ds::encode_report(r));
+  EXPECT_EQ(back.rank, 2);
+  EXPECT_EQ(back.node, "n2");
+  EXPECT_EQ(back.error, "disk full");
+  ASSERT_EQ(back.results.size(), 1u);
+  EXPECT_EQ(back.results[0].stages[0].samples, (std::vector<int64_t>{5, 7}));
+  EXPECT_EQ(back.results[0].bytes, 8192u);
+}
+
+}  // namespace
