@@ -1,6 +1,5 @@
 #include "aio/aio_measure.h"
 
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "aio/block_device.h"
 #include "aio/io_loop.h"
 #include "aio/shard_files.h"
+#include "aio/workspace_set.h"
 #include "cluster/cluster.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -37,56 +37,6 @@ std::string shard_bytes_text(const AioParams& p, uint64_t shards) {
 // Shard i (of shards()) is shard i % K of file i / K, at offset (i % K) x io_size.
 size_t file_of(const AioParams& p, size_t i) { return static_cast<size_t>(i / p.shards_per_file); }
 uint64_t offset_of(const AioParams& p, size_t i) { return (i % p.shards_per_file) * p.io_size; }
-
-// The run's workspaces (--workspace, repeatable) and their filesystems.
-struct WorkspaceSet {
-  std::vector<std::unique_ptr<Workspace>> workspaces;
-  std::vector<FilesystemInfo> fs;
-
-  size_t count() const { return workspaces.size(); }
-  // "DIR (ext4)", or "DIR1 (ext4), DIR2 (xfs)".
-  std::string dirs_text() const {
-    std::string t;
-    for (size_t w = 0; w < count(); ++w)
-      t += (w ? ", " : "") + workspaces[w]->path() + " (" + fs[w].type + ")";
-    return t;
-  }
-  // The filesystem types, each once: "ext4", "ext4+xfs".
-  std::string types() const {
-    std::vector<std::string> seen;
-    std::string t;
-    for (const FilesystemInfo& x : fs)
-      if (std::find(seen.begin(), seen.end(), x.type) == seen.end()) {
-        seen.push_back(x.type);
-        t += (t.empty() ? "" : "+") + x.type;
-      }
-    return t;
-  }
-};
-
-// One worker's shard files over the workspaces: file f lives in workspace f % W,
-// as its (f / W)-th file there. Made after the WorkspaceSet it refers to, so the
-// files are closed and removed before the directories go.
-class ShardSet {
- public:
-  explicit ShardSet(const WorkspaceSet& ws) : ws_(ws) {}
-  std::vector<std::unique_ptr<ShardFiles>> files;
-
-  size_t count() const { return ws_.count(); }
-  size_t where(size_t f) const { return f % count(); }
-  int fd(size_t f) const { return files[where(f)]->fd(f / count()); }
-  std::string path(size_t f) const { return files[where(f)]->path(f / count()); }
-  const std::string& dir(size_t f) const { return ws_.workspaces[where(f)]->path(); }
-  const FilesystemInfo& fs_of(size_t f) const { return ws_.fs[where(f)]; }
-  size_t size() const {
-    size_t n = 0;
-    for (const auto& x : files) n += x->size();
-    return n;
-  }
-
- private:
-  const WorkspaceSet& ws_;
-};
 
 // Where shard i lives: its file, and with several shards per file its offset there.
 std::string shard_place(const ShardSet& files, const AioParams& p, size_t i) {
@@ -323,39 +273,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   // share) before any shard file is written.
   WorkspaceSet files;
   const size_t nws = p.workspaces.size();
-  for (const std::string& dir : p.workspaces) {
-    check_interrupted();
-    files.workspaces.push_back(std::make_unique<Workspace>(dir));
-  }
-  std::vector<std::string> refusals(nws);
-  bool direct = true;
-  for (size_t w = 0; w < nws; ++w) {
-    const std::string& path = files.workspaces[w]->path();
-    files.fs.push_back(filesystem_of(path));
-    const FilesystemInfo& fs = files.fs.back();
-    if (fs.memory_backed)
-      refusals[w] = "the workspace " + path + " is on " + fs.type +
-                    ", which keeps files in memory and does not do O_DIRECT (newer kernels accept the "
-                    "flag there but still use the page cache)";
-    else if (probe_direct_io(path) == EINVAL)
-      refusals[w] = "the workspace " + path + " is on " + fs.type +
-                    ", which refuses O_DIRECT (open or write with O_DIRECT: Invalid argument)";
-    if (!refusals[w].empty() && !p.buffered)
-      throw RunError(refusals[w] + "; pass --buffered to measure buffered (page-cache) I/O there, or "
-                                   "choose a workspace on a disk filesystem");
-    if (!refusals[w].empty()) direct = false;
-  }
-  for (size_t w = 0; w < nws; ++w) {
-    const std::string& path = files.workspaces[w]->path();
-    if (!refusals[w].empty())
-      std::cerr << "dev-sandbox: note: " << refusals[w] << "; measuring buffered (page-cache) I/O as --buffered allows\n";
-    else if (p.buffered && direct)
-      std::cerr << "dev-sandbox: note: " << files.fs[w].type << " at " << path
-                << " does O_DIRECT, so --buffered changes nothing: the I/O is O_DIRECT\n";
-    else if (!direct)
-      std::cerr << "dev-sandbox: note: " << files.fs[w].type << " at " << path
-                << " does O_DIRECT, but the run is buffered in every workspace (another one refuses O_DIRECT)\n";
-  }
+  const bool direct = open_workspaces(files, p.workspaces, p.buffered);
   const uint64_t k = p.shards_per_file;
   // Files in workspace w: every nws-th from the w-th.
   auto files_in = [&](size_t w) -> uint64_t { return p.io_number > w ? (p.io_number - w + nws - 1) / nws : 0; };
@@ -363,21 +281,14 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     // Several workspaces: each one's share must fit before any is written, so a
     // full one is found before the others were filled. (One workspace: the
     // reservation below finds it, counting how far it got.)
-    for (size_t w = 0; w < nws; ++w) {
-      const std::string& path = files.workspaces[w]->path();
-      const uint64_t nfiles = files_in(w);
-      const uint64_t need = nfiles * k * p.io_size * static_cast<uint64_t>(nworkers);
-      struct statvfs sv;
-      if (statvfs(path.c_str(), &sv) != 0) throw sys_error("statvfs(" + path + ")", errno);
-      const uint64_t avail = static_cast<uint64_t>(sv.f_bavail) * static_cast<uint64_t>(sv.f_frsize);
-      if (need > avail)
-        throw RunError("the workspace " + path + " (" + files.fs[w].type + ") has " + format_bytes(avail) +
-                       " free, but its share of the shard files needs " + format_bytes(need) + " (" +
-                       std::to_string(nfiles) + (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") +
-                       " of " + std::to_string(p.io_number) + (nworkers > 1 ? ", for each of " + std::to_string(nworkers) + " workers" : "") +
-                       "): " + std::strerror(ENOSPC) +
-                       "; nothing was written; free space there, or lower --io-number or --io-size");
-    }
+    check_workspace_space(
+        files, [&](size_t w) { return files_in(w) * k * p.io_size * static_cast<uint64_t>(nworkers); },
+        [&](size_t w) {
+          return std::to_string(files_in(w)) + (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") +
+                 " of " + std::to_string(p.io_number) +
+                 (nworkers > 1 ? ", for each of " + std::to_string(nworkers) + " workers" : "");
+        },
+        "free space there, or lower --io-number or --io-size");
   }
 
   // Each worker its own files (tagged with its number when there are several),

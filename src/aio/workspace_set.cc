@@ -1,0 +1,86 @@
+#include "aio/workspace_set.h"
+
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/units.h"
+
+namespace ds {
+
+std::string WorkspaceSet::dirs_text() const {
+  std::string t;
+  for (size_t w = 0; w < count(); ++w) t += (w ? ", " : "") + workspaces[w]->path() + " (" + fs[w].type + ")";
+  return t;
+}
+
+std::string WorkspaceSet::types() const {
+  std::vector<std::string> seen;
+  std::string t;
+  for (const FilesystemInfo& x : fs)
+    if (std::find(seen.begin(), seen.end(), x.type) == seen.end()) {
+      seen.push_back(x.type);
+      t += (t.empty() ? "" : "+") + x.type;
+    }
+  return t;
+}
+
+bool open_workspaces(WorkspaceSet& files, const std::vector<std::string>& dirs, bool buffered) {
+  const size_t nws = dirs.size();
+  for (const std::string& dir : dirs) {
+    check_interrupted();
+    files.workspaces.push_back(std::make_unique<Workspace>(dir));
+  }
+  std::vector<std::string> refusals(nws);
+  bool direct = true;
+  for (size_t w = 0; w < nws; ++w) {
+    const std::string& path = files.workspaces[w]->path();
+    files.fs.push_back(filesystem_of(path));
+    const FilesystemInfo& fs = files.fs.back();
+    if (fs.memory_backed)
+      refusals[w] = "the workspace " + path + " is on " + fs.type +
+                    ", which keeps files in memory and does not do O_DIRECT (newer kernels accept the "
+                    "flag there but still use the page cache)";
+    else if (probe_direct_io(path) == EINVAL)
+      refusals[w] = "the workspace " + path + " is on " + fs.type +
+                    ", which refuses O_DIRECT (open or write with O_DIRECT: Invalid argument)";
+    if (!refusals[w].empty() && !buffered)
+      throw RunError(refusals[w] + "; pass --buffered to measure buffered (page-cache) I/O there, or "
+                                   "choose a workspace on a disk filesystem");
+    if (!refusals[w].empty()) direct = false;
+  }
+  for (size_t w = 0; w < nws; ++w) {
+    const std::string& path = files.workspaces[w]->path();
+    if (!refusals[w].empty())
+      std::cerr << "dev-sandbox: note: " << refusals[w] << "; measuring buffered (page-cache) I/O as --buffered allows\n";
+    else if (buffered && direct)
+      std::cerr << "dev-sandbox: note: " << files.fs[w].type << " at " << path
+                << " does O_DIRECT, so --buffered changes nothing: the I/O is O_DIRECT\n";
+    else if (!direct)
+      std::cerr << "dev-sandbox: note: " << files.fs[w].type << " at " << path
+                << " does O_DIRECT, but the run is buffered in every workspace (another one refuses O_DIRECT)\n";
+  }
+  return direct;
+}
+
+void check_workspace_space(const WorkspaceSet& files, const std::function<uint64_t(size_t)>& need_of,
+                           const std::function<std::string(size_t)>& what, const std::string& hint) {
+  for (size_t w = 0; w < files.count(); ++w) {
+    const std::string& path = files.workspaces[w]->path();
+    const uint64_t need = need_of(w);
+    struct statvfs sv;
+    if (statvfs(path.c_str(), &sv) != 0) throw sys_error("statvfs(" + path + ")", errno);
+    const uint64_t avail = static_cast<uint64_t>(sv.f_bavail) * static_cast<uint64_t>(sv.f_frsize);
+    if (need > avail)
+      throw RunError("the workspace " + path + " (" + files.fs[w].type + ") has " + format_bytes(avail) +
+                     " free, but its share of the shard files needs " + format_bytes(need) + " (" + what(w) +
+                     "): " + std::strerror(ENOSPC) + "; nothing was written; " + hint);
+  }
+}
+
+}  // namespace ds

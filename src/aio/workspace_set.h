@@ -1,0 +1,68 @@
+// What `aio` and `load` share about their workspaces: the directories (--workspace,
+// repeatable) with their filesystems, the checks made before any shard file is
+// written (memory filesystems refused, the O_DIRECT probe, --buffered notes, free
+// space per workspace), and one worker's shard files spread over them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aio/shard_files.h"
+
+namespace ds {
+
+// The run's workspaces (--workspace, repeatable) and their filesystems.
+struct WorkspaceSet {
+  std::vector<std::unique_ptr<Workspace>> workspaces;
+  std::vector<FilesystemInfo> fs;
+
+  size_t count() const { return workspaces.size(); }
+  // "DIR (ext4)", or "DIR1 (ext4), DIR2 (xfs)".
+  std::string dirs_text() const;
+  // The filesystem types, each once: "ext4", "ext4+xfs".
+  std::string types() const;
+};
+
+// Makes every directory of `dirs` in `set` (created if missing, removed again by
+// the set) and checks its filesystem: a memory filesystem, or one that refuses
+// O_DIRECT, is refused (RunError saying so) unless `buffered`, which lets the run
+// use the page cache there (a note on stderr says so). Returns whether the run's
+// I/O is O_DIRECT (false: buffered in every workspace).
+bool open_workspaces(WorkspaceSet& set, const std::vector<std::string>& dirs, bool buffered);
+
+// Several workspaces: each one's share (`need(w)` bytes) must fit its free space
+// before any is written, so a full one is found before the others were filled.
+// RunError: "the workspace DIR (fs) has X free, but its share of the shard files
+// needs Y (<what(w)>): No space left on device; nothing was written; <hint>".
+void check_workspace_space(const WorkspaceSet& set, const std::function<uint64_t(size_t)>& need,
+                           const std::function<std::string(size_t)>& what, const std::string& hint);
+
+// One worker's shard files over the workspaces: file f lives in workspace f % W,
+// as its (f / W)-th file there. Made after the WorkspaceSet it refers to, so the
+// files are closed and removed before the directories go.
+class ShardSet {
+ public:
+  explicit ShardSet(const WorkspaceSet& ws) : ws_(ws) {}
+  std::vector<std::unique_ptr<ShardFiles>> files;
+
+  size_t count() const { return ws_.count(); }
+  size_t where(size_t f) const { return f % count(); }
+  int fd(size_t f) const { return files[where(f)]->fd(f / count()); }
+  std::string path(size_t f) const { return files[where(f)]->path(f / count()); }
+  const std::string& dir(size_t f) const { return ws_.workspaces[where(f)]->path(); }
+  const FilesystemInfo& fs_of(size_t f) const { return ws_.fs[where(f)]; }
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& x : files) n += x->size();
+    return n;
+  }
+
+ private:
+  const WorkspaceSet& ws_;
+};
+
+}  // namespace ds
