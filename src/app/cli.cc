@@ -42,7 +42,8 @@ class Cli {
         ->type_name("B");
     root.require_subcommand(0, 1);
     commands = {add_copy_command(root, global), add_doctor_command(root, global),
-                add_trans_command(root, global), add_aio_command(root, global)};
+                add_trans_command(root, global), add_aio_command(root, global),
+                add_load_command(root, global)};
     root.footer(kQuickHelp);
     for (auto& c : commands) {
       c.app->fallthrough();
@@ -55,7 +56,7 @@ class Cli {
     // Quick mode is copy with the three selectors: insert the sub-command word
     // unless one was given (the first word that is neither an option nor the
     // value of one; every option takes a value but these flags).
-    const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "--layerwise", "--dry-run",
+    const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "--layerwise", "--dry-run", "--shared",
                                             "-h", "--help"};
     bool has_sub = false;
     for (size_t i = 0; i < args.size(); ++i) {

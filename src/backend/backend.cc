@@ -5,6 +5,11 @@
 
 namespace ds {
 
+bool Device::query(Event&, Stream& stream) {
+  synchronize(stream);
+  return true;
+}
+
 const char* to_string(CopyDir dir) {
   switch (dir) {
     case CopyDir::kH2D: return "H2D";

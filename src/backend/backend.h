@@ -97,6 +97,11 @@ class Device {
   virtual std::unique_ptr<Event> create_event() = 0;
   virtual void record(Event& event, Stream& stream) = 0;
   virtual void synchronize(Stream& stream) = 0;
+  // Whether everything queued on `stream` before `event` was last recorded there
+  // has completed, without waiting (the load pipeline polls one per staging
+  // buffer). The default waits for the stream (synchronize) and says true: correct
+  // on a backend without a query, only without the overlap.
+  virtual bool query(Event& event, Stream& stream);
   // Device-side time from `from` to `to` (both recorded and complete); may be negative.
   virtual int64_t elapsed_ns(Event& from, Event& to) = 0;
 

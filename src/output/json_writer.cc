@@ -110,6 +110,16 @@ json result_json(const CaseResult& r, bool workload) {
   }
   if (!r.worker_gib_s.empty()) j["worker_bandwidth_gib_s"] = r.worker_gib_s;  // aio --workers > 1
   if (!r.numa.mode.empty()) j["numa"] = numa_json(r.numa);
+  if (r.load)  // load: the stages alone, and the verdict of the Stages line
+    j["load_stages"] = {{"disk_alone_us", stats_us(r.load->disk_alone.ns)},
+                        {"disk_alone_gib_s", r.load->disk_gib_s},
+                        {"copy_alone_us", stats_us(r.load->copy_alone.ns)},
+                        {"copy_alone_gib_s", r.load->copy_gib_s},
+                        {"pipelined_gib_s", r.load->pipelined_gib_s},
+                        {"percent_of_slower", r.load->percent_of_slower},
+                        {"bottleneck", r.load->bottleneck},
+                        {"read_busy_us", stats_us(r.load->read_busy)},
+                        {"copy_busy_us", stats_us(r.load->copy_busy)}};
   if (workload)  // one iteration moves one request's KV on every card
     j["kv_load_ms"] = {{"per_card", r.stage(r.measured).avg / 1e6},
                        {"cards", r.devices},

@@ -62,6 +62,16 @@ struct CaseResult {
   // --numa: where each worker ran and where its host buffers' pages were (JSON
   // "numa"); mode empty: not recorded.
   NumaReport numa;
+  // load: the two stages alone, measured in the same run, and how the pipelined
+  // result compares (the "Stages:" line, JSON "load_stages").
+  struct LoadStages {
+    Stage disk_alone, copy_alone;  // per measured round, over the cards (slowest card)
+    Stats read_busy, copy_busy;    // pipelined passes, every card's: time with >= 1 read / copy in flight
+    double disk_gib_s = 0, copy_gib_s = 0, pipelined_gib_s = 0;
+    double percent_of_slower = 0;  // pipelined / min(disk, copy) x 100
+    std::string bottleneck;        // "disk", "copy", "neither (overlap lost)"
+  };
+  std::optional<LoadStages> load;
 
   // The named stage; all zero when there is none.
   const Stats& stage(const std::string& name) const;

@@ -63,6 +63,17 @@ std::string format_workers_line(const CaseResult& r) {
   return line;
 }
 
+std::string format_stages_line(const CaseResult& r) {
+  if (!r.load) return "";
+  const CaseResult::LoadStages& s = *r.load;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "  Stages: disk alone %.3f GiB/s, copy alone %.3f GiB/s, pipelined %.3f GiB/s = %.1f%% of the slower "
+                "stage; bottleneck: %s\n",
+                s.disk_gib_s, s.copy_gib_s, s.pipelined_gib_s, s.percent_of_slower, printable(s.bottleneck).c_str());
+  return line;
+}
+
 std::string format_text_block(const CaseResult& r) {
   std::string out = "[[ " + printable(r.name) + " ]] " + printable(r.brief) +
                     (r.layout.empty() ? "" : ", blocks of " + printable(r.layout)) +
@@ -88,7 +99,7 @@ std::string format_text_block(const CaseResult& r) {
   std::snprintf(bw, sizeof bw, "%.3f", r.bandwidth_gib_s());
   row += bw;
   row += "\n";
-  return out + head + row + format_wall_line(r) + format_workers_line(r);
+  return out + head + row + format_wall_line(r) + format_workers_line(r) + format_stages_line(r);
 }
 
 std::string format_kv_load_line(const CaseResult& r) {

@@ -18,6 +18,9 @@ std::string format_stats_us(const Stats& s);
 std::string format_wall_line(const CaseResult& r);
 // aio --workers > 1: `  Workers: min X / max Y GiB/s per worker`; else "".
 std::string format_workers_line(const CaseResult& r);
+// load: "  Stages: disk alone X GiB/s, copy alone Y GiB/s, pipelined Z GiB/s = P% of the slower
+// stage; bottleneck: disk|copy|neither (overlap lost)"; "" for other results.
+std::string format_stages_line(const CaseResult& r);
 
 // Title (" (gated)" after it when the streams were held at their start), header, row and
 // the Wall line of one case, each line ending in '\n'.

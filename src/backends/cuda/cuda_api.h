@@ -195,6 +195,7 @@ typedef CUresult (*PFN_cuEventCreate)(CUevent* phEvent, unsigned int Flags);
 typedef CUresult (*PFN_cuEventDestroy_v2)(CUevent hEvent);
 typedef CUresult (*PFN_cuEventRecord)(CUevent hEvent, CUstream hStream);
 typedef CUresult (*PFN_cuEventElapsedTime)(float* pMilliseconds, CUevent hStart, CUevent hEnd);
+typedef CUresult (*PFN_cuEventQuery)(CUevent hEvent);
 // CUDA 12.8+: same signature; cuda.h maps cuEventElapsedTime to it since 12.8.
 typedef CUresult (*PFN_cuEventElapsedTime_v2)(float* pMilliseconds, CUevent hStart, CUevent hEnd);
 typedef CUresult (*PFN_cuMemcpyAsync)(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
@@ -272,6 +273,7 @@ typedef CUresult (*PFN_cuLaunchKernel)(CUfunction f, unsigned int gridDimX, unsi
   X(cuEventDestroy, cuEventDestroy_v2, 4000)                         \
   X(cuEventRecord, cuEventRecord, 2000)                              \
   X(cuEventElapsedTime, cuEventElapsedTime, 2000)                    \
+  X(cuEventQuery, cuEventQuery, 2000)                                \
   X(cuMemcpyAsync, cuMemcpyAsync, 4000)                              \
   X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, 3020)                   \
   X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, 3020)                   \

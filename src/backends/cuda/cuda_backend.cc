@@ -233,6 +233,12 @@ class CudaDevice : public Device {
   void synchronize(Stream& s) override {
     cuda_check(d_.cuStreamSynchronize(stream_of(s)), "cuStreamSynchronize");
   }
+  bool query(Event& e, Stream&) override {
+    const CUresult r = d_.cuEventQuery(event_of(e));
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    cuda_check(r, "cuEventQuery");
+    return true;
+  }
   int64_t elapsed_ns(Event& from, Event& to) override {
     float ms = 0;
     // cuEventElapsedTime_v2 (CUDA 12.8+, what cuda.h calls cuEventElapsedTime

@@ -93,6 +93,10 @@ class SimDevice : public Device {
     engine_of(s).stamp(&ev);
   }
   void synchronize(Stream& s) override { engine_of(s).wait_idle(); }
+  // The engine stamps the event when it reaches it, after everything queued before.
+  bool query(Event& e, Stream&) override {
+    return static_cast<SimEvent&>(e).stamp.ns.load(std::memory_order_acquire) >= 0;
+  }
   int64_t elapsed_ns(Event& from, Event& to) override {
     const int64_t a = static_cast<SimEvent&>(from).stamp.ns.load(std::memory_order_acquire);
     const int64_t b = static_cast<SimEvent&>(to).stamp.ns.load(std::memory_order_acquire);

@@ -776,6 +776,15 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuEventQuery(CUevent e) {
+  ENTER(cuEventQuery, "event=%p", static_cast<void*>(e))
+  NEED_INIT
+  auto* impl = reinterpret_cast<EventImpl*>(e);
+  if (!g_events.count(impl)) return CUDA_ERROR_INVALID_HANDLE;
+  // Never recorded: complete, as the driver says.
+  return !impl->recorded || impl->ns.load() >= 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
 CUresult elapsed_common(const char* call, float* ms, CUevent a, CUevent b) {
   NEED_INIT
   auto* x = reinterpret_cast<EventImpl*>(a);
@@ -1266,6 +1275,7 @@ const ProcEntry kProcTable[] = {
     E(cuEventDestroy, 4000, cuEventDestroy_v2),
     E(cuEventRecord, 2000, cuEventRecord),
     E(cuEventElapsedTime, 2000, cuEventElapsedTime),
+    E(cuEventQuery, 2000, cuEventQuery),
 #ifndef DS_DOUBLE_NO_BATCH
     E(cuEventElapsedTime, 12080, cuEventElapsedTime_v2),
 #endif

@@ -1,0 +1,202 @@
+// `load`: one request's KV cache from the POSIX store to every card, disk -> host
+// staging -> device, overlapped; this file reads the options, src/load does the
+// measurement.
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "aio/aio_measure.h"
+#include "app/command.h"
+#include "app/copy_params.h"
+#include "app/model_options.h"
+#include "app/output_options.h"
+#include "backend/select.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "load/load_measure.h"
+
+namespace ds {
+
+namespace {
+
+struct LoadArgs {
+  std::vector<std::string> workspaces;
+  CopyOptionText params;
+  std::string engine = "libaio", iodepth = "16", staging = "0", sdma = "false";
+  bool shared = false, buffered = false;
+  ModelOptionText model;
+  OutputOptions out;
+  CLI::Option* size_option = nullptr;
+  CLI::Option* blocks_option = nullptr;
+  CLI::Option* frags_option = nullptr;
+  CLI::Option* layout_option = nullptr;
+};
+
+LoadArgs with_defaults() {
+  LoadArgs a;
+  a.params.size = "1M";
+  a.params.blocks = "64";
+  a.params.iterations = "8";
+  a.params.devices = "1";
+  a.params.warmup = "1";
+  return a;
+}
+
+struct LoadPlan {
+  LoadParams p;
+  std::optional<Workload> workload;
+};
+
+LoadPlan parse_load(const LoadArgs& a0) {
+  LoadArgs a = a0;
+  LoadPlan plan;
+  LoadParams& p = plan.p;
+  auto norm = [](std::string d) {
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    return d;
+  };
+  for (const std::string& w : a.workspaces) {
+    if (w.empty()) throw UsageError("option --workspace got '': expects a directory");
+    for (const std::string& seen : p.workspaces)
+      if (norm(seen) == norm(w)) throw UsageError("option --workspace got '" + w + "' twice: each directory once");
+    p.workspaces.push_back(w);
+  }
+  if (p.workspaces.empty()) throw UsageError("option --workspace is required");
+  a.params.size_given = a.size_option && a.size_option->count() > 0;
+  plan.workload = parse_workload(a.model);
+  if (plan.workload) {
+    for (CLI::Option* o : {a.size_option, a.blocks_option, a.frags_option, a.layout_option})
+      if (o && o->count() > 0) throw UsageError("option --model sets the blocks; drop " + o->get_name());
+    if (plan.workload->req.layerwise) throw UsageError("option --layerwise is for aio --model (the store layout)");
+    // One file per block holding all its layers, as aio --model stores it.
+    a.params.blocks = std::to_string(plan.workload->tasks_per_card);
+  }
+  const CopyParams c = parse_copy_params(a.params);
+  p.layout = c.layout;
+  if (plan.workload) {
+    p.layout = Layout::block(plan.workload->fragments, plan.workload->tasks_per_card);
+    p.tasks_per_file = plan.workload->model.layers;
+    // MLA/DSA: every card holds the same latent, as copy's shared host source.
+    if (plan.workload->model.arch != KvArch::kGqa) p.shared = true;
+  }
+  p.iterations = c.iterations;
+  p.devices = c.devices;
+  p.streams = c.streams;
+  p.warmup = c.warmup;
+  p.timeout_s = c.timeout_s;
+  p.validate = c.validate;
+  if (a.engine == "libaio")
+    p.engine = AioEngineKind::kLibaio;
+  else if (a.engine == "io_uring")
+    p.engine = AioEngineKind::kUring;
+  else
+    throw UsageError("option --engine got '" + a.engine + "': accepts libaio|io_uring");
+  const uint64_t depth = parse_count("--iodepth", a.iodepth, 1);
+  if (depth > kAioMaxDepth)
+    throw UsageError("option --iodepth got '" + a.iodepth + "': must be at most " + std::to_string(kAioMaxDepth));
+  p.iodepth = static_cast<unsigned>(depth);
+  const uint64_t staging = parse_count("--staging", a.staging, 0);
+  if (staging > kAioMaxDepth)
+    throw UsageError("option --staging got '" + a.staging + "': must be at most " + std::to_string(kAioMaxDepth));
+  p.staging = static_cast<unsigned>(staging);
+  if (a.sdma != "true" && a.sdma != "false")
+    throw UsageError("option --sdma got '" + a.sdma + "': accepts true|false");
+  p.sdma = a.sdma == "true";
+  p.shared = p.shared || a.shared;
+  p.buffered = a.buffered;
+  checked_mul(p.tasks_per_file, p.layout.task_bytes(), "one block file's bytes");
+  if (p.file_payload() > kAioMaxIoSize)
+    throw UsageError("one block file would hold " + std::to_string(p.file_payload()) +
+                     " bytes, over the 1G of one read: lower -s (or --input-len/--block-size with --model)");
+  checked_mul(p.file_bytes(), p.staging_buffers(), "the staging buffers' bytes");
+  return plan;
+}
+
+int run_load(const LoadArgs& a, const GlobalOptions& g) {
+  if (a.model.model == "list") {
+    std::cout << presets_text();
+    return 0;
+  }
+  const LoadPlan plan = parse_load(a);
+  const LoadParams& p = plan.p;
+  if (a.model.dry_run && !plan.workload) throw UsageError("option --dry-run needs --model NAME|PATH");
+  if (plan.workload && a.model.dry_run) {
+    std::string cmd = "dev-sandbox";
+    if (!g.backend.empty()) cmd += " --backend " + g.backend;
+    cmd += " load";
+    for (const std::string& w : p.workspaces) cmd += " --workspace " + w;
+    cmd += " --block-layout " + fragments_label(*plan.workload) + " -n " + std::to_string(plan.workload->tasks_per_card) +
+           " -d " + std::to_string(p.devices) + (p.shared ? " --shared" : "") + "  (one file per block: " +
+           std::to_string(p.tasks_per_file) + " layers of it)";
+    std::cout << dry_run_text(*plan.workload, cmd, false);
+    return 0;
+  }
+  auto writer = make_writer(a.out, std::cout);
+  write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
+    const SelectedBackend selected = select_backend(g.backend);
+    measure_load(p, selected, *writer,
+                 [&] {
+                   RunInfo info = run_info(selected, g.command_line);
+                   if (plan.workload) attach_workload(info, *plan.workload);
+                   writer->begin(info);
+                   begun = true;
+                 },
+                 current);
+  });
+  return 0;
+}
+
+}  // namespace
+
+Command add_load_command(CLI::App& root, GlobalOptions& global) {
+  auto a = std::make_shared<LoadArgs>(with_defaults());
+  CLI::App* c = root.add_subcommand(
+      "load", "one request's KV from disk to every card (disk -> host staging -> device, overlapped), with each "
+              "stage alone and the bottleneck named");
+  c->add_option("--workspace", a->workspaces,
+                "directory for the block files (created if missing); repeat it to spread the files over "
+                "several directories, round-robin by file")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("DIR");
+  a->size_option = c->add_option("-s", a->params.size, "one block's size: bytes, or with K/M/G suffix (default 1M)")
+                       ->type_name("SIZE");
+  a->blocks_option =
+      c->add_option("-n", a->params.blocks, "blocks per card: one file and one read each (default 64)")->type_name("N");
+  a->frags_option = c->add_option("-f,--frags", a->params.frags,
+                                  "fragments per block, each its own copy (0: the block is one copy) (default 0)")
+                        ->type_name("F");
+  a->layout_option = c->add_option("--block-layout", a->params.block_layout,
+                                   "instead of -s/-f: every block holds these fragments, each its own copy into its "
+                                   "own device region (e.g. 128K,16K,32K)")
+                         ->type_name("SIZE[,SIZE...]");
+  c->add_option("-d", a->params.devices, "cards, one worker process each (default 1)")->type_name("N");
+  c->add_option("-i", a->params.iterations, "measured rounds, each a pipelined pass and both stages alone (default 8)")
+      ->type_name("N");
+  c->add_option("--warmup", a->params.warmup, "rounds run first and not counted (default 1)")->type_name("W");
+  c->add_option("--engine", a->engine, "libaio or io_uring (default libaio)")->type_name("libaio|io_uring");
+  c->add_option("--iodepth", a->iodepth, "reads in flight at most per card (default 16)")->type_name("Q");
+  c->add_option("--staging", a->staging,
+                "pinned host staging buffers per card, one block each; 0: --iodepth (default 0)")
+      ->type_name("K");
+  c->add_option("--sdma", a->sdma, "true: one direct-path task per block; false: copies on CE streams (default false)")
+      ->type_name("true|false");
+  c->add_option("-S,--streams", a->params.streams, "CE streams per card, blocks round-robin over them (default 4)")
+      ->type_name("S");
+  c->add_flag("--shared", a->shared, "one set of block files that every card reads (MLA/DSA models: always)");
+  c->add_flag("--validate", a->params.validate,
+              "check every card's KV region against the files after every pipelined pass, outside the timing");
+  c->add_flag("--buffered", a->buffered,
+              "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");
+  add_timeout_option(c, a->params.timeout);
+  add_model_options(c, a->model, false);
+  add_output_options(c, a->out);
+  return {c, [a, &global] { return run_load(*a, global); },
+          [a] {
+            if (a->model.model != "list") parse_load(*a);
+            check_format(a->out.format);
+          }};
+}
+
+}  // namespace ds

@@ -1,0 +1,427 @@
+#include "load/load_measure.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <memory>
+
+#include "aio/io_loop.h"
+#include "aio/workspace_set.h"
+#include "cases/case_runner.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/stats.h"
+#include "core/units.h"
+#include "engines/initiator.h"
+#include "load/pipeline.h"
+#include "memory/host_memory.h"
+#include "memory/pattern.h"
+#include "runner/preflight.h"
+#include "runner/shared_mapping.h"
+#include "runner/timed_loop.h"
+
+namespace ds {
+
+namespace {
+
+constexpr uint64_t kAlign = 4096;  // O_DIRECT: buffer, offset and length
+
+// The three passes of a round, one loop iteration each, in this order.
+enum Pass { kPipelined = 0, kDiskAlone = 1, kCopyAlone = 2, kPasses = 3 };
+
+// What a worker's iteration says beyond the loop's record: the time with at
+// least one read, resp. copy, in flight (pipelined passes only).
+struct BusyRecord {
+  int64_t read_busy_ns = 0;
+  int64_t copy_busy_ns = 0;
+};
+
+// One card's block files: block b is file b of `files`, read whole into a staging
+// buffer; its fragments are layout fragments [b*F*g, (b+1)*F*g), back to back.
+struct CardFiles {
+  std::unique_ptr<ShardSet> files;
+  std::vector<Extent> reads;  // per block: fd, 0, file_bytes
+  int owner = 0;              // whose pattern they hold
+};
+
+struct LoadSetup {
+  const LoadParams& p;
+  Backend& backend;
+  const std::vector<CardFiles>& sets;  // one, or one per card
+  BusyRecord* busy;                    // [card][iteration], shared with the children
+  int loop_iterations;                 // warm-up included
+  bool direct;
+
+  const CardFiles& files_of(int card) const { return sets.size() == 1 ? sets[0] : sets[static_cast<size_t>(card)]; }
+};
+
+// Where fragment i (of one card's layout) is inside its block file.
+uint64_t file_offset_of(const LoadParams& p, uint64_t i, const std::vector<uint64_t>& task_prefix) {
+  const uint64_t f = p.layout.fragments_per_task();
+  const uint64_t task = i / f;
+  return (task % p.tasks_per_file) * p.layout.task_bytes() + task_prefix[static_cast<size_t>(i % f)];
+}
+
+std::vector<uint64_t> task_prefix_of(const Layout& layout) {
+  std::vector<uint64_t> prefix;
+  uint64_t at = 0;
+  for (uint64_t b : layout.task_fragments()) {
+    prefix.push_back(at);
+    at += b;
+  }
+  return prefix;
+}
+
+// Block b's bytes as the store holds them: each fragment the pattern of (owner,
+// fragment), the padding to 4096 the pattern of (owner, fragments + b).
+void fill_block(const LoadParams& p, int owner, uint64_t b, char* buf, const std::vector<uint64_t>& prefix) {
+  const uint64_t per_file = p.tasks_per_file * p.layout.fragments_per_task();
+  pattern_fill(buf, static_cast<size_t>(p.file_bytes()), pattern_key(owner, p.layout.fragments() + b));
+  for (uint64_t i = b * per_file; i < (b + 1) * per_file; ++i)
+    pattern_fill(buf + file_offset_of(p, i, prefix), static_cast<size_t>(p.layout.fragment(i).bytes),
+                 pattern_key(owner, i));
+}
+
+// Writes `bytes` of `buf` at 0 in `fd`; 0, or the errno of a full filesystem
+// (ENOSPC, EDQUOT); RunError for anything else.
+int write_whole(int fd, const std::string& path, const char* buf, uint64_t bytes) {
+  uint64_t put = 0;
+  while (put < bytes) {
+    const ssize_t r = pwrite(fd, buf + put, static_cast<size_t>(bytes - put), static_cast<off_t>(put));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == ENOSPC || errno == EDQUOT)) return errno;
+    if (r < 0) throw sys_error("pwrite(" + path + ")", errno);
+    if (r == 0) return ENOSPC;
+    put += static_cast<uint64_t>(r);
+  }
+  return 0;
+}
+
+// One card: its device, KV region, staging buffers, streams, events and aio engine;
+// every iteration one pass of the round (pipelined, disk alone, copy alone).
+class LoadWorker : public LoopWorker {
+ public:
+  LoadWorker(const LoadSetup& s, int card) : s_(s), card_(card), files_(s.files_of(card)) {
+    const LoadParams& p = s.p;
+    const unsigned k = p.staging_buffers();
+    dev_ = s.backend.open_device(card);
+    if (!s.backend.device_memory_is_host()) {
+      NeedsText t{"load", "device memory", format_bytes(p.layout.bytes()) + " KV region", "lower -s or -n"};
+      check_device_needs(p.layout.bytes(), dev_->free_memory(), card, t);
+    }
+    region_ = dev_->alloc_device(static_cast<size_t>(p.layout.bytes()));
+    staging_ = dev_->alloc_pinned(static_cast<size_t>(k * p.file_bytes()), p.sdma);
+    char* host = static_cast<char*>(staging_->host_ptr());
+    if (!host || reinterpret_cast<uintptr_t>(host) % kAlign != 0)
+      throw RunError("the pinned staging buffers are not 4096-byte aligned, which O_DIRECT needs");
+    engine_ = make_io_engine(p.engine, p.iodepth);
+    PipelineConfig c;
+    c.device = dev_.get();
+    c.engine = engine_.get();
+    c.reads = &files_.reads;
+    c.direct_path = p.sdma;
+    c.block_name = [this](size_t b) { return "block " + std::to_string(b) + " (" + files_.files->path(b) + ")"; };
+    char* src_base = static_cast<char*>(p.sdma ? staging_->device_ptr() : staging_->host_ptr());
+    for (unsigned b = 0; b < k; ++b) {
+      c.staging_host.push_back(host + b * p.file_bytes());
+      c.staging_src.push_back(src_base + b * p.file_bytes());
+      ring_.buffers.push_back(host + b * p.file_bytes());
+    }
+    // Block b's copies: destination in the region, source as an offset into a staging buffer.
+    const std::vector<uint64_t> prefix = task_prefix_of(p.layout);
+    char* dst = static_cast<char*>(region_->device_ptr());
+    const uint64_t per_file = p.tasks_per_file * p.layout.fragments_per_task();
+    c.copies_per_block = static_cast<size_t>(per_file);
+    c.copies.reserve(static_cast<size_t>(p.layout.fragments()));
+    for (uint64_t i = 0; i < p.layout.fragments(); ++i) {
+      const Fragment f = p.layout.fragment(i);
+      c.copies.push_back({dst + f.offset, reinterpret_cast<const void*>(static_cast<uintptr_t>(file_offset_of(p, i, prefix))),
+                          static_cast<size_t>(f.bytes)});
+    }
+    pipeline_ = std::make_unique<Pipeline>(std::move(c), p.streams);
+    if (p.validate) scratch_ = alloc_pageable(static_cast<size_t>(p.layout.largest_fragment()));
+  }
+
+  void before_iteration(int index) override {
+    if (s_.p.validate && index % kPasses == kPipelined) poison();
+  }
+
+  void iterate(int index, IterationRecord& r) override {
+    const int pass = index % kPasses;
+    PipelineTimes t;
+    if (pass == kPipelined) {
+      t = pipeline_->run();
+      BusyRecord& b = s_.busy[static_cast<size_t>(card_) * static_cast<size_t>(s_.loop_iterations) +
+                              static_cast<size_t>(index)];
+      b.read_busy_ns = t.read_busy_ns;
+      b.copy_busy_ns = t.copy_busy_ns;
+    } else if (pass == kDiskAlone) {
+      try {
+        const PassResult pr = run_pass(*engine_, IoOp::kRead, files_.reads, ring_);
+        t.wall_ns = pr.wall_ns;
+        t.submit_ns = pr.submit_ns;
+        t.short_reads = pr.short_transfers;
+      } catch (const IoFailure& f) {
+        throw RunError("disk alone: read of block " + std::to_string(f.shard) + " (" +
+                       files_.files->path(f.shard) + "): " + f.what());
+      }
+    } else {
+      t = pipeline_->copy_alone();
+    }
+    r.submitted = r.start + t.submit_ns;
+    wall_ns_ = t.wall_ns;
+    short_reads_ += t.short_reads;
+  }
+  int64_t measured_ns(const IterationRecord&) override { return wall_ns_; }
+
+  // --validate: after every pipelined pass (warm-up included), outside the timing.
+  void after_iteration(int index) override {
+    if (!s_.p.validate || index % kPasses != kPipelined) return;
+    const Layout& layout = s_.p.layout;
+    const int round = index / kPasses;
+    const std::string when = round < s_.p.warmup ? "warm-up round " + std::to_string(round)
+                                                 : "round " + std::to_string(round - s_.p.warmup);
+    const uint64_t per_file = s_.p.tasks_per_file * layout.fragments_per_task();
+    for (uint64_t i = 0; i < layout.fragments(); ++i) {
+      const Fragment f = layout.fragment(i);
+      const size_t n = static_cast<size_t>(f.bytes);
+      dev_->copy_sync({scratch_->host_ptr(), static_cast<char*>(region_->device_ptr()) + f.offset, n}, CopyDir::kD2H);
+      const int64_t off = pattern_check(scratch_->host_ptr(), n, pattern_key(files_.owner, i));
+      if (off >= 0)
+        throw RunError("validation failed: load " + when + ": block " + std::to_string(i / per_file) + " (" +
+                       files_.files->path(static_cast<size_t>(i / per_file)) + "), fragment " + std::to_string(i) +
+                       " on the device differs from the file at offset " + std::to_string(off));
+    }
+  }
+
+  void finish() override { pipeline_.reset(); }
+  uint64_t retries() const override { return short_reads_; }
+
+ private:
+  // Every fragment of the region zeroed, so one the pass does not copy fails the check.
+  void poison() {
+    std::memset(scratch_->host_ptr(), 0, scratch_->bytes());
+    for (uint64_t i = 0; i < s_.p.layout.fragments(); ++i) {
+      const Fragment f = s_.p.layout.fragment(i);
+      dev_->copy_sync({static_cast<char*>(region_->device_ptr()) + f.offset, scratch_->host_ptr(), static_cast<size_t>(f.bytes)},
+                      CopyDir::kH2D);
+    }
+  }
+
+  const LoadSetup& s_;
+  int card_;
+  const CardFiles& files_;
+  std::unique_ptr<Device> dev_;  // first made, last gone
+  std::unique_ptr<Memory> region_, staging_, scratch_;
+  std::unique_ptr<IoEngine> engine_;
+  BufferRing ring_;
+  std::unique_ptr<Pipeline> pipeline_;
+  int64_t wall_ns_ = 0;
+  uint64_t short_reads_ = 0;
+};
+
+// The passes of one kind out of the loop's per-iteration values, measured rounds only.
+std::vector<int64_t> pass_samples(const std::vector<int64_t>& all, int pass) {
+  std::vector<int64_t> out;
+  for (size_t i = static_cast<size_t>(pass); i < all.size(); i += kPasses) out.push_back(all[i]);
+  return out;
+}
+
+double gib_s(uint64_t bytes, double avg_ns) {
+  return avg_ns > 0 ? static_cast<double>(bytes) / (avg_ns * 1e-9) / 1073741824.0 : 0.0;
+}
+
+}  // namespace
+
+unsigned LoadParams::staging_buffers() const {
+  const uint64_t k = staging ? staging : iodepth;
+  return static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(k, files())));
+}
+
+std::string stage_verdict(double disk, double copy, double pipelined) {
+  const double slower = std::min(disk, copy);
+  if (slower > 0 && pipelined >= kStageVerdictFraction * slower) return disk <= copy ? "disk" : "copy";
+  return "neither (overlap lost)";
+}
+
+void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWriter& writer,
+                  const std::function<void()>& begin, std::string& current) {
+  Backend& backend = *selected.backend;
+  check_device_count("-d", p.devices, p.devices, selected.probe.device_count, backend.name());
+  if (p.sdma && !backend.has(Capability::kDirect))
+    throw RunError("--sdma true: the " + backend.name() + " backend has no direct path");
+  if (p.sdma && !selected.probe.direct_unavailable.empty())
+    throw RunError("--sdma true: " + selected.probe.direct_unavailable);
+  const unsigned k = p.staging_buffers();
+  const auto d = static_cast<uint64_t>(p.devices);
+  {
+    MemoryNeeds n;
+    const uint64_t staging = k * p.file_bytes();
+    n.host = d * (staging + p.layout.largest_fragment()) + p.file_bytes() +
+             (backend.device_memory_is_host() ? d * p.layout.bytes() : 0);
+    if (backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = staging;
+    check_host_needs(n, {"load", "host memory",
+                         format_bytes(p.file_bytes()) + " x " + std::to_string(k) + " staging buffers per card" +
+                             (backend.device_memory_is_host() ? " and the cards' KV regions" : ""),
+                         "lower --staging, -s, -n or -d"});
+  }
+
+  const int64_t setup_start = now_ns();
+  WorkspaceSet ws;
+  const bool direct = open_workspaces(ws, p.workspaces, p.buffered);
+  const size_t nws = ws.count();
+  const uint64_t nfiles = p.files();
+  const size_t nsets = p.shared ? 1 : static_cast<size_t>(p.devices);
+  auto files_in = [&](size_t w) -> uint64_t { return nfiles > w ? (nfiles - w + nws - 1) / nws : 0; };
+  check_workspace_space(
+      ws, [&](size_t w) { return files_in(w) * p.file_bytes() * nsets; },
+      [&](size_t w) {
+        return std::to_string(files_in(w)) + " block files of " + std::to_string(nfiles) +
+               (nsets > 1 ? ", for each of " + std::to_string(nsets) + " cards" : "");
+      },
+      "free space there, or lower -n, -s or -d (or use --shared)");
+
+  // Each card's files (or one set for all with --shared), written now, untimed.
+  std::vector<CardFiles> sets(nsets);
+  {
+    const std::vector<uint64_t> prefix = task_prefix_of(p.layout);
+    auto block = map_anonymous(static_cast<size_t>(p.file_bytes()), true);  // 4 KiB aligned, as O_DIRECT needs
+    char* buf = static_cast<char*>(block->host_ptr());
+    for (size_t c = 0; c < nsets; ++c) {
+      CardFiles& set = sets[c];
+      set.owner = p.shared ? 0 : static_cast<int>(c);
+      set.files = std::make_unique<ShardSet>(ws);
+      const std::string tag = p.shared ? "load" : "load-c" + std::to_string(c);
+      for (size_t w = 0; w < nws; ++w) set.files->files.push_back(std::make_unique<ShardFiles>(ws.workspaces[w]->path(), tag));
+      for (uint64_t b = 0; b < nfiles; ++b) {
+        check_interrupted();
+        const size_t f = static_cast<size_t>(b);
+        const size_t w = set.files->where(f);
+        int err = set.files->files[w]->add(p.file_bytes(), direct);
+        if (err == 0) {
+          fill_block(p, set.owner, b, buf, prefix);
+          err = write_whole(set.files->fd(f), set.files->path(f), buf, p.file_bytes());
+        }
+        if (err != 0)
+          throw RunError("load ran out of space in " + ws.workspaces[w]->path() + " (" + ws.fs[w].type +
+                         ") while laying out the block files" +
+                         (nsets > 1 ? " of card " + std::to_string(c) + " of " + std::to_string(nsets) : "") + ": " +
+                         std::to_string(b) + " of " + std::to_string(nfiles) + " files of " +
+                         format_bytes(p.file_bytes()) + " fit: " + std::strerror(err) +
+                         "; the block files were removed; free space or lower -n, -s or -d");
+        set.reads.push_back(Extent{set.files->fd(f), 0, static_cast<size_t>(p.file_bytes())});
+      }
+      // What was written goes to the disk now, not during the first reads.
+      for (uint64_t b = 0; b < nfiles; ++b)
+        if (fdatasync(set.files->fd(static_cast<size_t>(b))) != 0)
+          throw sys_error("fdatasync(" + set.files->path(static_cast<size_t>(b)) + ")", errno);
+    }
+  }
+  const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
+
+  const int rounds = p.warmup + p.iterations;
+  const int loop_iterations = rounds * kPasses;
+  SharedMapping busy_map(sizeof(BusyRecord) * static_cast<size_t>(p.devices) * static_cast<size_t>(loop_iterations));
+  auto* busy = static_cast<BusyRecord*>(busy_map.data());
+  const LoadSetup setup{p, backend, sets, busy, loop_iterations, direct};
+
+  const std::string copy_method = p.sdma ? backend.direct_method() : method_label(CopyMethod::kCeMultiStream, backend);
+  CaseResult r;
+  r.name = "load";
+  r.from = "file::" + ws.types();
+  r.to = backend.label_prefix() + "::device::all";
+  r.method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF") + "+" + copy_method + "-FORK";
+  r.block_bytes = p.layout.unit_bytes();
+  r.count = d * p.layout.units();
+  r.bytes = d * p.layout.bytes();
+  r.devices = p.devices;
+  r.streams = p.sdma ? 1 : p.streams;
+  if (!p.sdma && p.streams > 1) r.submit_mode = submit_mode_name(SubmitMode::kRoundRobin);
+  r.frags = p.layout.frags_option();
+  if (p.layout.per_fragment_regions()) r.layout = layout_label(p.layout);
+  r.copies = d * p.layout.fragments();
+  r.iterations = p.iterations;
+  r.warmup = p.warmup;
+  r.measured = "IO+Copy";
+  r.brief = "read " + std::to_string(nfiles) + " block files of " + format_bytes(p.file_bytes()) + " from " +
+            ws.dirs_text() + (p.shared ? " (one set every card reads)" : " per card") + " into " + std::to_string(k) +
+            " pinned staging buffers per card with " + engine_option_name(p.engine) + ", " +
+            (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) + ", then " +
+            (p.sdma ? "one " + copy_method + " task per block" : "copies on " + std::to_string(p.streams) + " streams") +
+            " to " + std::to_string(p.devices) + " card" + (p.devices == 1 ? "" : "s");
+
+  begin();
+  current = "load";
+  LoopShape shape;
+  shape.workers = p.devices;
+  shape.fanout = Fanout::kFork;
+  shape.hooks_apart = p.validate;
+  shape.warmup = p.warmup * kPasses;
+  shape.iterations = p.iterations * kPasses;
+  shape.progress_name = "load";
+  shape.progress_bytes = p.layout.unit_bytes();
+  shape.timeout_ns = static_cast<int64_t>(p.timeout_s) * 1000000000LL;
+  shape.worker_name = "card";
+  shape.running = "reads and copies in flight";
+  shape.waiting = "reads and copies in flight";
+  LoopHooks hooks;
+  hooks.host = [&](const std::function<void()>& run_workers) {
+    backend.init_process();  // in each child
+    run_workers();
+  };
+  hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> { return std::make_unique<LoadWorker>(setup, w); };
+  const int64_t t0 = now_ns();
+  const LoopResult loop = run_timed_loop(shape, hooks);
+
+  // The loop's values per iteration, split by pass.
+  const std::vector<int64_t> submit = pass_samples(loop.submit, kPipelined);
+  const std::vector<int64_t> io_copy = pass_samples(loop.measured, kPipelined);
+  const std::vector<int64_t> wall = pass_samples(loop.wall, kPipelined);
+  const std::vector<int64_t> skew = pass_samples(loop.start_skew, kPipelined);
+  r.stages = {{"Submit", compute_stats(submit), submit},
+              {r.measured, compute_stats(io_copy), io_copy},
+              {"Wall", compute_stats(wall), wall},
+              {"StartSkew", compute_stats(skew), skew}};
+  CaseResult::LoadStages st;
+  st.disk_alone.name = "DiskAlone";
+  st.disk_alone.samples = pass_samples(loop.measured, kDiskAlone);
+  st.disk_alone.ns = compute_stats(st.disk_alone.samples);
+  st.copy_alone.name = "CopyAlone";
+  st.copy_alone.samples = pass_samples(loop.measured, kCopyAlone);
+  st.copy_alone.ns = compute_stats(st.copy_alone.samples);
+  std::vector<int64_t> read_busy, copy_busy;
+  for (int c = 0; c < p.devices; ++c)
+    for (int it = p.warmup * kPasses; it < loop_iterations; it += kPasses) {
+      const BusyRecord& b = busy[static_cast<size_t>(c) * static_cast<size_t>(loop_iterations) + static_cast<size_t>(it)];
+      read_busy.push_back(b.read_busy_ns);
+      copy_busy.push_back(b.copy_busy_ns);
+    }
+  st.read_busy = compute_stats(read_busy);
+  st.copy_busy = compute_stats(copy_busy);
+  st.disk_gib_s = gib_s(r.bytes, st.disk_alone.ns.avg);
+  st.copy_gib_s = gib_s(r.bytes, st.copy_alone.ns.avg);
+  st.pipelined_gib_s = r.bandwidth_gib_s();
+  const double slower = std::min(st.disk_gib_s, st.copy_gib_s);
+  st.percent_of_slower = slower > 0 ? 100.0 * st.pipelined_gib_s / slower : 0.0;
+  st.bottleneck = stage_verdict(st.disk_gib_s, st.copy_gib_s, st.pipelined_gib_s);
+  r.load = st;
+  if (p.validate) {
+    r.validated = true;
+    r.validate = "each";
+  }
+  r.setup_s = files_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
+  writer.add(r);
+  if (p.validate) writer.validation("load", true);
+  writer.finish();
+  if (loop.retries > 0)
+    std::fprintf(stderr, "dev-sandbox: note: %llu short reads were completed by resubmitting the remainder\n",
+                 static_cast<unsigned long long>(loop.retries));
+}
+
+}  // namespace ds

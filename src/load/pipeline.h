@@ -1,0 +1,68 @@
+// One card's load pipeline: block files read through an aio engine into K
+// staging buffers, each block's copies submitted to the device as soon as its
+// read completes, a staging buffer read into again only once the copies out of
+// it are complete (an event per buffer, polled with Device::query). Also the
+// copy-alone pass: the same copies out of the staging buffers, with no reads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aio/io_engine.h"
+#include "aio/io_loop.h"
+#include "backend/backend.h"
+
+namespace ds {
+
+struct PipelineConfig {
+  Device* device = nullptr;
+  IoEngine* engine = nullptr;
+  const std::vector<Extent>* reads = nullptr;  // block b: one read of a whole file
+  std::vector<char*> staging_host;             // K staging buffers: where reads land
+  std::vector<char*> staging_src;              // the same, as copies read them (mapped on the direct path)
+  // Every block's copies, block b's at [b * copies_per_block, ...): `dst` the device
+  // address, `src` the offset into the block's staging buffer.
+  std::vector<CopyDesc> copies;
+  size_t copies_per_block = 1;
+  bool direct_path = false;  // one direct task per block, else one copy per fragment
+  // "block 5 (/ws/file)": how a failure names a block.
+  std::function<std::string(size_t)> block_name;
+};
+
+struct PipelineTimes {
+  int64_t wall_ns = 0;       // first submission to last completion
+  int64_t submit_ns = 0;     // inside the submission calls (reads and copies)
+  int64_t read_busy_ns = 0;  // with at least one read in flight
+  int64_t copy_busy_ns = 0;  // with at least one copy in flight (ends when its poll sees it done)
+  uint64_t short_reads = 0;  // completed by resubmitting the remainder
+};
+
+class Pipeline {
+ public:
+  // `streams` CE streams (blocks round-robin over them; the direct path too).
+  Pipeline(PipelineConfig config, int streams);
+  ~Pipeline();  // drains the engine and the streams
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Every block read and copied once, at most depth() reads in flight, each
+  // into a free staging buffer. RunError naming the block and the call on a
+  // failed or short read (that makes no progress) or copy submission.
+  PipelineTimes run();
+  // Every block's copies out of staging buffer b % K, all queued, then waited for.
+  PipelineTimes copy_alone();
+
+ private:
+  void submit_copies(size_t block, unsigned slot);
+  void quiesce() noexcept;
+
+  PipelineConfig c_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<std::unique_ptr<Event>> events_;  // one per staging buffer
+  std::vector<CopyDesc> scratch_;               // one block's descriptors, with addresses
+};
+
+}  // namespace ds
