@@ -1,0 +1,115 @@
+// What the end-to-end tests of the disk commands (aio, load) share: a fresh
+// directory on a disk filesystem that does O_DIRECT, tmpfs detection, a small
+// tmpfs mount for a full filesystem, and directory listings.
+#pragma once
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace dstest {
+namespace disk {
+
+constexpr long kTmpfsMagic = 0x01021994;
+
+inline bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+inline bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+inline std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> v;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        v.push_back(e->d_name);
+    closedir(d);
+  }
+  return v;
+}
+
+inline void remove_tree(const std::string& dir) {
+  for (const auto& e : entries(dir)) unlink((dir + "/" + e).c_str());
+  rmdir(dir.c_str());
+}
+
+inline bool is_tmpfs(const std::string& path) {
+  struct statfs st;
+  return statfs(path.c_str(), &st) == 0 && static_cast<long>(st.f_type) == kTmpfsMagic;
+}
+
+// Whether a 4 KiB O_DIRECT write works in `dir`.
+inline bool direct_io_works(const std::string& dir) {
+  const std::string f = dir + "/odirect-probe";
+  const int fd = open(f.c_str(), O_CREAT | O_WRONLY | O_DIRECT, 0644);
+  if (fd < 0) return false;
+  void* buf = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const bool ok = buf != MAP_FAILED && pwrite(fd, buf, 4096, 0) == 4096;
+  if (buf != MAP_FAILED) munmap(buf, 4096);
+  close(fd);
+  unlink(f.c_str());
+  return ok;
+}
+
+// A fresh directory on a disk filesystem that does O_DIRECT (the build tree,
+// else /var/tmp); empty when there is none.
+inline std::string disk_base() {
+  static const std::string base = [] {
+    for (const std::string cand : {std::string(DS_AIO_TEST_BASE), std::string("/var/tmp")}) {
+      std::string tmpl = cand + "/aio-e2e-XXXXXX";
+      if (!mkdtemp(&tmpl[0])) continue;
+      if (!is_tmpfs(tmpl) && direct_io_works(tmpl)) return tmpl;
+      rmdir(tmpl.c_str());
+    }
+    return std::string();
+  }();
+  return base;
+}
+
+inline std::string unique_name(const std::string& stem) {
+  static int serial = 0;
+  return stem + "-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
+}
+
+// A 4 MiB tmpfs mounted on a fresh directory (root only), unmounted and removed
+// again when it goes; `error` says why there is none.
+struct SmallTmpfs {
+  std::string dir, error;
+  SmallTmpfs() {
+    char tmpl[] = "/tmp/ds-disk-enospc-XXXXXX";
+    if (!mkdtemp(tmpl)) {
+      error = std::string("mkdtemp: ") + std::strerror(errno);
+      return;
+    }
+    if (mount("tmpfs", tmpl, "tmpfs", 0, "size=4M") != 0) {
+      error = std::string("mount -t tmpfs -o size=4M not permitted here: ") + std::strerror(errno);
+      rmdir(tmpl);
+      return;
+    }
+    dir = tmpl;
+  }
+  ~SmallTmpfs() {
+    if (dir.empty()) return;
+    umount(dir.c_str());
+    rmdir(dir.c_str());
+  }
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+};
+
+}  // namespace disk
+}  // namespace dstest

@@ -1,0 +1,368 @@
+// `dev-sandbox load` end to end on sim (and one run through the libcuda double):
+// --validate with -s, --block-layout and --model; --shared; -d 3; both engines; the
+// Stages line against the JSON; tmpfs refused and --buffered; a full filesystem
+// while laying out; a failed read, a corrupted read, a failed copy; a killed worker
+// and Ctrl-C. Every run is a few MiB and a few rounds.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli_harness.h"
+#include "disk_fixtures.h"
+#include "json_checks.h"
+
+namespace {
+
+using namespace dstest::disk;
+using dstest::json;
+using dstest::JsonRun;
+using dstest::lines_starting;
+using dstest::run_json;
+using dstest::run_tool;
+
+class LoadEnv : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!disk_base().empty()) remove_tree(disk_base());
+  }
+};
+[[maybe_unused]] const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new LoadEnv);
+
+std::vector<std::string> load_args(const std::string& ws, std::vector<std::string> extra) {
+  std::vector<std::string> v = {"load", "--backend", "sim", "--workspace", ws, "-i", "2", "--warmup", "1"};
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
+bool uring_unavailable(const dstest::RunResult& r) {
+  return r.exit_code == 1 && contains(r.err, "io_uring_queue_init");
+}
+
+// What every successful load result holds: its row, the three measurements
+// consistent with each other, and the verdict by the documented rule.
+void expect_load_result(const json& x, int devices, uint64_t bytes_per_card) {
+  EXPECT_EQ(x["name"], "load");
+  EXPECT_EQ(x.value("from", "").rfind("file::", 0), 0u) << x["from"];
+  EXPECT_EQ(x["to"], "sim::device::all");
+  EXPECT_EQ(x["time_label"], "IO+Copy");
+  EXPECT_EQ(x["devices"], devices);
+  EXPECT_EQ(x["validated"], true);
+  const double bytes = static_cast<double>(bytes_per_card) * devices;
+  ASSERT_TRUE(x.contains("load_stages")) << x.dump();
+  const json& s = x["load_stages"];
+  const double disk = s["disk_alone_gib_s"], copy = s["copy_alone_gib_s"], piped = s["pipelined_gib_s"];
+  EXPECT_GT(disk, 0);
+  EXPECT_GT(copy, 0);
+  EXPECT_DOUBLE_EQ(piped, x["bandwidth_gib_s"].get<double>());
+  EXPECT_NEAR(disk, bytes / (s["disk_alone_us"]["avg"].get<double>() * 1e-6) / 1073741824.0, disk * 1e-9);
+  EXPECT_NEAR(copy, bytes / (s["copy_alone_us"]["avg"].get<double>() * 1e-6) / 1073741824.0, copy * 1e-9);
+  EXPECT_NEAR(s["percent_of_slower"].get<double>(), 100.0 * piped / std::min(disk, copy), 1e-9);
+  const std::string verdict = piped >= 0.9 * std::min(disk, copy) ? (disk <= copy ? "disk" : "copy")
+                                                                   : "neither (overlap lost)";
+  EXPECT_EQ(s["bottleneck"], verdict);
+  // Busy times: within the pipelined pass, never more than it took (+ rounding).
+  EXPECT_GT(s["read_busy_us"]["avg"].get<double>(), 0);
+  EXPECT_GT(s["copy_busy_us"]["avg"].get<double>(), 0);
+  EXPECT_LE(s["read_busy_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>() + 1);
+  EXPECT_LE(s["copy_busy_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>() + 1);
+}
+
+struct EngineCase {
+  const char* engine;
+  const char* method;
+};
+
+class LoadEngines : public ::testing::TestWithParam<EngineCase> {};
+
+TEST_P(LoadEngines, ValidatesTwoCardsAndCleansUp) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("ws");  // the tool creates it
+  const auto before = dstest::our_shm_entries();
+  JsonRun r = run_json(load_args(ws, {"-s", "64K", "-n", "12", "-d", "2", "--iodepth", "3", "--engine",
+                                      GetParam().engine, "--validate"}));
+  if (std::string(GetParam().engine) == "io_uring" && uring_unavailable(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("load");
+  EXPECT_EQ(x["method"], std::string(GetParam().method) + "+CE-MS-FORK");
+  EXPECT_EQ(x["block_bytes"], 65536);
+  EXPECT_EQ(x["count"], 24);
+  EXPECT_TRUE(contains(x.value("brief", ""), "O_DIRECT")) << x["brief"];
+  expect_load_result(x, 2, 12 * 65536);
+  EXPECT_FALSE(exists(ws)) << "the workspace it created was left behind";
+  EXPECT_EQ(dstest::our_shm_entries(), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Load, LoadEngines,
+                         ::testing::Values(EngineCase{"libaio", "LIBAIO"}, EngineCase{"io_uring", "IO_URING"}),
+                         [](const ::testing::TestParamInfo<EngineCase>& i) { return std::string(i.param.engine); });
+
+// Odd sizes (padded to 4096 in the file), fragments, two staging buffers (so each
+// is reused many times), the direct path, a block layout, three cards sharing one
+// file set: every card's region checked after every pipelined pass.
+TEST(LoadShapes, BlockLayoutFragmentsSharedAndDirectPathValidate) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::vector<std::vector<std::string>> shapes = {
+      {"-s", "5000", "-f", "3", "-n", "10", "--staging", "2"},
+      {"--block-layout", "128K,16K,32K", "-n", "6", "-d", "2", "--sdma", "true"},
+      {"-s", "32K", "-n", "9", "-d", "3", "--shared", "--iodepth", "2", "--streams", "2"},
+      {"-s", "16K", "-n", "7", "-d", "3"},
+  };
+  for (const auto& shape : shapes) {
+    std::string what;
+    for (const auto& s : shape) what += s + " ";
+    const std::string ws = disk_base() + "/" + unique_name("shape");
+    std::vector<std::string> extra = shape;
+    extra.push_back("--validate");
+    JsonRun r = run_json(load_args(ws, extra));
+    ASSERT_EQ(r.exit_code, 0) << what << r.err;
+    const json x = r.result("load");
+    EXPECT_EQ(x["validated"], true) << what;
+    ASSERT_TRUE(x.contains("load_stages")) << what;
+    EXPECT_FALSE(exists(ws)) << what;
+    if (contains(what, "--sdma")) EXPECT_EQ(x["method"], "LIBAIO+SDMA-FORK") << what;
+    if (contains(what, "--block-layout")) EXPECT_EQ(x["layout"], "128K,16K,32K") << what;
+    if (contains(what, "--shared")) EXPECT_TRUE(contains(x.value("brief", ""), "every card reads")) << x["brief"];
+    if (contains(what, "-d 3")) EXPECT_EQ(x["devices"], 3) << what;
+  }
+}
+
+// --model: one file per block holding all its layers; GQA per card, MLA one shared set.
+TEST(LoadModel, PresetsValidate) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("model");
+  JsonRun r = run_json(load_args(ws, {"--model", "Qwen3-32B", "--tp", "8", "--input-len", "512", "-d", "2",
+                                      "--validate"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("load");
+  // 4 blocks of 128 tokens x 64 layers: 256 tasks of 32K,32K per card.
+  EXPECT_EQ(x["count"], 2 * 256);
+  EXPECT_EQ(x["layout"], "32K,32K");
+  EXPECT_TRUE(contains(x.value("brief", ""), "4 block files of 4.00 MiB")) << x["brief"];
+  expect_load_result(x, 2, 256ULL * 65536);
+  ASSERT_TRUE(x.contains("kv_load_ms")) << x.dump();
+  EXPECT_FALSE(exists(ws));
+
+  const std::string ws2 = disk_base() + "/" + unique_name("mla");
+  JsonRun m = run_json(load_args(ws2, {"--model", "DeepSeek-V3", "--input-len", "256", "-d", "2", "--validate"}));
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_TRUE(contains(m.result("load").value("brief", ""), "every card reads")) << m.out;
+  EXPECT_EQ(m.result("load")["validated"], true);
+  EXPECT_FALSE(exists(ws2));
+}
+
+// The text output: the row, the Wall line, then the Stages line, whose figures
+// agree with each other (the percent is pipelined / the slower, the verdict by rule).
+TEST(LoadOutput, StagesLineFollowsTheRowAndAgrees) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("text");
+  const auto r = run_tool(load_args(ws, {"-s", "64K", "-n", "8"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto stages = lines_starting(r.out, "  Stages: ");
+  ASSERT_EQ(stages.size(), 1u) << r.out;
+  const auto walls = lines_starting(r.out, "  Wall: ");
+  ASSERT_EQ(walls.size(), 1u) << r.out;
+  EXPECT_LT(r.out.find("  Wall: "), r.out.find("  Stages: "));
+  const std::regex re(
+      "  Stages: disk alone ([0-9.]+) GiB/s, copy alone ([0-9.]+) GiB/s, pipelined ([0-9.]+) GiB/s = ([0-9.]+)% of "
+      "the slower stage; bottleneck: (disk|copy|neither \\(overlap lost\\))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(stages[0], m, re)) << stages[0];
+  const double disk = std::stod(m[1]), copy = std::stod(m[2]), piped = std::stod(m[3]), pct = std::stod(m[4]);
+  // The row's BW (the last field) is the pipelined figure.
+  const auto rows = lines_starting(r.out, "  file::");
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows[0].substr(rows[0].rfind(' ') + 1), m[3].str());
+  // Each printed to 0.001, the percent to 0.1: they agree to that rounding.
+  const double slower = std::min(disk, copy);
+  const double ratio = 100.0 * piped / slower;
+  EXPECT_NEAR(pct, ratio, ratio * (0.0005 / piped + 0.0005 / slower) + 0.05) << stages[0];
+  if (pct < 89.9) EXPECT_EQ(m[5].str(), "neither (overlap lost)");
+  if (pct > 90.1) EXPECT_EQ(m[5].str(), disk <= copy ? "disk" : "copy");
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(LoadWorkspace, TmpfsIsRefusedAndBufferedRuns) {
+  if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  const std::string ws = "/dev/shm/" + unique_name("ds-load-e2e");
+  const auto r = run_tool(load_args(ws, {"-s", "64K", "-n", "4"}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "tmpfs")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--buffered")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_FALSE(exists(ws));
+
+  JsonRun b = run_json(load_args(ws, {"-s", "64K", "-n", "6", "-d", "2", "--buffered", "--validate"}));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const json x = b.result("load");
+  EXPECT_EQ(x["method"], "LIBAIO+BUF+CE-MS-FORK");
+  EXPECT_EQ(x["from"], "file::tmpfs");
+  EXPECT_EQ(x["validated"], true);
+  EXPECT_TRUE(contains(b.err, "buffered")) << b.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// A 4 MiB tmpfs: 2 cards x 3 files of 1 MiB cannot fit; found before anything is
+// written, a clean exit 1 with nothing left.
+TEST(LoadWorkspace, FullFilesystemIsACleanExit1) {
+  const SmallTmpfs fs;
+  if (fs.dir.empty()) GTEST_SKIP() << fs.error;
+  const auto r = run_tool(load_args(fs.dir + "/ws", {"-s", "1M", "-n", "3", "-d", "2", "--buffered"}));
+  const auto left = entries(fs.dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
+  EXPECT_TRUE(contains(r.err, "(3 block files of 3, for each of 2 cards)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "nothing was written")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
+}
+
+// The disk fails the 2nd read of card 0 (pipelined, block 1: --iodepth 1, no warm-up).
+TEST(LoadFailures, AFailingReadNamesCardBlockAndCall) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("eio");
+  const auto r = run_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "16K", "-n", "4", "--iodepth", "1",
+                           "-i", "1", "--warmup", "0"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "2"}, {"DS_SHIM_READ_ERROR", "5"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: read of block 1 (" + ws + "/dev-sandbox-aio.")) << r.err;
+  EXPECT_TRUE(contains(r.err, "LIBAIO): Input/output error")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+}
+
+// One read returns a flipped byte (card 0's 3rd read: block 2 of the pipelined
+// pass): --validate names the block and the offset.
+TEST(LoadFailures, ValidateCatchesACorruptedRead) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("corrupt");
+  const auto r = run_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "16K", "-n", "4", "--iodepth", "1",
+                           "-i", "1", "--warmup", "0", "--validate"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "3"}, {"DS_SHIM_OFFSET", "123"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: validation failed: load round 0: block 2 (" + ws)) << r.err;
+  EXPECT_TRUE(contains(r.err, "differs from the file at offset 123")) << r.err;
+  EXPECT_FALSE(contains(r.out, "load PASS")) << r.out;
+  EXPECT_FALSE(exists(ws));
+}
+
+// A copy skipped by the engine (the shim: the 6th memcpy of 16 KiB in the card's
+// process, after the 4 that clear its region, copies nothing: block 1, as one read
+// and one stream keep the order) is caught by --validate.
+TEST(LoadFailures, ValidateCatchesASkippedCopy) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("skip");
+  const auto r = run_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "16K", "-n", "4", "-i", "1",
+                           "--warmup", "0", "--validate", "--iodepth", "1", "--streams", "1"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_MEMCPY_SIZE", "16384"},
+                           {"DS_SHIM_MEMCPY_NTH", "6"}, {"DS_SHIM_MEMCPY_SKIP", "1"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: validation failed: load round 0: block 1 (")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// A copy the runtime refuses (the libcuda double: the 3rd cuMemcpyHtoDAsync):
+// exit 1 naming the card, the block and the call.
+TEST(LoadFailures, AFailingCopyNamesCardBlockAndCall) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("cuda");
+  const std::map<std::string, std::string> env = {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
+                                                  {"DS_CUDA_DOUBLE_DEVICES", "2"}};
+  // First the same run without a fault: load works through the cuda backend (cuEventQuery).
+  JsonRun ok = run_json({"load", "--backend", "cuda", "--workspace", ws, "-s", "16K", "-n", "6", "-d", "2", "-i",
+                         "1", "--warmup", "0", "--validate", "--staging", "2"},
+                        env);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.result("load")["to"], "cuda::device::all");
+  EXPECT_EQ(ok.result("load")["validated"], true);
+  auto failing = env;
+  failing["DS_CUDA_DOUBLE_FAIL"] = "cuMemcpyHtoDAsync_v2:3";
+  const auto r = run_tool({"load", "--backend", "cuda", "--workspace", ws, "-s", "16K", "-n", "6", "-i", "1",
+                           "--warmup", "0"},
+                          failing);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: copy of block 2 (" + ws)) << r.err;
+  EXPECT_TRUE(contains(r.err, "cuMemcpyHtoDAsync")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// A long run: its files laid out and its workers running.
+int start_long_load(const std::string& ws, const std::string& tag) {
+  const int pid = dstest::start_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "64K", "-n", "16", "-d",
+                                      "2", "-i", "1000000", "--timeout", "0"},
+                                     ::testing::TempDir() + tag + ".out", ::testing::TempDir() + tag + ".err");
+  for (int i = 0; i < 250 && dstest::child_pids(pid).size() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  return pid;
+}
+
+TEST(LoadCleanup, KilledWorkerIsNamedAndNothingIsLeft) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const auto before = dstest::our_shm_entries();
+  const std::string ws = disk_base() + "/" + unique_name("killed");
+  const int pid = start_long_load(ws, "load-killed");
+  auto kids = dstest::child_pids(pid);
+  ASSERT_EQ(kids.size(), 2u);
+  EXPECT_EQ(entries(ws).size(), 32u) << "two cards' 16 block files each, while running";
+  kill(kids[1], SIGKILL);
+  EXPECT_EQ(dstest::wait_tool(pid), 1);
+  const std::string err = dstest::slurp(::testing::TempDir() + "load-killed.err");
+  EXPECT_TRUE(contains(err, "card 1: killed by signal 9")) << err;
+  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
+  EXPECT_EQ(dstest::our_shm_entries(), before);
+}
+
+TEST(LoadCleanup, CtrlCLeavesNothing) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const auto before = dstest::our_shm_entries();
+  const std::string ws = disk_base() + "/" + unique_name("sigint");
+  const int pid = start_long_load(ws, "load-sigint");
+  auto kids = dstest::child_pids(pid);
+  ASSERT_EQ(kids.size(), 2u);
+  kill(pid, SIGINT);
+  EXPECT_EQ(dstest::wait_tool(pid), 130);
+  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
+  EXPECT_EQ(dstest::our_shm_entries(), before);
+}
+
+TEST(LoadBadInput, Exit2OneLine) {
+  const std::vector<std::pair<std::vector<std::string>, const char*>> cases = {
+      {{"load", "--backend", "sim", "-s", "4K"}, "--workspace"},
+      {{"load", "--workspace", "/tmp/x", "--engine", "psync"}, "--engine"},
+      {{"load", "--workspace", "/tmp/x", "--sdma", "yes"}, "--sdma"},
+      {{"load", "--workspace", "/tmp/x", "--iodepth", "0"}, "--iodepth"},
+      {{"load", "--workspace", "/tmp/x", "--staging", "99999"}, "--staging"},
+      {{"load", "--workspace", "/tmp/x", "-s", "2G"}, "1G"},
+      {{"load", "--workspace", "/tmp/x", "-d", "0"}, "-d"},
+      {{"load", "--workspace", "/tmp/x", "--block-layout", "16K", "-s", "4K"}, "-s"},
+      {{"load", "--workspace", "/tmp/x", "--model", "Qwen3-32B", "-n", "4"}, "-n"},
+      {{"load", "--workspace", "/tmp/x", "--model", "Qwen3-32B", "--layerwise"}, "--layerwise"},
+      {{"load", "--workspace", "/tmp/x", "--tp", "2"}, "--model"},
+      {{"load", "--workspace", "/tmp/x", "--workspace", "/tmp/x/"}, "twice"},
+      {{"load", "--workspace", "/tmp/x", "--format", "xml"}, "--format"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_tool(c.first);
+    std::string cmd;
+    for (const auto& a : c.first) cmd += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.second)) << cmd << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("dev-sandbox: error: ", 0), 0u) << cmd << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << cmd;
+  }
+}
+
+}  // namespace
