@@ -163,8 +163,11 @@ PipelineTimes Pipeline::run() {
         if (!copying.empty() && !progressed) sched_yield();  // only copies to wait for: poll again
         continue;
       }
-      // Block for a read only when no copy is in flight to poll meanwhile.
-      const unsigned got = engine.reap(copying.empty() ? 1 : 0, done_reads.data(), depth);
+      // Wait for a read (sleeping, which leaves the CPUs to the copies) unless a
+      // copy's completion would let another read go out: no buffer is free, blocks
+      // are left to read and the queue has room. Then poll both.
+      const bool copy_unblocks = !copying.empty() && free_slots.empty() && next < n && engine.in_flight() < depth;
+      const unsigned got = engine.reap(copy_unblocks ? 0 : 1, done_reads.data(), depth);
       if (got > 0) loop_progress();
       for (unsigned i = 0; i < got; ++i) {
         const IoCompletion& c = done_reads[i];
