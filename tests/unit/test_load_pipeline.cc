@@ -1,0 +1,231 @@
+// The load pipeline's scheduling against a scripted engine and device: reads
+// bounded by the depth and by the free staging buffers, short reads finished,
+// every block copied once from its own data, and no staging buffer read into while
+// the copies out of it are still pending (the fake device moves the bytes only when
+// a query finds the copy complete, as a DMA engine would, so an early reuse shows
+// up as another block's bytes on the device). Also the Stages line and its verdict.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "load/load_measure.h"
+#include "load/pipeline.h"
+#include "output/text_writer.h"
+
+namespace ds {
+namespace {
+
+// Reads complete in FIFO order, one per reap, filling the buffer with the block's
+// number; the first read of each block listed in `short_once` moves half.
+class ScriptedEngine : public IoEngine {
+ public:
+  explicit ScriptedEngine(unsigned depth) : depth_(depth) {}
+  const char* method() const override { return "SCRIPTED"; }
+  unsigned depth() const override { return depth_; }
+  bool queue(const IoRequest& r) override {
+    if (queued_.size() + flight_.size() >= depth_) return false;
+    queued_.push_back(r);
+    return true;
+  }
+  unsigned commit() override {
+    const unsigned n = static_cast<unsigned>(queued_.size());
+    for (const IoRequest& r : queued_) flight_.push_back(r);
+    queued_.clear();
+    max_in_flight = std::max<unsigned>(max_in_flight, static_cast<unsigned>(flight_.size()));
+    return n;
+  }
+  unsigned reap(unsigned, IoCompletion* out, unsigned max) override {
+    if (flight_.empty() || max == 0) return 0;
+    const IoRequest r = flight_.front();
+    flight_.pop_front();
+    size_t moved = r.bytes;
+    if (short_once.count(r.tag) && !shorted_[r.tag]) {
+      shorted_[r.tag] = true;
+      moved = r.bytes / 2;
+    }
+    std::memset(r.buf, static_cast<int>(r.tag + 1), moved);
+    out[0] = {r.tag, static_cast<int64_t>(moved)};
+    return 1;
+  }
+  unsigned queued() const override { return static_cast<unsigned>(queued_.size()); }
+  unsigned in_flight() const override { return static_cast<unsigned>(flight_.size()); }
+  void drain() noexcept override {
+    queued_.clear();
+    flight_.clear();
+  }
+
+  unsigned max_in_flight = 0;
+  std::map<uint64_t, bool> short_once;
+
+ private:
+  unsigned depth_;
+  std::deque<IoRequest> queued_, flight_;
+  std::map<uint64_t, bool> shorted_;
+};
+
+struct FakeStream : Stream {};
+struct FakeEvent : Event {
+  std::vector<CopyDesc> copies;  // moved when a query finds them complete
+  int polls_left = 0;
+};
+
+// Copies are moved only when a query completes them, after `polls` queries.
+class LateDevice : public Device {
+ public:
+  int polls = 3;
+  bool strict = true;  // recording an event whose copies are pending is the pipeline's bug
+  size_t copies_done = 0;
+  int index() const override { return 0; }
+  void bind_thread() override {}
+  uint64_t free_memory() override { return 0; }
+  std::unique_ptr<Memory> alloc_device(size_t) override { return nullptr; }
+  std::unique_ptr<Memory> alloc_pinned(size_t, bool) override { return nullptr; }
+  std::unique_ptr<Memory> register_host(void*, size_t, bool) override { return nullptr; }
+  std::unique_ptr<Stream> create_stream() override { return std::make_unique<FakeStream>(); }
+  std::unique_ptr<Event> create_event() override { return std::make_unique<FakeEvent>(); }
+  void record(Event& e, Stream&) override {
+    auto& ev = static_cast<FakeEvent&>(e);
+    if (strict) EXPECT_TRUE(ev.copies.empty()) << "a staging buffer reused while its copies are pending";
+    ev.copies.insert(ev.copies.end(), pending_.begin(), pending_.end());
+    pending_.clear();
+    ev.polls_left = polls;
+    events_.push_back(&ev);
+  }
+  bool query(Event& e, Stream&) override {
+    auto& ev = static_cast<FakeEvent&>(e);
+    if (ev.polls_left-- > 0) return false;
+    complete(ev);
+    return true;
+  }
+  void synchronize(Stream&) override {
+    for (FakeEvent* ev : events_) complete(*ev);
+    events_.clear();
+  }
+  int64_t elapsed_ns(Event&, Event&) override { return 0; }
+  void copy_async(const CopyDesc& d, CopyDir, Stream&) override { pending_.push_back(d); }
+  void copy_batch(const CopyDesc* d, size_t n, CopyDir, Stream&) override { pending_.insert(pending_.end(), d, d + n); }
+  void direct_task(const CopyDesc* d, size_t n, Stream&) override { pending_.insert(pending_.end(), d, d + n); }
+  void copy_sync(const CopyDesc& d, CopyDir) override { std::memcpy(d.dst, d.src, d.bytes); }
+
+ private:
+  void complete(FakeEvent& ev) {
+    for (const CopyDesc& c : ev.copies) std::memcpy(c.dst, c.src, c.bytes);
+    copies_done += ev.copies.size();
+    ev.copies.clear();
+  }
+  std::vector<CopyDesc> pending_;
+  std::vector<FakeEvent*> events_;
+};
+
+struct Rig {
+  static constexpr size_t kBlock = 4096;
+  size_t blocks;
+  unsigned staging;
+  std::vector<Extent> reads;
+  std::vector<char> host, dev;
+  PipelineConfig config;
+
+  Rig(size_t n, unsigned k, size_t frags, Device* d, IoEngine* e, bool direct)
+      : blocks(n), staging(k), host(k * kBlock), dev(n * kBlock, 0) {
+    for (size_t b = 0; b < n; ++b) reads.push_back(Extent{-1, 0, kBlock});
+    config.device = d;
+    config.engine = e;
+    config.reads = &reads;
+    config.direct_path = direct;
+    config.block_name = [](size_t b) { return "block " + std::to_string(b); };
+    for (unsigned s = 0; s < k; ++s) {
+      config.staging_host.push_back(host.data() + s * kBlock);
+      config.staging_src.push_back(host.data() + s * kBlock);
+    }
+    // Fragment f of block b lands at the device's f-th region, as a block layout does.
+    const size_t frag = kBlock / frags;
+    config.copies_per_block = frags;
+    for (size_t b = 0; b < n; ++b)
+      for (size_t f = 0; f < frags; ++f)
+        config.copies.push_back({dev.data() + f * n * frag + b * frag,
+                                 reinterpret_cast<const void*>(static_cast<uintptr_t>(f * frag)), frag});
+  }
+  // Block b's bytes (all b + 1) at each of its fragments' places.
+  void expect_every_block_copied(size_t frags) const {
+    const size_t frag = kBlock / frags;
+    for (size_t b = 0; b < blocks; ++b)
+      for (size_t f = 0; f < frags; ++f)
+        for (size_t i = 0; i < frag; ++i)
+          ASSERT_EQ(static_cast<unsigned char>(dev[f * blocks * frag + b * frag + i]), b + 1)
+              << "block " << b << " fragment " << f << " byte " << i;
+  }
+};
+
+TEST(LoadPipeline, BoundedReadsNoEarlyReuseEveryBlockOnce) {
+  for (unsigned k : {1u, 2u, 5u})
+    for (bool direct : {false, true}) {
+      ScriptedEngine engine(4);
+      LateDevice dev;
+      Rig rig(13, k, 4, &dev, &engine, direct);
+      Pipeline pipe(rig.config, 3);
+      const PipelineTimes t = pipe.run();
+      EXPECT_LE(engine.max_in_flight, std::min(4u, k)) << "reads beyond the depth or the free buffers";
+      EXPECT_EQ(dev.copies_done, 13u * 4u);
+      rig.expect_every_block_copied(4);
+      EXPECT_GT(t.wall_ns, 0);
+      EXPECT_GE(t.wall_ns, t.read_busy_ns);
+      EXPECT_GE(t.wall_ns, t.copy_busy_ns);
+    }
+}
+
+TEST(LoadPipeline, ShortReadsAreFinishedAndCounted) {
+  ScriptedEngine engine(2);
+  engine.short_once = {{0, false}, {5, false}};
+  LateDevice dev;
+  Rig rig(6, 2, 1, &dev, &engine, false);
+  Pipeline pipe(rig.config, 1);
+  const PipelineTimes t = pipe.run();
+  EXPECT_EQ(t.short_reads, 2u);
+  rig.expect_every_block_copied(1);
+}
+
+TEST(LoadPipeline, CopyAloneCopiesEveryBlockFromItsBuffer) {
+  ScriptedEngine engine(2);
+  LateDevice dev;
+  dev.strict = false;  // every block queued at once: buffer b % K's event recorded again
+  Rig rig(7, 3, 2, &dev, &engine, false);
+  for (unsigned s = 0; s < 3; ++s) std::memset(rig.host.data() + s * Rig::kBlock, static_cast<int>(100 + s), Rig::kBlock);
+  Pipeline pipe(rig.config, 2);
+  pipe.copy_alone();
+  EXPECT_EQ(dev.copies_done, 7u * 2u);
+  const size_t frag = Rig::kBlock / 2;
+  for (size_t b = 0; b < 7; ++b)
+    EXPECT_EQ(static_cast<unsigned char>(rig.dev[b * frag]), 100 + b % 3) << "block " << b;
+}
+
+TEST(LoadStages, VerdictRule) {
+  EXPECT_EQ(stage_verdict(1.0, 10.0, 0.95), "disk");
+  EXPECT_EQ(stage_verdict(1.0, 10.0, 0.90), "disk");
+  EXPECT_EQ(stage_verdict(10.0, 2.0, 1.9), "copy");
+  EXPECT_EQ(stage_verdict(1.0, 10.0, 0.89), "neither (overlap lost)");
+  EXPECT_EQ(stage_verdict(0.0, 0.0, 0.0), "neither (overlap lost)");
+}
+
+TEST(LoadStages, LineCarriesTheFiguresAsJsonHasThem) {
+  CaseResult r;
+  CaseResult::LoadStages s;
+  s.disk_gib_s = 1.23449;
+  s.copy_gib_s = 9.8765;
+  s.pipelined_gib_s = 1.1;
+  s.percent_of_slower = 100.0 * 1.1 / 1.23449;
+  s.bottleneck = "copy";
+  r.load = s;
+  EXPECT_EQ(format_stages_line(r),
+            "  Stages: disk alone 1.234 GiB/s, copy alone 9.877 GiB/s, pipelined 1.100 GiB/s = 89.1% of the slower "
+            "stage; bottleneck: copy\n");
+  r.load.reset();
+  EXPECT_EQ(format_stages_line(r), "");
+}
+
+}  // namespace
+}  // namespace ds
