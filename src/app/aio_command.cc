@@ -8,6 +8,7 @@
 #include "aio/aio_measure.h"
 #include "app/command.h"
 #include "app/copy_params.h"
+#include "app/disk_options.h"
 #include "app/model_options.h"
 #include "app/output_options.h"
 #include "backend/select.h"
@@ -41,29 +42,12 @@ constexpr uint64_t kMaxWorkers = 256;
 
 AioParams parse_aio(const AioArgs& a) {
   AioParams p;
-  auto norm = [](std::string d) {
-    while (d.size() > 1 && d.back() == '/') d.pop_back();
-    return d;
-  };
-  for (const std::string& w : a.workspaces) {
-    if (w.empty()) throw UsageError("option --workspace got '': expects a directory");
-    for (const std::string& seen : p.workspaces)
-      if (norm(seen) == norm(w)) throw UsageError("option --workspace got '" + w + "' twice: each directory once");
-    p.workspaces.push_back(w);
-  }
-  if (p.workspaces.empty()) throw UsageError("option --workspace is required");
+  p.workspaces = parse_workspaces(a.workspaces);
   if (a.io_type == "mmap" || a.io_type == "alloc")
     p.alloc = a.io_type == "alloc";
   else
     throw UsageError("option --io-type got '" + a.io_type + "': accepts mmap|alloc");
-  if (a.engine == "libaio")
-    p.engine = AioEngineKind::kLibaio;
-  else if (a.engine == "io_uring")
-    p.engine = AioEngineKind::kUring;
-  else if (a.engine == "psync")
-    p.engine = AioEngineKind::kPsync;
-  else
-    throw UsageError("option --engine got '" + a.engine + "': accepts libaio|io_uring|psync");
+  p.engine = parse_engine(a.engine, true);
   p.io_size = parse_size("--io-size", a.io_size);
   if (p.io_size % kAioAlign != 0)
     throw UsageError("option --io-size got '" + a.io_size +
@@ -88,11 +72,7 @@ AioParams parse_aio(const AioArgs& a) {
   if (epochs > 1000000)
     throw UsageError("option --epoch-number got '" + a.epochs + "': must be at most 1000000");
   p.epochs = static_cast<int>(epochs);
-  const uint64_t depth = parse_count("--iodepth", a.iodepth, 1);
-  if (depth > kAioMaxDepth)
-    throw UsageError("option --iodepth got '" + a.iodepth + "': must be at most " +
-                     std::to_string(kAioMaxDepth));
-  p.iodepth = static_cast<unsigned>(depth);
+  p.iodepth = parse_depth("--iodepth", a.iodepth, 1);
   p.timeout_s = parse_timeout(a.timeout);
   p.validate = a.validate;
   p.validate_each = a.validate && a.validate_each;

@@ -8,6 +8,7 @@
 #include "aio/aio_measure.h"
 #include "app/command.h"
 #include "app/copy_params.h"
+#include "app/disk_options.h"
 #include "app/model_options.h"
 #include "app/output_options.h"
 #include "backend/select.h"
@@ -51,17 +52,7 @@ LoadPlan parse_load(const LoadArgs& a0) {
   LoadArgs a = a0;
   LoadPlan plan;
   LoadParams& p = plan.p;
-  auto norm = [](std::string d) {
-    while (d.size() > 1 && d.back() == '/') d.pop_back();
-    return d;
-  };
-  for (const std::string& w : a.workspaces) {
-    if (w.empty()) throw UsageError("option --workspace got '': expects a directory");
-    for (const std::string& seen : p.workspaces)
-      if (norm(seen) == norm(w)) throw UsageError("option --workspace got '" + w + "' twice: each directory once");
-    p.workspaces.push_back(w);
-  }
-  if (p.workspaces.empty()) throw UsageError("option --workspace is required");
+  p.workspaces = parse_workspaces(a.workspaces);
   a.params.size_given = a.size_option && a.size_option->count() > 0;
   plan.workload = parse_workload(a.model);
   if (plan.workload) {
@@ -85,20 +76,9 @@ LoadPlan parse_load(const LoadArgs& a0) {
   p.warmup = c.warmup;
   p.timeout_s = c.timeout_s;
   p.validate = c.validate;
-  if (a.engine == "libaio")
-    p.engine = AioEngineKind::kLibaio;
-  else if (a.engine == "io_uring")
-    p.engine = AioEngineKind::kUring;
-  else
-    throw UsageError("option --engine got '" + a.engine + "': accepts libaio|io_uring");
-  const uint64_t depth = parse_count("--iodepth", a.iodepth, 1);
-  if (depth > kAioMaxDepth)
-    throw UsageError("option --iodepth got '" + a.iodepth + "': must be at most " + std::to_string(kAioMaxDepth));
-  p.iodepth = static_cast<unsigned>(depth);
-  const uint64_t staging = parse_count("--staging", a.staging, 0);
-  if (staging > kAioMaxDepth)
-    throw UsageError("option --staging got '" + a.staging + "': must be at most " + std::to_string(kAioMaxDepth));
-  p.staging = static_cast<unsigned>(staging);
+  p.engine = parse_engine(a.engine, false);
+  p.iodepth = parse_depth("--iodepth", a.iodepth, 1);
+  p.staging = parse_depth("--staging", a.staging, 0);
   if (a.sdma != "true" && a.sdma != "false")
     throw UsageError("option --sdma got '" + a.sdma + "': accepts true|false");
   p.sdma = a.sdma == "true";

@@ -288,7 +288,7 @@ TEST(LoadFailures, AFailingCopyNamesCardBlockAndCall) {
   auto failing = env;
   failing["DS_CUDA_DOUBLE_FAIL"] = "cuMemcpyHtoDAsync_v2:3";
   const auto r = run_tool({"load", "--backend", "cuda", "--workspace", ws, "-s", "16K", "-n", "6", "-i", "1",
-                           "--warmup", "0"},
+                           "--warmup", "0", "--iodepth", "1"},  // one read at a time: the blocks in order
                           failing);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.err, "card 0: copy of block 2 (" + ws)) << r.err;
