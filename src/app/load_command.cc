@@ -106,8 +106,9 @@ int run_load(const LoadArgs& a, const GlobalOptions& g) {
     cmd += " load";
     for (const std::string& w : p.workspaces) cmd += " --workspace " + w;
     cmd += " --block-layout " + fragments_label(*plan.workload) + " -n " + std::to_string(plan.workload->tasks_per_card) +
-           " -d " + std::to_string(p.devices) + (p.shared ? " --shared" : "") + "  (one file per block: " +
-           std::to_string(p.tasks_per_file) + " layers of it)";
+           " -d " + std::to_string(p.devices) + (p.shared ? " --shared" : "") +
+           " (the same copies; it reads them from one file per layer and block, --model from " +
+           std::to_string(p.files()) + " files of " + std::to_string(p.tasks_per_file) + " layers each)";
     std::cout << dry_run_text(*plan.workload, cmd, false);
     return 0;
   }

@@ -159,6 +159,17 @@ TEST(LoadModel, PresetsValidate) {
   EXPECT_FALSE(exists(ws2));
 }
 
+// --dry-run: the sizing and what load would read, no disk and no device touched.
+TEST(LoadModel, DryRunTouchesNothing) {
+  const std::string ws = "/tmp/" + unique_name("ds-load-dry");
+  const auto r = run_tool({"load", "--backend", "sim", "--workspace", ws, "--model", "Qwen3-32B", "--tp", "8",
+                           "--input-len", "32K", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "--block-layout 32K,32K -n 16384")) << r.out;
+  EXPECT_TRUE(contains(r.out, "256 files of 64 layers each")) << r.out;
+  EXPECT_FALSE(exists(ws));
+}
+
 // The text output: the row, the Wall line, then the Stages line, whose figures
 // agree with each other (the percent is pipelined / the slower, the verdict by rule).
 TEST(LoadOutput, StagesLineFollowsTheRowAndAgrees) {
