@@ -62,6 +62,28 @@ TEST(BadInput, OptionsAndValues) {
   for (const Bad& b : cases) expect_usage_error(b);
 }
 
+// load: its own options, and the block options as load takes them.
+TEST(BadInput, Load) {
+  const Bad cases[] = {
+      {{"load", "--backend", "sim", "-s", "4K"}, "--workspace"},
+      {{"load", "--workspace", "/tmp/x", "--engine", "psync"}, "--engine"},
+      {{"load", "--workspace", "/tmp/x", "--sdma", "yes"}, "--sdma"},
+      {{"load", "--workspace", "/tmp/x", "--iodepth", "0"}, "--iodepth"},
+      {{"load", "--workspace", "/tmp/x", "--staging", "99999"}, "--staging"},
+      {{"load", "--workspace", "/tmp/x", "-s", "2G"}, "1G"},
+      {{"load", "--workspace", "/tmp/x", "-d", "0"}, "-d"},
+      {{"load", "--workspace", "/tmp/x", "--block-layout", "16K", "-s", "4K"}, "-s"},
+      {{"load", "--workspace", "/tmp/x", "--model", "Qwen3-32B", "-n", "4"}, "-n"},
+      {{"load", "--workspace", "/tmp/x", "--model", "Qwen3-32B", "--layerwise"}, "--layerwise"},
+      {{"load", "--workspace", "/tmp/x", "--tp", "2"}, "--model"},
+      {{"load", "--workspace", "/tmp/x", "--workspace", "/tmp/x/"}, "twice"},
+      {{"load", "--workspace", "/tmp/x", "--format", "xml"}, "--format"},
+      {{"load", "--backend", "sim", "--workspace", "/tmp/x", "-d", "9999"}, "-d"},
+      {{"load", "--backend", "sim", "--workspace", "/tmp/ds-load-bad", "-d", "9", "-s", "4K", "-n", "1"}, "sees 8 devices"},
+  };
+  for (const Bad& b : cases) expect_usage_error(b);
+}
+
 TEST(BadInput, CasesAndDevices) {
   const Bad cases[] = {
       {{"copy", "--backend", "sim", "-t", "no_such_case"}, "no_such_case"},

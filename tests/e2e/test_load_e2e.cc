@@ -349,31 +349,4 @@ TEST(LoadCleanup, CtrlCLeavesNothing) {
   EXPECT_EQ(dstest::our_shm_entries(), before);
 }
 
-TEST(LoadBadInput, Exit2OneLine) {
-  const std::vector<std::pair<std::vector<std::string>, const char*>> cases = {
-      {{"load", "--backend", "sim", "-s", "4K"}, "--workspace"},
-      {{"load", "--workspace", "/tmp/x", "--engine", "psync"}, "--engine"},
-      {{"load", "--workspace", "/tmp/x", "--sdma", "yes"}, "--sdma"},
-      {{"load", "--workspace", "/tmp/x", "--iodepth", "0"}, "--iodepth"},
-      {{"load", "--workspace", "/tmp/x", "--staging", "99999"}, "--staging"},
-      {{"load", "--workspace", "/tmp/x", "-s", "2G"}, "1G"},
-      {{"load", "--workspace", "/tmp/x", "-d", "0"}, "-d"},
-      {{"load", "--workspace", "/tmp/x", "--block-layout", "16K", "-s", "4K"}, "-s"},
-      {{"load", "--workspace", "/tmp/x", "--model", "Qwen3-32B", "-n", "4"}, "-n"},
-      {{"load", "--workspace", "/tmp/x", "--model", "Qwen3-32B", "--layerwise"}, "--layerwise"},
-      {{"load", "--workspace", "/tmp/x", "--tp", "2"}, "--model"},
-      {{"load", "--workspace", "/tmp/x", "--workspace", "/tmp/x/"}, "twice"},
-      {{"load", "--workspace", "/tmp/x", "--format", "xml"}, "--format"},
-  };
-  for (const auto& c : cases) {
-    const auto r = run_tool(c.first);
-    std::string cmd;
-    for (const auto& a : c.first) cmd += a + " ";
-    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
-    EXPECT_TRUE(contains(r.err, c.second)) << cmd << "\n" << r.err;
-    EXPECT_EQ(r.err.rfind("dev-sandbox: error: ", 0), 0u) << cmd << "\n" << r.err;
-    EXPECT_EQ(r.out, "") << cmd;
-  }
-}
-
 }  // namespace
