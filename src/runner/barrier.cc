@@ -1,5 +1,7 @@
 #include "runner/barrier.h"
 
+#include <limits>
+
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/futex.h"
@@ -29,7 +31,10 @@ void Barrier::wait(int64_t timeout_ns) {
     futex_wake_all(&s_->generation);
     return;
   }
-  const int64_t deadline = now_ns() + timeout_ns;
+  // --timeout 0 waits without limit (INT64_MAX): saturate rather than overflow.
+  const int64_t start = now_ns();
+  const int64_t deadline = timeout_ns > std::numeric_limits<int64_t>::max() - start ? std::numeric_limits<int64_t>::max()
+                                                                                   : start + timeout_ns;
   int spins = 0;
   while (s_->generation.load(std::memory_order_acquire) == gen) {
     if (spins < 2000) {
