@@ -307,6 +307,26 @@ TEST(LoadFailures, AFailingCopyNamesCardBlockAndCall) {
   EXPECT_FALSE(exists(ws));
 }
 
+// The ascend backend through the AscendCL and runtime doubles: CE copies and the
+// FFTS+ direct path, validated (its query falls back to waiting for the stream).
+TEST(LoadBackends, AscendDoublesValidateCeAndDirectPath) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::map<std::string, std::string> env = {
+      {"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE}, {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE}, {"DS_ACL_DOUBLE_DEVICES", "2"}};
+  for (const char* sdma : {"false", "true"}) {
+    const std::string ws = disk_base() + "/" + unique_name("acl");
+    JsonRun r = run_json({"load", "--backend", "ascend", "--workspace", ws, "-s", "64K", "-n", "6", "-d", "2", "-i",
+                          "1", "--warmup", "1", "--staging", "2", "--validate", "--sdma", sdma},
+                         env);
+    ASSERT_EQ(r.exit_code, 0) << sdma << r.err;
+    const json x = r.result("load");
+    EXPECT_EQ(x["to"], "acl::device::all");
+    EXPECT_EQ(x["method"], std::string(sdma) == "true" ? "LIBAIO+FFTS-SDMA-FORK" : "LIBAIO+CE-MS-FORK");
+    EXPECT_EQ(x["validated"], true);
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
 // A long run: its files laid out and its workers running.
 int start_long_load(const std::string& ws, const std::string& tag) {
   const int pid = dstest::start_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "64K", "-n", "16", "-d",
