@@ -141,12 +141,13 @@ Command add_load_command(CLI::App& root, GlobalOptions& global) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->type_name("DIR");
-  a->size_option = c->add_option("-s", a->params.size, "one block's size: bytes, or with K/M/G suffix (default 1M)")
-                       ->type_name("SIZE");
+  a->size_option =
+      c->add_option("-s", a->params.size, "one block's size (with -f: one fragment's): bytes, or with K/M/G suffix (default 1M)")
+          ->type_name("SIZE");
   a->blocks_option =
       c->add_option("-n", a->params.blocks, "blocks per card: one file and one read each (default 64)")->type_name("N");
   a->frags_option = c->add_option("-f,--frags", a->params.frags,
-                                  "fragments per block, each its own copy (0: the block is one copy) (default 0)")
+                                  "each block file holds F fragments of -s bytes, each its own copy (0: one) (default 0)")
                         ->type_name("F");
   a->layout_option = c->add_option("--block-layout", a->params.block_layout,
                                    "instead of -s/-f: every block holds these fragments, each its own copy into its "

@@ -168,8 +168,8 @@ class LoadWorker : public LoopWorker {
         t.submit_ns = pr.submit_ns;
         t.short_reads = pr.short_transfers;
       } catch (const IoFailure& f) {
-        throw RunError("disk alone: read of block " + std::to_string(f.shard) + " (" +
-                       files_.files->path(f.shard) + "): " + f.what());
+        throw RunError("disk alone, block " + std::to_string(f.shard) + " (" + files_.files->path(f.shard) +
+                       "): " + f.what());
       }
     } else {
       t = pipeline_->copy_alone();
