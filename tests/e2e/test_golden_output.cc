@@ -49,6 +49,10 @@ std::string mask_text(const std::string& out) {
     }
     if (line.rfind("  From ", 0) == 0) row_next = true;
     if (line.rfind("  Wall: ", 0) == 0) line = std::regex_replace(line, std::regex(R"(=[0-9. /]+)"), "=<n> ");
+    if (line.rfind("  Stages: ", 0) == 0) {  // load: the figures and the verdict they give
+      line = std::regex_replace(line, std::regex(R"([0-9]+\.[0-9]+)"), "<n>");
+      line = std::regex_replace(line, std::regex(R"(bottleneck: .*)"), "bottleneck: <verdict>");
+    }
     masked += line + "\n";
   }
   return masked;
@@ -61,6 +65,15 @@ std::string mask_json(const std::string& out) {
     for (const char* stage : {"submit_us", "copy_us", "wall_us", "start_skew_us"})
       for (auto& kv : r[stage].items()) kv.value() = 0;
     for (const char* v : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s", "setup_s"}) r[v] = 0;
+    if (r.contains("load_stages"))  // load: the stages alone, and the verdict they give
+      for (auto& kv : r["load_stages"].items()) {
+        if (kv.value().is_object())
+          for (auto& s : kv.value().items()) s.value() = 0;
+        else if (kv.value().is_number())
+          kv.value() = 0;
+        else
+          kv.value() = "<verdict>";
+      }
     if (r.contains("device_io"))  // aio: the disk under the workspace varies with the machine
       for (auto& d : r["device_io"]) {
         d["device"] = "<dev>";
@@ -191,6 +204,16 @@ const std::vector<GoldenRun>& runs() {
       {"sim_aio_json",
        {"--backend", "sim", "aio", "--workspace", kWorkspaceArg, "--io-size", "64K", "--io-number", "4",
         "--epoch-number", "2", "--engine", "libaio", "--io-type", "alloc", "--buffered", "--format", "json"},
+       {},
+       "json"},
+      {"sim_load",
+       {"--backend", "sim", "load", "--workspace", kWorkspaceArg, "-s", "64K", "-n", "8", "-d", "2", "-i", "2",
+        "--iodepth", "4", "--buffered", "--validate"},
+       {},
+       "text"},
+      {"sim_load_json",
+       {"--backend", "sim", "load", "--workspace", kWorkspaceArg, "--block-layout", "16K,4K", "-n", "4", "-d", "2",
+        "-i", "2", "--sdma", "true", "--buffered", "--validate", "--format", "json"},
        {},
        "json"},
       {"ascend_quick_modes",
