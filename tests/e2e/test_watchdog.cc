@@ -118,6 +118,28 @@ TEST(Watchdog, StoppedAioWorkerEndsTheRunAndTheWorkspaceIsRemoved) {
   EXPECT_NE(stat(ws.c_str(), &st), 0) << "the workspace the run created was left behind";
 }
 
+// With --workers 2 (forked workers, each its own files) in a mixed phase: the
+// stopped worker is named, every process ends and both workers' files and the
+// workspace are removed.
+TEST(Watchdog, StoppedAioWorkerOfTwoIsNamedAndNothingIsLeft) {
+  const std::string ws = "/dev/shm/ds-watchdog-aio2-" + std::to_string(getpid());
+  const auto before = our_shm_entries();
+  const Stalled s = stop_a_child("wd-aio2",
+                                 {"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--io-size", "64K",
+                                  "--io-number", "32", "--epoch-number", "1000000", "--iodepth", "4", "--workers",
+                                  "2", "--phases", "mix", "--mix", "2", "--timeout", "2"},
+                                 2, 1);
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_LT(s.seconds, 2 + 5.0);
+  // Stopped during its I/O or at the barrier that starts an epoch: named either way.
+  EXPECT_NE(s.err.find("aio_mixed worker 1: no progress for 2 s in "), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find(" epoch "), std::string::npos) << s.err;
+  expect_all_gone(s.children);
+  struct stat st;
+  EXPECT_NE(stat(ws.c_str(), &st), 0) << "the workspace the run created was left behind";
+  EXPECT_EQ(our_shm_entries(), before);
+}
+
 TEST(Watchdog, TimeoutValues) {
   for (const char* bad : {"-1", "x", "1e3", ""}) {
     const RunResult r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "--timeout", bad});
