@@ -549,7 +549,8 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
           io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
           if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
             char pct[32];
-            std::snprintf(pct, sizeof pct, "%.1f", 100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
+            std::snprintf(pct, sizeof pct, "%.1f",
+                          100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
             std::cerr << "dev-sandbox: note: " << name << ": device " << io.device << " "
                       << (op == IoOp::kWrite ? "wrote " : "read ") << format_bytes(io.bytes) << " of "
                       << format_bytes(io.expected) << " (" << pct

@@ -50,7 +50,8 @@ struct AioParams {
 // Checks the device id and the memory up front, sets up the workspace and its shard
 // files, calls `begin()` (the writer gets the run's header), then measures the dump,
 // the load and the mixed epochs (those --phases names) and hands each result to
-// `writer` (and the validation verdicts with --validate). `current` names the block being measured, for a failure record.
+// `writer` (and the validation verdicts with --validate). `current` names the
+// block being measured, for a failure record.
 // Shard files and a created workspace are removed at the end, on failure and on
 // Ctrl-C, unless --keep (after a successful run).
 void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,

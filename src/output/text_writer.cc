@@ -95,7 +95,8 @@ std::string format_kv_load_line(const CaseResult& r) {
   char line[256];
   if (r.name.rfind("aio_", 0) == 0) {  // one worker, one store: no cards to count
     std::snprintf(line, sizeof line, "  KV %s per request: %.3f ms (%s avg); %.3f ms end to end (GroupWall avg)\n",
-                  r.name == "aio_dump" ? "dump" : r.name == "aio_mixed" ? "mixed epoch" : "load", r.stage(r.measured).avg / 1e6, r.measured.c_str(),
+                  r.name == "aio_dump" ? "dump" : r.name == "aio_mixed" ? "mixed epoch" : "load",
+                  r.stage(r.measured).avg / 1e6, r.measured.c_str(),
                   r.stage("Wall").avg / 1e6);
     return line;
   }

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -162,6 +163,30 @@ INSTANTIATE_TEST_SUITE_P(Aio, AioEndToEnd,
                            return std::string(i.param.engine) + "_" + i.param.io_type;
                          });
 
+// Runs aio on a fresh disk workspace with `args` (after --workspace) and the corrupt
+// shim flipping byte `offset` of the `nth` read (`env`: more shim settings); expects
+// exit 1 with `said` on stderr right after the workspace's path, `landed` after it,
+// `passed` validated before the failure, `failed` not, and the workspace gone.
+void expect_corrupted_read_fails(const std::string& stem, const std::vector<std::string>& args, int nth, int offset,
+                                 const std::string& said, const std::string& landed, const std::string& passed,
+                                 const std::string& failed, std::map<std::string, std::string> env = {}) {
+  const std::string ws = disk_base() + "/" + unique_name(stem);
+  std::vector<std::string> cmd = {"aio", "--backend", "sim", "--workspace", ws};
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
+  env["DS_SHIM_READ_NTH"] = std::to_string(nth);
+  env["DS_SHIM_OFFSET"] = std::to_string(offset);
+  const auto r = run_tool(cmd, env);
+  EXPECT_TRUE(contains(r.err, "corrupt_shim: ") && contains(r.err, "corrupted read " + std::to_string(nth))) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "validation failed for " + said + " (" + ws + "/dev-sandbox-aio.")) << r.err;
+  EXPECT_TRUE(contains(r.err, landed + " loaded bytes differ from what was dumped at offset " + std::to_string(offset)))
+      << r.err;
+  if (!passed.empty()) EXPECT_TRUE(contains(r.out, "[validation] " + passed + " PASS")) << r.out;
+  EXPECT_FALSE(contains(r.out, failed + " PASS")) << r.out;
+  EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+}
+
 // One load that returns wrong bytes in a later epoch (the corrupt shim flips byte
 // 123 of the 7th read io_getevents completes: with --iodepth 1 and 4 shards, epoch
 // 2's shard 2) is caught as it lands, named by epoch, shard, file and offset.
@@ -169,18 +194,10 @@ TEST(AioEndToEnd, ValidateCatchesOneCorruptedReadInALaterEpoch) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
   for (const char* validate : {"--validate", "--validate=each"}) {
-    const std::string ws = disk_base() + "/" + unique_name("corrupt");
-    const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "4",
-                             "--iodepth", "1", "--epoch-number", "3", validate},
-                            {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "7"}, {"DS_SHIM_OFFSET", "123"}});
-    EXPECT_TRUE(contains(r.err, "corrupt_shim: ") && contains(r.err, "corrupted read 7")) << r.err;
-    EXPECT_EQ(r.exit_code, 1) << validate << "\n" << r.out << r.err;
-    EXPECT_TRUE(contains(r.err, "validation failed for aio_load epoch 2 of 3: shard 2 (" + ws + "/dev-sandbox-aio."))
-        << r.err;
-    EXPECT_TRUE(contains(r.err, ".2) loaded bytes differ from what was dumped at offset 123")) << r.err;
-    EXPECT_TRUE(contains(r.out, "[validation] aio_dump PASS")) << r.out;
-    EXPECT_FALSE(contains(r.out, "aio_load PASS")) << r.out;
-    EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+    SCOPED_TRACE(validate);
+    expect_corrupted_read_fails("corrupt", {"--io-size", "16K", "--io-number", "4", "--iodepth", "1",
+                                            "--epoch-number", "3", validate},
+                                7, 123, "aio_load epoch 2 of 3: shard 2", ".2)", "aio_dump", "aio_load");
   }
 }
 
@@ -640,19 +657,11 @@ TEST(AioPsync, AFailingPreadNamesFileAndOffsetAndCleansUp) {
 // shard 2 with one thread) is caught as it lands, named by epoch, shard and file.
 TEST(AioPsync, ValidateCatchesOneCorruptedPread) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
-  const std::string ws = disk_base() + "/" + unique_name("psync-corrupt");
-  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
-                           "--io-number", "4", "--iodepth", "1", "--epoch-number", "3", "--validate"},
-                          {{"LD_PRELOAD", DS_CORRUPT_SHIM},
-                           {"DS_SHIM_PREAD", "1"},
-                           {"DS_SHIM_READ_NTH", "11"},
-                           {"DS_SHIM_OFFSET", "123"}});
-  EXPECT_TRUE(contains(r.err, "corrupted read 11")) << r.err;
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_TRUE(contains(r.err, "validation failed for aio_load epoch 2 of 3: shard 2 (" + ws + "/dev-sandbox-aio."))
-      << r.err;
-  EXPECT_TRUE(contains(r.err, "loaded bytes differ from what was dumped at offset 123")) << r.err;
-  EXPECT_FALSE(exists(ws));
+  // The shim counts the dump's read-back too (4 preads, inherited by the load's process).
+  expect_corrupted_read_fails("psync-corrupt", {"--engine", "psync", "--io-size", "16K", "--io-number", "4",
+                                                "--iodepth", "1", "--epoch-number", "3", "--validate"},
+                              11, 123, "aio_load epoch 2 of 3: shard 2", ".2)", "", "aio_load",
+                              {{"DS_SHIM_PREAD", "1"}});
 }
 
 // --workspace twice: files go round-robin by file (file i to directory i % 2), the
@@ -830,6 +839,20 @@ TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
       {{"aio", "--workspace", ws, "--io-type", "alloc", "--device-id", "99"}, "--device-id"},
       {{"aio", "--workspace", ws, "--bogus"}, "--bogus"},
       {{"aio", "--workspace"}, "--workspace"},
+      {{"aio", "--workspace", ws, "--mix", "0"}, "--mix"},
+      {{"aio", "--workspace", ws, "--mix", "-2"}, "--mix"},
+      {{"aio", "--workspace", ws, "--mix", "three"}, "--mix"},
+      {{"aio", "--workspace", ws, "--mix", "1001"}, "--mix"},
+      {{"aio", "--workspace", ws, "--mix", "2", "--phases", "dump,load"}, "--phases has no mix"},
+      {{"aio", "--workspace", ws, "--phases", "mix"}, "mix needs --mix"},
+      {{"aio", "--workspace", ws, "--phases", "dump,mix"}, "mix needs --mix"},
+      {{"aio", "--workspace", ws, "--phases", ""}, "an empty phase"},
+      {{"aio", "--workspace", ws, "--phases", "dump,"}, "an empty phase"},
+      {{"aio", "--workspace", ws, "--phases", "load,,dump"}, "an empty phase"},
+      {{"aio", "--workspace", ws, "--phases", "dump,write"}, "unknown phase 'write'"},
+      {{"aio", "--workspace", ws, "--phases", "Load"}, "unknown phase 'Load'"},
+      {{"aio", "--workspace", ws, "--phases", "load,dump,load"}, "names load twice"},
+      {{"aio", "--workspace", ws, "--mix", "1", "--phases", "mix,mix"}, "names mix twice"},
   };
   expect_usage_errors(cases, ws);
 }
@@ -1050,27 +1073,6 @@ TEST(AioMixed, PhasesWithoutDumpStillValidate) {
   }
 }
 
-TEST(AioMixed, BadMixAndPhasesExit2OneLine) {
-  const std::string ws = "/tmp/" + unique_name("ds-aio-mix-bad");
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"aio", "--workspace", ws, "--mix", "0"}, "--mix"},
-      {{"aio", "--workspace", ws, "--mix", "-2"}, "--mix"},
-      {{"aio", "--workspace", ws, "--mix", "three"}, "--mix"},
-      {{"aio", "--workspace", ws, "--mix", "1001"}, "--mix"},
-      {{"aio", "--workspace", ws, "--mix", "2", "--phases", "dump,load"}, "--phases has no mix"},
-      {{"aio", "--workspace", ws, "--phases", "mix"}, "mix needs --mix"},
-      {{"aio", "--workspace", ws, "--phases", "dump,mix"}, "mix needs --mix"},
-      {{"aio", "--workspace", ws, "--phases", ""}, "an empty phase"},
-      {{"aio", "--workspace", ws, "--phases", "dump,"}, "an empty phase"},
-      {{"aio", "--workspace", ws, "--phases", "load,,dump"}, "an empty phase"},
-      {{"aio", "--workspace", ws, "--phases", "dump,write"}, "unknown phase 'write'"},
-      {{"aio", "--workspace", ws, "--phases", "Load"}, "unknown phase 'Load'"},
-      {{"aio", "--workspace", ws, "--phases", "load,dump,load"}, "names load twice"},
-      {{"aio", "--workspace", ws, "--mix", "1", "--phases", "mix,mix"}, "names mix twice"},
-  };
-  expect_usage_errors(cases, ws);
-}
-
 // A load inside a mixed epoch that returns wrong bytes fails the run naming
 // aio_mixed, its epoch and load sweep: --phases dump,mix (no aio_load process
 // whose reads the shim would count too), 4 shards, --iodepth 1, --mix 3: the
@@ -1078,20 +1080,11 @@ TEST(AioMixed, BadMixAndPhasesExit2OneLine) {
 TEST(AioMixed, ACorruptedLoadInAMixedEpochFailsValidation) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
-  const std::string ws = disk_base() + "/" + unique_name("mix-corrupt");
-  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "4",
-                           "--iodepth", "1", "--epoch-number", "2", "--phases", "dump,mix", "--mix", "3",
-                           "--validate"},
-                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "18"}, {"DS_SHIM_OFFSET", "77"}});
-  EXPECT_TRUE(contains(r.err, "corrupted read 18")) << r.err;
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_TRUE(contains(r.err, "validation failed for aio_mixed epoch 2 of 2 (load sweep 2 of 3): shard 1 (" + ws +
-                                  "/dev-sandbox-aio."))
-      << r.err;
-  EXPECT_TRUE(contains(r.err, ".1) loaded bytes differ from what was dumped at offset 77")) << r.err;
-  EXPECT_TRUE(contains(r.out, "[validation] aio_dump PASS")) << r.out;
-  EXPECT_FALSE(contains(r.out, "aio_mixed PASS")) << r.out;
-  EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+  expect_corrupted_read_fails("mix-corrupt", {"--io-size", "16K", "--io-number", "4", "--iodepth", "1",
+                                              "--epoch-number", "2", "--phases", "dump,mix", "--mix", "3",
+                                              "--validate"},
+                              18, 77, "aio_mixed epoch 2 of 2 (load sweep 2 of 3): shard 1", ".1)", "aio_dump",
+                              "aio_mixed");
 }
 
 // The below-95% note for real: a tmpfs workspace (no O_DIRECT) makes the whole
