@@ -21,6 +21,7 @@
 #include "core/units.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
+#include "runner/numa_plan.h"
 #include "runner/preflight.h"
 #include "runner/timed_loop.h"
 
@@ -128,8 +129,9 @@ struct AioSetup {
   const ShardSet& files;
   bool direct;
   std::vector<Extent> shards;
-  int device;  // --io-type alloc: whose pinned memory
+  int device;  // --io-type alloc: whose pinned memory; --numa: whose node the worker is placed on
   int key;     // the data pattern's key (per worker: --device-id + worker)
+  const NumaPlan& numa;
 };
 
 // The loop's IoFailure, told with the file, the filesystem and what to do.
@@ -212,7 +214,7 @@ struct AioPhase {
 // shard per epoch, timed together.
 class AioWorker : public LoopWorker {
  public:
-  AioWorker(const AioSetup& s, const AioPhase& phase) : s_(s), phase_(phase) {
+  AioWorker(const AioSetup& s, const AioPhase& phase) : placed_(s.numa, s.device), s_(s), phase_(phase) {
     const AioParams& p = s.p;
     const size_t bytes = static_cast<size_t>(p.buffers * p.io_size);
     if (p.alloc) {
@@ -233,6 +235,7 @@ class AioWorker : public LoopWorker {
       pattern_fill(buf, static_cast<size_t>(p.io_size), pattern_key(s.key, p.shards() + b));
       ring_.buffers.push_back(buf);
     }
+    placed_.record().add_buffer("buffers", base, bytes);
     // --validate: every shard written with its own pattern, every load checked as it
     // completes; the fill and the check run inside the epochs (as fio's verify does),
     // so a validated run checks correctness rather than peak speed.
@@ -294,6 +297,7 @@ class AioWorker : public LoopWorker {
     }
   }
   uint64_t retries() const override { return short_transfers_; }
+  const WorkerPlacement* placement() const override { return &placed_.record(); }
 
  private:
   // A mixed epoch's sweep, for a failure: " (dump sweep)", " (load sweep 2 of 3)".
@@ -304,6 +308,7 @@ class AioWorker : public LoopWorker {
            std::to_string(phase_.count(IoOp::kRead)) + ")";
   }
 
+  PlacementScope placed_;  // first: the CPUs and memory policy its buffers are made under
   const AioSetup& s_;
   const AioPhase& phase_;
   std::unique_ptr<Device> device_;  // before the memory it allocates
@@ -343,6 +348,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     check_device_count("--workers", nworkers, nworkers, selected.probe.device_count, backend.name());
   else if (p.alloc)
     check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
+  const NumaPlan numa = numa_plan_for(p.numa_request, selected);
   check_host_needs(aio_needs(p, backend), aio_needs_text(p));
 
   const int64_t setup_start = now_ns();
@@ -417,7 +423,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     ShardSet& set = *sets.back();
     const std::string tag = nworkers > 1 ? "w" + std::to_string(wk) : "";
     for (size_t w = 0; w < nws; ++w) set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag));
-    setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk});
+    setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk, numa});
     AioSetup& setup = setups.back();
     for (uint64_t i = 0; i < p.io_number; ++i) {
       check_interrupted();
@@ -591,6 +597,8 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       r.validate = phase.count(IoOp::kRead) > 0 || p.validate_each ? "each" : "end";
     }
     r.setup_s = setup_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
+    r.numa.mode = numa_mode_name(numa.mode);
+    r.numa.workers = loop.placements;
     return r;
   };
 

@@ -13,6 +13,7 @@
 #include "aio/io_engine.h"
 #include "backend/select.h"
 #include "output/result.h"
+#include "topology/placement.h"
 
 namespace ds {
 
@@ -41,6 +42,7 @@ struct AioParams {
   // same shards, timed together as one sample.
   bool phase_dump = true, phase_load = true, phase_mix = false;
   int mix = 0;                 // --mix R: load sweeps per mixed epoch (>= 1 with phase_mix)
+  NumaRequest numa_request;    // --numa, --numa-map: worker w placed on its device's node
   uint64_t total = 0;    // io_size x shards(): the bytes of one epoch
   uint64_t buffers = 0;  // host buffers, reused as fio does: min(iodepth, shards())
   // I/Os of io_size per epoch: io_number files x shards_per_file.

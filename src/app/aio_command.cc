@@ -24,6 +24,7 @@ struct AioArgs {
                          shards_per_file = "1", workers = "1", mix, phases;
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
+  NumaOptionText numa;
   OutputOptions out;
   ModelOptionText model;
   // Set by --model: refused when given with it.
@@ -130,6 +131,7 @@ AioParams parse_aio(const AioArgs& a) {
   p.timeout_s = parse_timeout(a.timeout);
   p.validate = a.validate;
   p.validate_each = a.validate && a.validate_each;
+  p.numa_request = parse_numa_options(a.numa);
   p.keep = a.keep;
   p.buffered = a.buffered;
   checked_mul(p.io_size, p.shards_per_file, "option --io-size x --shards-per-file");  // one file's bytes
@@ -245,6 +247,7 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
       ->type_name("libaio|io_uring|psync");
   c->add_option("--iodepth", a->iodepth, "I/Os in flight at most; psync: its threads (default 64)")->type_name("D");
   add_timeout_option(c, a->timeout);
+  add_numa_options(c, a->numa, false);
   add_validate_option(c, a->validate, a->validate_each, global.command_line,
                       "verify the dumped files and every load against the data; `--validate each`: also "
                       "clear the files before every dump epoch and read them back after it, outside the "

@@ -205,6 +205,7 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("-S,--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
   add_stream_options(c, args->params);
   add_timeout_option(c, args->params.timeout);
+  add_numa_options(c, args->params.numa, true);
   c->add_option("--warmup", args->params.warmup, "iterations run first and not counted (default 2)")->type_name("W");
   add_validate_option(c, args->params.validate, args->params.validate_each, global.command_line,
                       "check every destination byte after the run; `--validate each`: clear every destination "

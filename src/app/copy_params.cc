@@ -75,7 +75,38 @@ CopyParams parse_copy_params(const CopyOptionText& t) {
   p.gate = t.gate == "on";
   p.timeout_s = parse_timeout(t.timeout);
   p.validate_each = t.validate && t.validate_each;
+  p.numa_request = parse_numa_options(t.numa);
   return p;
+}
+
+NumaRequest parse_numa_options(const NumaOptionText& t) {
+  NumaRequest r;
+  if (!t.mode.empty() && t.mode != "auto" && t.mode != "off")
+    throw UsageError("option --numa expects auto or off, not '" + t.mode + "'");
+  r.mode = t.mode == "off" ? NumaMode::kOff : NumaMode::kAuto;
+  r.asked = !t.mode.empty() || !t.map.empty() || !t.shm_nodes.empty();
+  if (!t.map.empty() && !parse_numa_map(t.map, &r.map))
+    throw UsageError("option --numa-map got '" + t.map +
+                     "': expects DEVICE:NODE[,DEVICE:NODE...] with each device once (e.g. 0:0,1:0,2:1)");
+  if (!t.map.empty() && r.mode == NumaMode::kOff)
+    throw UsageError("option --numa-map places workers; it cannot go with --numa off");
+  if (!t.shm_nodes.empty() && (!parse_id_list(t.shm_nodes, &r.shm_nodes) || r.shm_nodes.empty()))
+    throw UsageError("option --shm-numa-nodes got '" + t.shm_nodes + "': expects a node list such as 0-3 or 0,2");
+  return r;
+}
+
+void add_numa_options(CLI::App* app, NumaOptionText& t, bool shared_region) {
+  app->add_option("--numa", t.mode,
+                  "auto: every worker runs on its device's NUMA node's CPUs and its host buffers are bound "
+                  "to that node; off: no placement (default auto)")
+      ->type_name("auto|off");
+  app->add_option("--numa-map", t.map, "override the discovered device -> NUMA node map (e.g. 0:0,1:0,2:1)")
+      ->type_name("DEV:NODE,...");
+  if (shared_region)
+    app->add_option("--shm-numa-nodes", t.shm_nodes,
+                    "shared-source cases: split the shared region into equal contiguous parts, one per listed "
+                    "node, each bound there before it is filled and checked with move_pages before timing")
+        ->type_name("LIST");
 }
 
 int parse_timeout(const std::string& text) { return parse_int("--timeout", text, 0, 86400 * 7); }

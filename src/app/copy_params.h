@@ -11,6 +11,11 @@
 
 namespace ds {
 
+// --numa, --numa-map, --shm-numa-nodes as typed ("": not given; --numa is auto then).
+struct NumaOptionText {
+  std::string mode, map, shm_nodes;
+};
+
 struct CopyOptionText {
   std::string size, blocks, iterations, devices, warmup = "2", frags = "0", streams = "4";
   std::string submit_mode = "stream-major", gate = "off", timeout = "60";
@@ -18,6 +23,7 @@ struct CopyOptionText {
   bool validate_each = false;  // --validate each
   std::string block_layout;    // --block-layout SIZE[,SIZE...] (copy, quick mode); empty: -s/-f
   bool size_given = false;     // -s was typed (it cannot go with --block-layout)
+  NumaOptionText numa;
 };
 
 // --block-layout's value: the fragment sizes, in order. UsageError naming the option.
@@ -36,6 +42,12 @@ CopyParams parse_copy_params(const CopyOptionText& t);
 
 // --submit-mode and --stream-start-gate, for the commands that offer them.
 void add_stream_options(CLI::App* app, CopyOptionText& t);
+
+// --numa auto|off and --numa-map (copy, quick mode, trans, aio); with
+// `shared_region` also --shm-numa-nodes (copy's shared-source cases).
+void add_numa_options(CLI::App* app, NumaOptionText& t, bool shared_region);
+// UsageError (exit 2, one line naming the option) for a malformed value.
+NumaRequest parse_numa_options(const NumaOptionText& t);
 
 // --timeout SECONDS (copy, quick mode, trans, aio): the watchdog; 0 = never.
 void add_timeout_option(CLI::App* app, std::string& text);

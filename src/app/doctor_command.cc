@@ -7,6 +7,7 @@
 #include "backend/select.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
+#include "topology/topology.h"
 
 namespace ds {
 
@@ -29,7 +30,20 @@ std::string memlock_use_text(const Backend& b) {
   return "the driver pins host buffers itself (RLIMIT_MEMLOCK does not apply)";
 }
 
+// "card 0 -> node 1 -> CPUs 16-31,48-63": where --numa auto places each device's worker.
+std::string numa_map_line(const DeviceInfo& d, const HostTopology& topo, const std::string& backend) {
+  std::string line = "NUMA: card " + std::to_string(d.index) + " -> ";
+  const NumaNode* n = d.numa_node >= 0 ? topo.node(d.numa_node) : nullptr;
+  if (n) return line + "node " + std::to_string(n->id) + " -> CPUs " + (n->cpus.empty() ? "none (memory-only node)" : format_id_list(n->cpus));
+  if (d.numa_node == -1) return line + "no node (its PCI device reports -1): not placed; --numa-map places it";
+  if (backend == "ascend")
+    return line + "node unknown (the ascend backend does not read a device's PCI address yet): not placed; "
+                  "--numa-map places it";
+  return line + "node unknown (no sysfs numa_node for its PCI address): not placed; --numa-map places it";
+}
+
 int run_doctor() {
+  const HostTopology topo = read_host_topology();
   std::cout << "dev-sandbox " << DS_VERSION << " (" << DS_BUILD_TYPE << " build)\n";
   std::cout << "features: libaio " << (DS_HAVE_LIBAIO ? "yes" : "no") << ", io_uring "
             << (DS_HAVE_URING ? "yes" : "no") << "\n";
@@ -47,6 +61,7 @@ int run_doctor() {
               << ", version " << p.runtime_version << ", " << p.device_count << " device"
               << (p.device_count == 1 ? "" : "s") << "\n";
     for (const auto& d : p.devices) std::cout << "  " << device_line(d) << "\n";
+    for (const auto& d : p.devices) std::cout << "  " << numa_map_line(d, topo, name) << "\n";
     for (const auto& f : p.facts) std::cout << "  " << f.first << ": " << f.second << "\n";
     std::cout << "  memory locking: " << memlock_use_text(*b) << "\n";
     std::cout << "  direct path: "
@@ -57,6 +72,8 @@ int run_doctor() {
             << (numa_nodes() == 1 ? "" : "s") << ", MemAvailable " << format_bytes(mem_available_bytes())
             << ", /dev/shm " << format_bytes(shm_free_bytes()) << " free of "
             << format_bytes(shm_total_bytes()) << ", RLIMIT_MEMLOCK " << memlock_text() << "\n";
+  for (const NumaNode& n : topo.nodes)
+    std::cout << "host: NUMA node " << n.id << ": CPUs " << (n.cpus.empty() ? "none" : format_id_list(n.cpus)) << "\n";
   std::cout << "host: transparent hugepages "
             << read_first_line("/sys/kernel/mm/transparent_hugepage/enabled") << ", HugePages_Total "
             << meminfo_field("HugePages_Total") << ", Hugepagesize " << meminfo_field("Hugepagesize")

@@ -92,6 +92,7 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
                       "destination before each iteration and check it after, outside the timing (slower)");
   add_stream_options(c, a->params);
   add_timeout_option(c, a->params.timeout);
+  add_numa_options(c, a->params.numa, false);
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_trans(*a, global); },
           [a] {

@@ -121,7 +121,7 @@ class CopyWorker : public LoopWorker {
  public:
   CopyWorker(int w, const CaseSpec& spec, const CopyParams& p, Backend& backend, const MemoryNeeds& needs,
              SharedSource& shared)
-      : w_(w), spec_(spec), p_(p) {
+      : placed_(p.numa, w), w_(w), spec_(spec), p_(p) {
     const Layout& layout = p.layout;
     const size_t per = static_cast<size_t>(layout.bytes());
     dev_ = backend.open_device(w);
@@ -171,6 +171,12 @@ class CopyWorker : public LoopWorker {
     }
     init_ = make_initiator(spec.method, *dev_, std::move(plan));
     if (p.validate_each && !dst_.host) staging_ = alloc_pageable(static_cast<size_t>(layout.largest_fragment()));
+    // Where this worker's own host buffers are, now that they are filled (a shared
+    // source is the run's, not the worker's: reported once with the result).
+    if (src == &own_src_ && spec.src != BufKind::kShm && own_src_.host && !is_device_kind(spec.src))
+      placed_.record().add_buffer("source", own_src_.host, own_src_.bytes);
+    if (dst_.host && !is_device_kind(spec.dst))
+      placed_.record().add_buffer("destination", dst_.host, dst_.bytes);
   }
 
   // --validate each: outside the timing (the loop calls these before the barrier
@@ -199,10 +205,14 @@ class CopyWorker : public LoopWorker {
     if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), p_.layout, spec_.name, w_);
   }
   std::string note() const override { return note_; }
+  const WorkerPlacement* placement() const override {
+    return p_.numa.topology.nodes.empty() ? nullptr : &placed_.record();
+  }
 
  private:
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
 
+  PlacementScope placed_;  // first: the CPUs and memory policy everything after is made under
   int w_;
   const CaseSpec& spec_;
   const CopyParams& p_;
@@ -284,14 +294,25 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   // at once so nothing outlives the run even if this process is killed (children
   // inherit the mapping and each registers it); for thread cases one pinned or
   // device-0 buffer made next to the workers.
+  // --shm-numa-nodes: the region's parts are bound to their nodes before the fill
+  // faults them in, and where every page landed is checked before any child
+  // registers it.
   SharedSource shared;
+  std::vector<BufferPlacement> shared_parts;
   if (spec.shared_src && spec.src == BufKind::kShm) {
-    shared.shm = ShmRegion::create(static_cast<size_t>(layout.bytes()));
+    const std::vector<int>& nodes = p.numa.shm_nodes;
+    const size_t bytes = static_cast<size_t>(layout.bytes());
+    shared.shm = ShmRegion::create(bytes, nodes.empty());
     shared.shm->unlink();
+    if (!nodes.empty()) {
+      bind_shared_region(shared.shm->ptr(), bytes, nodes);
+      touch_pages(shared.shm->ptr(), bytes);
+    }
     for (uint64_t i = 0; i < layout.fragments(); ++i) {
       const Fragment f = layout.fragment(i);
       pattern_fill(static_cast<char*>(shared.shm->ptr()) + f.offset, static_cast<size_t>(f.bytes), pattern_key(0, i));
     }
+    if (!nodes.empty()) shared_parts = check_shared_region(shared.shm->ptr(), bytes, nodes);
   }
 
   LoopShape shape;
@@ -310,6 +331,7 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   hooks.host = [&](const std::function<void()>& run_workers) {
     backend.init_process();  // in each child after fork, or in the isolated child
     if (spec.topology != Topology::kFork && spec.shared_src) {
+      PlacementScope on_device0(p.numa, 0);  // the one source sits with device 0
       shared.coordinator = backend.open_device(0);
       shared.buffer = make_buffer(spec.src, *shared.coordinator, static_cast<size_t>(layout.bytes()));
       fill_fragments(*shared.coordinator, shared.buffer, 0, layout);
@@ -361,6 +383,11 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   if (p.validate) {
     r.validated = true;
     r.validate = p.validate_each ? "each" : "end";
+  }
+  if (!p.numa.topology.nodes.empty()) {
+    r.numa.mode = numa_mode_name(p.numa.mode);
+    r.numa.workers = loop.placements;
+    r.numa.shared = shared_parts;
   }
   return r;
 }

@@ -10,6 +10,7 @@
 #include "layout/layout.h"
 #include "output/result.h"
 #include "runner/preflight.h"
+#include "topology/placement.h"
 
 namespace ds {
 
@@ -30,6 +31,10 @@ struct CopyParams {
   int warmup = 2;                                       // --warmup
   bool validate = false;                                // --validate
   bool validate_each = false;  // --validate each: clear before, check after every iteration (untimed)
+  NumaRequest numa_request;  // --numa, --numa-map, --shm-numa-nodes as typed
+  // The same as planned for the selected backend; a
+  // plan without topology (the default) records nothing and places nothing.
+  NumaPlan numa;
 };
 
 // "128K,16K,32K": one task's fragments, as --block-layout takes them.

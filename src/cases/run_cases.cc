@@ -2,10 +2,10 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "runner/numa_plan.h"
 #include "runner/preflight.h"
 
 namespace ds {
-
 
 std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe& probe) {
   if (spec.method == CopyMethod::kDirect && !probe.direct_unavailable.empty()) return probe.direct_unavailable;
@@ -42,6 +42,11 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
                          (c.method == CopyMethod::kCeMultiStream ? " or raise -S" : ""));
     }
   }
+  for (const auto& c : cases)
+    if (!params.numa_request.shm_nodes.empty() && c.src != BufKind::kShm)
+      throw UsageError("option --shm-numa-nodes: case " + c.name +
+                       " has no shared memory region to spread (it applies to the one_share_* and shm_* cases)");
+  numa_plan_for(params.numa_request, selected);  // a node or device that is not there: UsageError
   // Single-card cases use device 0 whatever -d says (d is 1 in their formulas), so
   // the default -d 8 does not stop them on a one-GPU machine.
   if (multi)
@@ -52,7 +57,9 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
 void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, ResultWriter& writer) {
   for (const auto& run : runs) {
     try {
-      CaseResult r = run_case(run.spec, run.params, *selected.backend);
+      CopyParams params = run.params;
+      params.numa = numa_plan_for(params.numa_request, selected);
+      CaseResult r = run_case(run.spec, params, *selected.backend);
       writer.add(r);
       if (r.validated) writer.validation(run.spec.name, *r.validated);
     } catch (const std::exception& e) {

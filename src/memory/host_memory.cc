@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
+#include "topology/placement.h"
 
 namespace ds {
 
@@ -22,11 +23,19 @@ void touch_pages(void* ptr, size_t bytes) {
 }
 
 std::unique_ptr<Memory> map_anonymous(size_t bytes, bool populate) {
-  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0);
+  // A placed worker's mapping is bound to its node before the first touch, so it
+  // is populated by hand after the mbind rather than by MAP_POPULATE.
+  const int node = worker_node();
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (populate && node < 0 ? MAP_POPULATE : 0);
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
   if (p == MAP_FAILED)
     throw sys_error("mmap(" + format_bytes(bytes) + ", MAP_ANONYMOUS)", errno);
-  return std::make_unique<Memory>(p, p, bytes, [p, bytes] { munmap(p, bytes); });
+  auto m = std::make_unique<Memory>(p, p, bytes, [p, bytes] { munmap(p, bytes); });
+  if (node >= 0) {
+    bind_to_node(p, bytes, node);
+    if (populate) touch_pages(p, bytes);
+  }
+  return m;
 }
 
 std::unique_ptr<Memory> alloc_pageable(size_t bytes) {
@@ -50,7 +59,7 @@ std::unique_ptr<Memory> lock_pages(void* ptr, size_t bytes) {
   return std::make_unique<Memory>(ptr, ptr, bytes, [ptr, bytes] { munlock(ptr, bytes); });
 }
 
-std::unique_ptr<ShmRegion> ShmRegion::create(size_t bytes) {
+std::unique_ptr<ShmRegion> ShmRegion::create(size_t bytes, bool populate) {
   static std::atomic<int> serial{0};
   const std::string name =
       "/dev-sandbox-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
@@ -62,7 +71,7 @@ std::unique_ptr<ShmRegion> ShmRegion::create(size_t bytes) {
     shm_unlink(name.c_str());
     throw sys_error("ftruncate(" + name + ", " + format_bytes(bytes) + ")", err);
   }
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
   const int err = errno;
   close(fd);
   if (p == MAP_FAILED) {

@@ -23,8 +23,9 @@ std::unique_ptr<Memory> lock_pages(void* ptr, size_t bytes);
 // name when it is destroyed, or earlier with unlink(), so nothing outlives the run.
 class ShmRegion {
  public:
-  // Creates a fresh object named /dev-sandbox-<pid>-<n> and maps it.
-  static std::unique_ptr<ShmRegion> create(size_t bytes);
+  // Creates a fresh object named /dev-sandbox-<pid>-<n> and maps it; `populate`
+  // faults every page in now (false: the caller binds parts to nodes first).
+  static std::unique_ptr<ShmRegion> create(size_t bytes, bool populate = true);
   ~ShmRegion();
   ShmRegion(const ShmRegion&) = delete;
   ShmRegion& operator=(const ShmRegion&) = delete;

@@ -26,6 +26,43 @@ json stats_us(const Stats& s) {
               {"p999", static_cast<double>(s.p999) / 1000.0}};
 }
 
+json placement_json(const BufferPlacement& b) {
+  json nodes = json::object();
+  for (int i = 0; i < b.pages.nodes; ++i) nodes[std::to_string(b.pages.node[i])] = b.pages.count[i];
+  return json{{"what", b.what},
+              {"node", b.node < 0 ? json(nullptr) : json(b.node)},
+              {"bound_to", b.bound < 0 ? json(nullptr) : json(b.bound)},
+              {"pages", b.pages.pages},
+              {"pages_by_node", nodes},
+              {"pages_absent", b.pages.absent},
+              {"pages_misplaced", b.misplaced()},
+              {"placed", b.node < 0 ? json(nullptr) : json(b.placed())}};
+}
+
+// --numa: each worker's node and CPUs, where its buffers' pages were (move_pages),
+// and the parts of a shared region spread with --shm-numa-nodes.
+json numa_json(const NumaReport& n) {
+  json workers = json::array();
+  bool any_node = false;
+  for (const WorkerPlacement& w : n.workers) {
+    json bufs = json::array();
+    for (int i = 0; i < w.buffers; ++i) bufs.push_back(placement_json(w.buffer[i]));
+    any_node = any_node || w.node >= 0;
+    workers.push_back({{"device", w.device},
+                       {"node", w.node < 0 ? json(nullptr) : json(w.node)},
+                       {"cpus", w.cpus},
+                       {"cpus_pinned", w.pinned != 0},
+                       {"placed", w.node < 0 ? json(nullptr) : json(w.placed())},
+                       {"buffers", bufs}});
+  }
+  json shared = json::array();
+  for (const BufferPlacement& b : n.shared) shared.push_back(placement_json(b));
+  return json{{"mode", n.mode},
+              {"placed", any_node || !n.shared.empty() ? json(n.placed()) : json(nullptr)},
+              {"workers", workers},
+              {"shared_region", shared}};
+}
+
 json result_json(const CaseResult& r, bool workload) {
   json j;
   j["name"] = r.name;
@@ -72,6 +109,7 @@ json result_json(const CaseResult& r, bool workload) {
     j["device_io"] = devs;
   }
   if (!r.worker_gib_s.empty()) j["worker_bandwidth_gib_s"] = r.worker_gib_s;  // aio --workers > 1
+  if (!r.numa.mode.empty()) j["numa"] = numa_json(r.numa);
   if (workload)  // one iteration moves one request's KV on every card
     j["kv_load_ms"] = {{"per_card", r.stage(r.measured).avg / 1e6},
                        {"cards", r.devices},

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "topology/placement.h"
 
 namespace ds {
 
@@ -58,6 +59,9 @@ struct CaseResult {
   // aio --workers > 1: each worker's own bandwidth (its bytes / its own measured
   // avg), GiB/s, in worker order; empty otherwise.
   std::vector<double> worker_gib_s;
+  // --numa: where each worker ran and where its host buffers' pages were (JSON
+  // "numa"); mode empty: not recorded.
+  NumaReport numa;
 
   // The named stage; all zero when there is none.
   const Stats& stage(const std::string& name) const;

@@ -48,6 +48,8 @@ struct WorkerShared {
   int32_t index;          // the iteration, warm-up included
   int32_t barriers;       // barriers entered so far
   IterationRecord current;  // the iteration under way (its `submitted` is progress too)
+  int32_t placed;           // `placement` holds the worker's placement()
+  WorkerPlacement placement;
 };
 
 template <typename T>
@@ -109,6 +111,10 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
   const int64_t barrier_timeout = shape.timeout_ns > 0 ? shape.timeout_ns + kBarrierTimeoutNs : INT64_MAX;
   beat(mine, kSetup);
   std::unique_ptr<LoopWorker> worker = hooks.make_worker(w);
+  if (const WorkerPlacement* where = worker->placement()) {
+    mine.placement = *where;
+    mine.placed = 1;
+  }
   mine.setup_done = now_ns();
   const int total = shape.warmup + shape.iterations;
   for (int it = 0; it < total; ++it) {
@@ -296,6 +302,7 @@ LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
     const WorkerShared& s = shared.worker(w);
     out.setup_end = std::max(out.setup_end, s.setup_done);
     out.retries += s.retries;
+    if (s.placed) out.placements.push_back(s.placement);
     const std::string note(s.note, strnlen(s.note, sizeof s.note));
     if (!note.empty() && std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end())
       out.notes.push_back(note);

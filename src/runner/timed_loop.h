@@ -24,6 +24,7 @@
 
 #include "output/result.h"
 #include "runner/fanout.h"
+#include "topology/placement.h"
 
 namespace ds {
 
@@ -57,6 +58,9 @@ class LoopWorker {
   // asked (empty: nothing), and how many operations had to be redone.
   virtual std::string note() const { return {}; }
   virtual uint64_t retries() const { return 0; }
+  // Where it ran and where its buffers are (--numa), read once when its setup is
+  // done, before the first iteration; null: nothing to record.
+  virtual const WorkerPlacement* placement() const { return nullptr; }
 };
 
 struct LoopShape {
@@ -103,6 +107,7 @@ struct LoopResult {
   int64_t setup_end = 0;           // when the last worker was set up (monotonic ns)
   std::vector<std::string> notes;  // the workers' notes, each once, in worker order
   uint64_t retries = 0;            // over all workers
+  std::vector<WorkerPlacement> placements;  // the workers' placement(), in worker order (those that had one)
 };
 
 // Called by a worker during a long phase (aio: after each batch of completions):

@@ -1017,3 +1017,26 @@ TEST(CudaOldDriver, WithoutGraphsOnlyTheBatchPathIsMissing) {
             std::string::npos)
       << r.err;
 }
+
+// --numa auto through the double: device 0's cuDeviceGetPCIBusId (0000:18:00.0)
+// found on node 0 in a recorded two-socket sysfs tree; the double's other devices
+// are not in that tree: unplaced, said once. Node 0's recorded CPUs include this
+// machine's CPU 0, so the pinning succeeds here.
+TEST(CudaNuma, DeviceNodeComesFromItsPciAddressInSysfs) {
+  CallLog log;
+  auto env = double_env(log);
+  env["DS_SYSFS_ROOT"] = std::string(DS_SYSFS_DATA) + "/two_sockets";
+  const RunResult r = run_tool({"--backend", "cuda", "copy", "-t", "all_host_to_all_device_ce_multi_stream", "-s",
+                                "64K", "-n", "4", "-i", "2", "-d", "2", "--validate", "--format", "json"},
+                               env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto workers = nlohmann::json::parse(r.out)["results"][0]["numa"]["workers"];
+  ASSERT_EQ(workers.size(), 2u);
+  EXPECT_EQ(workers[0]["node"], 0);
+  EXPECT_EQ(workers[0]["cpus_pinned"], true);
+  EXPECT_EQ(workers[0]["placed"], true);  // the double's pinned pages, allocated from the placed thread
+  EXPECT_TRUE(workers[1]["node"].is_null());
+  EXPECT_NE(r.err.find("reports no node for devices 1-3"), std::string::npos) << r.err;
+  const RunResult d = run_tool({"doctor"}, env);
+  EXPECT_NE(d.out.find("NUMA: card 0 -> node 0 -> CPUs 0-15,32-47"), std::string::npos) << d.out;
+}

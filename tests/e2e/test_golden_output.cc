@@ -70,6 +70,21 @@ std::string mask_json(const std::string& out) {
         d["below_95"] = false;
       }
   }
+  for (auto& r : doc["results"]) {
+    if (!r.contains("numa")) continue;
+    // --numa: which CPUs and nodes the workers had varies with the machine.
+    auto mask_buffer = [](nlohmann::ordered_json& b) {
+      for (const char* k : {"node", "bound_to"})
+        if (!b[k].is_null()) b[k] = "<node>";
+      b["pages_by_node"] = "<nodes>";
+    };
+    for (auto& w : r["numa"]["workers"]) {
+      w["cpus"] = "<cpus>";
+      if (!w["node"].is_null()) w["node"] = "<node>";
+      for (auto& b : w["buffers"]) mask_buffer(b);
+    }
+    for (auto& b : r["numa"]["shared_region"]) mask_buffer(b);
+  }
   if (doc["backend"].is_object() && doc["backend"]["library"].is_string()) doc["backend"]["library"] = "<lib>";
   if (!doc["command_line"].empty()) doc["command_line"][0] = "dev-sandbox";
   return doc.dump(2) + "\n";

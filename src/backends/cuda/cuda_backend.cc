@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
+#include "topology/topology.h"
 
 namespace ds {
 
@@ -455,19 +456,6 @@ class CudaDevice : public Device {
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
-// "0000:18:00.0" as sysfs spells it (the driver may print an 8-digit domain).
-std::string sysfs_bus_id(std::string id) {
-  for (auto& ch : id) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  const size_t colon = id.find(':');
-  if (colon != std::string::npos && colon > 4) {
-    const unsigned long domain = std::strtoul(id.substr(0, colon).c_str(), nullptr, 16);
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%04lx", domain);
-    id = buf + id.substr(colon);
-  }
-  return id;
-}
-
 class CudaBackend : public Backend {
  public:
   std::string name() const override { return "cuda"; }
@@ -539,9 +527,8 @@ class CudaBackend : public Backend {
     info.name = name;
     char bus[64] = {};
     if (d.cuDeviceGetPCIBusId(bus, sizeof bus, dev) == CUDA_SUCCESS) {
-      info.pci_bus_id = sysfs_bus_id(bus);
-      const std::string numa = read_first_line("/sys/bus/pci/devices/" + info.pci_bus_id + "/numa_node");
-      if (!numa.empty()) info.numa_node = std::atoi(numa.c_str());
+      info.pci_bus_id = sysfs_pci_address(bus);
+      info.numa_node = pci_numa_node(info.pci_bus_id);
     }
     CudaDevice probe_dev(d, i);  // makes its context current on this thread
     size_t free = 0, total = 0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backends/sim/sim_engine.h"
+#include "topology/topology.h"
 #include "core/error.h"
 #include "core/futex.h"
 #include "core/sysinfo.h"
@@ -129,9 +130,13 @@ class SimBackend : public Backend {
     p.loaded = true;
     p.runtime_version = "cpu memcpy simulation";
     p.device_count = sim_device_count();
+    // No PCI device behind a sim card: card i is on node i mod (nodes), so a
+    // multi-node machine spreads the cards as a real server's would be.
+    const std::vector<int> nodes = read_host_topology().node_ids();
     for (int i = 0; i < p.device_count; ++i) {
       DeviceInfo d;
       d.index = i;
+      d.numa_node = nodes[static_cast<size_t>(i) % nodes.size()];
       d.kind = "sim card";
       d.name = "host RAM as device memory, one memcpy thread per stream";
       p.devices.push_back(d);

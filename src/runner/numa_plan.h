@@ -1,0 +1,18 @@
+// The NUMA plan of a run (SPEC §12), made once in this process before any worker
+// exists, from what the selected backend's probe found and the options.
+#pragma once
+
+#include "backend/select.h"
+#include "topology/placement.h"
+
+namespace ds {
+
+// The NUMA plan for a run on the selected backend: each device's node as its
+// probe found it (sim: card i on node i mod nodes), --numa-map over that.
+// UsageError for a node or device that is not there. The first call in a process
+// says once on stderr when the machine has one node (only when a NUMA option was
+// typed: a default run's output stays as it was) and, on a machine with several,
+// which devices have no known node (they run unplaced).
+NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected);
+
+}  // namespace ds
