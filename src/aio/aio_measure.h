@@ -1,8 +1,9 @@
-// The measurement of `aio`: the POSIX-store step of a KV cache. Shard files in a
-// workspace are written (dump epochs) and read back (load epochs) with O_DIRECT
-// through libaio or io_uring; each direction runs through the timed loop with one
+// The measurement of `aio`: the POSIX-store step of a KV cache. Shard files in
+// workspaces are written (dump epochs), read back (load epochs), or both in one
+// mixed epoch (one dump sweep then --mix load sweeps), with O_DIRECT through
+// libaio, io_uring or psync; each phase runs through the timed loop with one
 // worker in a child process (so this process never initialises a runtime for
-// --io-type alloc), one sample per epoch.
+// --io-type alloc), or --workers forked ones, one sample per epoch.
 #pragma once
 
 #include <cstdint>
