@@ -108,7 +108,8 @@ std::string differs_at(const AioParams& p, size_t i, int64_t off) {
 MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
   MemoryNeeds n;
   const uint64_t ring = p.buffers * p.io_size;
-  n.host = (ring + (p.validate ? p.io_size : 0)) * static_cast<uint64_t>(p.workers);
+  n.host = (ring + (p.validate ? p.io_size : 0)) * static_cast<uint64_t>(p.workers) +
+           (p.phase_dump ? 0 : p.io_size);  // no dump phase: the files are written from one scratch shard
   // Only memory our own code mlock()s counts; a vendor driver pins in its kernel module.
   if (p.alloc && backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = ring;
   return n;
@@ -135,9 +136,11 @@ struct AioSetup {
 };
 
 // The loop's IoFailure, told with the file, the filesystem and what to do.
-RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSetup& s) {
+// `sweep`: which sweep of a mixed epoch (empty otherwise).
+RunError describe(const IoFailure& f, const char* phase, int epoch, const std::string& sweep, const AioSetup& s) {
   const AioParams& p = s.p;
-  const std::string where = std::string(phase) + " epoch " + std::to_string(epoch) + " of " + std::to_string(p.epochs);
+  const std::string where =
+      std::string(phase) + " epoch " + std::to_string(epoch) + " of " + std::to_string(p.epochs) + sweep;
   const size_t file = file_of(p, f.shard);
   const std::string in = s.files.dir(file) + " (" + s.files.fs_of(file).type + ")";
   if (f.err == ENOSPC || f.err == EDQUOT)
@@ -174,29 +177,45 @@ void verify_shard(const ShardSet& files, size_t i, const AioParams& p, int key, 
                    shard_place(files, p, i) + ") differs from what was dumped " + differs_at(p, i, off));
 }
 
-// --validate each, before a dump epoch (untimed): every shard file gets the bitwise
-// inverse of what the dump writes, so a write the epoch skips fails verify_shard.
-void clear_shard(const ShardSet& files, size_t i, const AioParams& p, int key, char* buf) {
+// Writes shard `i` with plain pwrite, outside any timing: the pattern the dump
+// writes (the files' data when no dump phase runs before the loads), or with
+// `inverse` its bitwise inverse (--validate each, before a dump epoch: a write the
+// epoch skips then fails verify_shard or the loads). `why` names it in a failure.
+void write_shard(const ShardSet& files, size_t i, const AioParams& p, int key, char* buf, bool inverse,
+                 const char* why) {
   const auto n = static_cast<size_t>(p.io_size);
   auto* b = reinterpret_cast<unsigned char*>(buf);
   pattern_fill(b, n, pattern_key(key, i));
-  for (size_t k = 0; k < n; ++k) b[k] = static_cast<unsigned char>(~b[k]);
+  if (inverse)
+    for (size_t k = 0; k < n; ++k) b[k] = static_cast<unsigned char>(~b[k]);
   size_t put = 0;
   const uint64_t at = offset_of(p, i);
   const size_t f = file_of(p, i);
   while (put < n) {
     const ssize_t r = pwrite(files.fd(f), buf + put, n - put, static_cast<off_t>(at + put));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) throw sys_error("pwrite(" + files.path(f) + ") clearing it for --validate each", r < 0 ? errno : EIO);
+    if (r <= 0) throw sys_error("pwrite(" + files.path(f) + ") " + why, r < 0 ? errno : EIO);
     put += static_cast<size_t>(r);
   }
 }
 
-// One direction's epochs: its host buffers (mmap, or the backend's pinned memory on
-// --device-id) and I/O engine, made where it runs; one pass over every shard per epoch.
+// What one timed phase does per epoch: aio_dump one write sweep of every shard,
+// aio_load one read sweep, aio_mixed one write sweep then --mix read sweeps.
+struct AioPhase {
+  const char* name;   // "aio_dump", "aio_load", "aio_mixed"
+  const char* label;  // "dump", "load", "mixed": how a failure names the epoch
+  std::vector<IoOp> sweeps;
+  bool writes() const { return std::find(sweeps.begin(), sweeps.end(), IoOp::kWrite) != sweeps.end(); }
+  uint64_t count(IoOp op) const { return static_cast<uint64_t>(std::count(sweeps.begin(), sweeps.end(), op)); }
+  bool mixed() const { return sweeps.size() > 1; }
+};
+
+// One phase's epochs: its host buffers (mmap, or the backend's pinned memory on
+// --device-id) and I/O engine, made where it runs; the phase's sweeps of every
+// shard per epoch, timed together.
 class AioWorker : public LoopWorker {
  public:
-  AioWorker(const AioSetup& s, IoOp op, const char* phase) : placed_(s.numa, s.device), s_(s), op_(op), phase_(phase) {
+  AioWorker(const AioSetup& s, const AioPhase& phase) : placed_(s.numa, s.device), s_(s), phase_(phase) {
     const AioParams& p = s.p;
     const size_t bytes = static_cast<size_t>(p.buffers * p.io_size);
     if (p.alloc) {
@@ -224,48 +243,55 @@ class AioWorker : public LoopWorker {
     if (!p.validate) return;
     const size_t n = static_cast<size_t>(p.io_size);
     const int dev = s.key;
-    if (op == IoOp::kWrite) {
-      hooks_.prepare = [n, dev](size_t shard, void* buf) { pattern_fill(buf, n, pattern_key(dev, shard)); };
-      if (p.validate_each) scratch_ = map_anonymous(n, true);  // 4 KiB aligned, as O_DIRECT needs
-    } else {
-      hooks_.prepare = [n](size_t, void* buf) { std::memset(buf, 0, n); };
-      hooks_.complete = [this, n, dev](size_t shard, void* buf) {
-        const int64_t off = pattern_check(buf, n, pattern_key(dev, shard));
-        if (off >= 0)
-          throw RunError("validation failed for aio_load epoch " + std::to_string(epoch_) + " of " +
-                         std::to_string(s_.p.epochs) + ": shard " +
-                         std::to_string(shard) + " (" + shard_place(s_.files, s_.p, shard) +
-                         ") loaded bytes differ from what was dumped " + differs_at(s_.p, shard, off));
-      };
-    }
+    write_hooks_.prepare = [n, dev](size_t shard, void* buf) { pattern_fill(buf, n, pattern_key(dev, shard)); };
+    if (p.validate_each && phase.writes()) scratch_ = map_anonymous(n, true);  // 4 KiB aligned, as O_DIRECT needs
+    read_hooks_.prepare = [n](size_t, void* buf) { std::memset(buf, 0, n); };
+    read_hooks_.complete = [this, n, dev](size_t shard, void* buf) {
+      const int64_t off = pattern_check(buf, n, pattern_key(dev, shard));
+      if (off >= 0)
+        throw RunError("validation failed for " + std::string(phase_.name) + " epoch " + std::to_string(epoch_) +
+                       " of " + std::to_string(s_.p.epochs) + sweep_text() + ": shard " + std::to_string(shard) +
+                       " (" + shard_place(s_.files, s_.p, shard) + ") loaded bytes differ from what was dumped " +
+                       differs_at(s_.p, shard, off));
+    };
   }
 
   void iterate(int index, IterationRecord& r) override {
     epoch_ = index + 1;
-    PassResult pass;
-    try {
-      pass = run_pass(*engine_, op_, s_.shards, ring_, hooks_);
-    } catch (const IoFailure& f) {
-      throw describe(f, phase_, epoch_, s_);
+    int64_t submit_ns = 0;
+    for (sweep_ = 0; sweep_ < phase_.sweeps.size(); ++sweep_) {
+      const IoOp op = phase_.sweeps[sweep_];
+      PassResult pass;
+      try {
+        pass = run_pass(*engine_, op, s_.shards, ring_, op == IoOp::kWrite ? write_hooks_ : read_hooks_);
+      } catch (const IoFailure& f) {
+        throw describe(f, phase_.label, epoch_, sweep_text(), s_);
+      }
+      if (sweep_ == 0) first_ns_ = pass.start_ns;
+      last_ns_ = pass.end_ns;
+      submit_ns += pass.submit_ns;
+      short_transfers_ += pass.short_transfers;
     }
-    r.submitted = r.start + pass.submit_ns;  // Submit: the time inside the submission calls
-    wall_ns_ = pass.wall_ns;
-    short_transfers_ += pass.short_transfers;
+    r.submitted = r.start + submit_ns;  // Submit: the time inside the submission calls
   }
-  // IO: from the first submission to the last completion of the epoch.
-  int64_t measured_ns(const IterationRecord&) override { return wall_ns_; }
-  // --validate each on the dump: every epoch's files, cleared before it and read
-  // back after it, outside the timing (the loads are checked as they land).
+  // IO: from the first submission of the epoch's first sweep to the last completion
+  // of its last one.
+  int64_t measured_ns(const IterationRecord&) override { return last_ns_ - first_ns_; }
+  // --validate each on a phase that writes: every epoch's files cleared before it
+  // (outside the timing); a dump is read back after it, a mixed epoch's loads check
+  // what its dump wrote as they land.
   void before_iteration(int) override {
     if (!scratch_) return;
     for (size_t i = 0; i < s_.shards.size(); ++i) {
       check_interrupted();
-      clear_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()));
+      write_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()), true,
+                  "clearing it for --validate each");
     }
   }
   void after_iteration(int index) override {
-    if (!scratch_) return;
-    const std::string what = "aio_dump epoch " + std::to_string(index + 1) + " of " + std::to_string(s_.p.epochs);
+    if (!scratch_ || phase_.mixed()) return;
+    const std::string what = std::string(phase_.name) + " epoch " + std::to_string(index + 1) + " of " +
+                             std::to_string(s_.p.epochs);
     for (size_t i = 0; i < s_.shards.size(); ++i) {
       check_interrupted();
       verify_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()), what);
@@ -275,18 +301,26 @@ class AioWorker : public LoopWorker {
   const WorkerPlacement* placement() const override { return &placed_.record(); }
 
  private:
+  // A mixed epoch's sweep, for a failure: " (dump sweep)", " (load sweep 2 of 3)".
+  std::string sweep_text() const {
+    if (!phase_.mixed()) return "";
+    if (phase_.sweeps[sweep_] == IoOp::kWrite) return " (dump sweep)";
+    return " (load sweep " + std::to_string(sweep_ - phase_.count(IoOp::kWrite) + 1) + " of " +
+           std::to_string(phase_.count(IoOp::kRead)) + ")";
+  }
+
   PlacementScope placed_;  // first: the CPUs and memory policy its buffers are made under
   const AioSetup& s_;
-  IoOp op_;
-  const char* phase_;
+  const AioPhase& phase_;
   std::unique_ptr<Device> device_;  // before the memory it allocates
   std::unique_ptr<Memory> memory_;
   std::unique_ptr<IoEngine> engine_;  // after the memory: drained and closed before the buffers go
   BufferRing ring_;
-  PassHooks hooks_;
-  std::unique_ptr<Memory> scratch_;  // --validate each on the dump: one shard
+  PassHooks write_hooks_, read_hooks_;
+  std::unique_ptr<Memory> scratch_;  // --validate each on a phase that writes: one shard
   int epoch_ = 0;
-  int64_t wall_ns_ = 0;
+  size_t sweep_ = 0;
+  int64_t first_ns_ = 0, last_ns_ = 0;
   uint64_t short_transfers_ = 0;
 };
 
@@ -410,6 +444,18 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
         setup.shards.push_back(Extent{set.fd(static_cast<size_t>(i)), sh * p.io_size, static_cast<size_t>(p.io_size)});
     }
   }
+  // No dump phase (--phases load, mix): the loads would read what the reservation
+  // left (unwritten extents, which no disk reads), so every shard gets the data a
+  // dump writes now, untimed (its time is the first phase's setup).
+  if (!p.phase_dump) {
+    auto scratch = map_anonymous(static_cast<size_t>(p.io_size), true);  // 4 KiB aligned, as O_DIRECT needs
+    for (const AioSetup& s : setups)
+      for (size_t i = 0; i < s.shards.size(); ++i) {
+        check_interrupted();
+        write_shard(s.files, i, p, s.key, static_cast<char*>(scratch->host_ptr()), false,
+                    "writing the shard files before the loads (no dump phase)");
+      }
+  }
   const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
 
   // The block devices under the workspaces (one per disk, with its share of the
@@ -464,9 +510,10 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   begin();
 
   uint64_t short_transfers = 0;
-  // One direction: its epochs through the timed loop, one worker in a child process
+  // One phase: its epochs through the timed loop, one worker in a child process
   // (--workers W > 1: W forked workers, started together at every epoch).
-  auto run_direction = [&](const char* name, IoOp op, const char* phase, double setup_s) {
+  auto run_phase = [&](const AioPhase& phase, double setup_s) {
+    const char* name = phase.name;
     current = name;
     LoopShape shape;
     shape.workers = nworkers;
@@ -489,47 +536,59 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       run_workers();
     };
     hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> {
-      return std::make_unique<AioWorker>(setups[static_cast<size_t>(w)], op, phase);
+      return std::make_unique<AioWorker>(setups[static_cast<size_t>(w)], phase);
     };
     for (DeviceShare& d : devices)
       if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.stat_path;
     const int64_t t0 = now_ns();
     const LoopResult loop = run_timed_loop(shape, hooks);
+    // Per device, what each direction the phase moved should have reached it: a
+    // mixed epoch's dump sweep written, its load sweeps read (one entry each).
     std::vector<CaseResult::DeviceIo> device_io;
     for (DeviceShare& d : devices) {
-      CaseResult::DeviceIo io;
-      io.expected = d.bytes_per_epoch * static_cast<uint64_t>(p.epochs);
       DiskBytes after;
-      if (d.why.empty() && read_disk_bytes(d.dev, after)) {
-        io.device = d.dev.name;
-        io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
-        if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
-          char pct[32];
-          std::snprintf(pct, sizeof pct, "%.1f", 100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
-          std::cerr << "dev-sandbox: note: " << name << ": device " << io.device << " "
-                    << (op == IoOp::kWrite ? "wrote " : "read ") << format_bytes(io.bytes) << " of "
-                    << format_bytes(io.expected) << " (" << pct
-                    << "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)\n";
+      const bool found = d.why.empty() && read_disk_bytes(d.dev, after);
+      for (IoOp op : {IoOp::kWrite, IoOp::kRead}) {
+        const uint64_t sweeps = phase.count(op);
+        if (sweeps == 0) continue;
+        CaseResult::DeviceIo io;
+        if (phase.mixed()) io.direction = op == IoOp::kWrite ? "written" : "read";
+        io.expected = d.bytes_per_epoch * static_cast<uint64_t>(p.epochs) * sweeps;
+        if (found) {
+          io.device = d.dev.name;
+          io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
+          if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
+            char pct[32];
+            std::snprintf(pct, sizeof pct, "%.1f",
+                          100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
+            std::cerr << "dev-sandbox: note: " << name << ": device " << io.device << " "
+                      << (op == IoOp::kWrite ? "wrote " : "read ") << format_bytes(io.bytes) << " of "
+                      << format_bytes(io.expected) << " (" << pct
+                      << "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)\n";
+          }
+        } else {
+          io.why = d.why.empty() ? "cannot read " + d.dev.stat_path : d.why;
         }
-      } else {
-        io.why = d.why.empty() ? "cannot read " + d.dev.stat_path : d.why;
+        device_io.push_back(io);
       }
-      device_io.push_back(io);
     }
     short_transfers += loop.retries;
     CaseResult r;
     r.name = name;
-    r.from = op == IoOp::kWrite ? host : file;
-    r.to = op == IoOp::kWrite ? file : host;
+    // A mixed epoch goes both ways: From the host buffers To the files, then back.
+    r.from = phase.writes() ? host : file;
+    r.to = phase.writes() ? file : host;
     r.method = method;
     r.block_bytes = p.io_size;
-    // I/Os of block_bytes and bytes per epoch, over all workers; IO is the slowest
-    // worker's, so BW = every worker's bytes / IO avg.
-    r.count = p.shards() * static_cast<uint64_t>(nworkers);
-    r.bytes = p.total * static_cast<uint64_t>(nworkers);
+    // I/Os of block_bytes and bytes per epoch (every sweep of it), over all workers;
+    // IO is the slowest worker's, so BW = every worker's bytes / IO avg.
+    const uint64_t sweeps = phase.sweeps.size();
+    r.count = p.shards() * sweeps * static_cast<uint64_t>(nworkers);
+    r.bytes = p.total * sweeps * static_cast<uint64_t>(nworkers);
+    const double worker_bytes = static_cast<double>(p.total * sweeps);
     if (nworkers > 1)
       for (double avg_ns : loop.worker_measured_avg)
-        r.worker_gib_s.push_back(avg_ns > 0 ? static_cast<double>(p.total) / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
+        r.worker_gib_s.push_back(avg_ns > 0 ? worker_bytes / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
     r.devices = 1;
     r.iterations = p.epochs;
     r.device_io = device_io;
@@ -537,8 +596,9 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     r.stages = loop_stages(loop, r.measured);
     if (p.validate) {
       r.validated = true;
-      // Loads are checked as each lands; the dump once after its epochs, or per epoch with each.
-      r.validate = op == IoOp::kRead || p.validate_each ? "each" : "end";
+      // Loads are checked as each lands (a mixed epoch's too); the dump once after
+      // its epochs, or per epoch with each.
+      r.validate = phase.count(IoOp::kRead) > 0 || p.validate_each ? "each" : "end";
     }
     r.setup_s = setup_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
     r.numa.mode = numa_mode_name(numa.mode);
@@ -546,17 +606,37 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     return r;
   };
 
-  CaseResult dump = run_direction("aio_dump", IoOp::kWrite, "dump", files_s);
-  dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how + workers_text;
-  if (p.validate && !p.validate_each)  // each: every epoch was read back
-    for (const AioSetup& s : setups) verify_files(s.files, p, s.key);
-  writer.add(dump);
-  if (p.validate) writer.validation("aio_dump", true);
-
-  CaseResult load = run_direction("aio_load", IoOp::kRead, "load", 0);
-  load.brief = "read " + shards_text + " from " + files_text + " into " + memory_text + how + workers_text;
-  writer.add(load);
-  if (p.validate) writer.validation("aio_load", true);
+  // The phases --phases names, in this order; the first one's setup time includes
+  // making (and without a dump phase, writing) the shard files.
+  double setup_s = files_s;
+  const AioPhase dump_phase{"aio_dump", "dump", {IoOp::kWrite}};
+  const AioPhase load_phase{"aio_load", "load", {IoOp::kRead}};
+  AioPhase mixed_phase{"aio_mixed", "mixed", {IoOp::kWrite}};
+  mixed_phase.sweeps.insert(mixed_phase.sweeps.end(), static_cast<size_t>(p.mix), IoOp::kRead);
+  if (p.phase_dump) {
+    CaseResult dump = run_phase(dump_phase, setup_s);
+    setup_s = 0;
+    dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how + workers_text;
+    if (p.validate && !p.validate_each)  // each: every epoch was read back
+      for (const AioSetup& s : setups) verify_files(s.files, p, s.key);
+    writer.add(dump);
+    if (p.validate) writer.validation("aio_dump", true);
+  }
+  if (p.phase_load) {
+    CaseResult load = run_phase(load_phase, setup_s);
+    setup_s = 0;
+    load.brief = "read " + shards_text + " from " + files_text + " into " + memory_text + how + workers_text;
+    writer.add(load);
+    if (p.validate) writer.validation("aio_load", true);
+  }
+  if (p.phase_mix) {
+    CaseResult mixed = run_phase(mixed_phase, setup_s);
+    mixed.brief = "1 dump + " + std::to_string(p.mix) + " load" + (p.mix == 1 ? "" : "s") + " of " + shards_text +
+                  " per epoch, timed together: written from and read back into " + memory_text + ", " +
+                  files_text + how + workers_text;
+    writer.add(mixed);
+    if (p.validate) writer.validation("aio_mixed", true);
+  }
   writer.finish();
   if (short_transfers > 0)
     std::cerr << "dev-sandbox: note: " << short_transfers

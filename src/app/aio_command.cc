@@ -23,7 +23,7 @@ struct AioArgs {
   std::vector<std::string> workspaces;
   std::string io_type = "mmap", io_size = "1048576", io_number = "512",
                          device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60",
-                         shards_per_file = "1", workers = "1";
+                         shards_per_file = "1", workers = "1", mix, phases;
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
   NumaOptionText numa;
@@ -34,10 +34,46 @@ struct AioArgs {
   CLI::Option* io_number_option = nullptr;
   CLI::Option* shards_option = nullptr;
   CLI::Option* device_option = nullptr;
+  CLI::Option* mix_option = nullptr;
+  CLI::Option* phases_option = nullptr;
 };
 
 constexpr uint64_t kMaxShardsPerFile = 65536;
 constexpr uint64_t kMaxWorkers = 256;
+constexpr uint64_t kMaxMix = 1000;
+
+// --mix R and --phases LIST: which phases run (always dump, load, mix in that
+// order); without --phases dump and load, and mix when --mix is given.
+void parse_phases(const AioArgs& a, AioParams& p) {
+  const bool mix_given = a.mix_option && a.mix_option->count() > 0;
+  if (mix_given) {
+    const uint64_t r = parse_count("--mix", a.mix, 1);
+    if (r > kMaxMix)
+      throw UsageError("option --mix got '" + a.mix + "': must be at most " + std::to_string(kMaxMix));
+    p.mix = static_cast<int>(r);
+  }
+  if (!a.phases_option || a.phases_option->count() == 0) {
+    p.phase_mix = mix_given;
+    return;
+  }
+  const std::string bad = "option --phases got '" + a.phases + "': ";
+  p.phase_dump = p.phase_load = p.phase_mix = false;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = a.phases.find(',', at);
+    const std::string name = a.phases.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    bool* on = name == "dump" ? &p.phase_dump : name == "load" ? &p.phase_load : name == "mix" ? &p.phase_mix : nullptr;
+    if (name.empty()) throw UsageError(bad + "an empty phase; accepts a comma list of dump, load, mix");
+    if (!on) throw UsageError(bad + "unknown phase '" + name + "'; accepts a comma list of dump, load, mix");
+    if (*on) throw UsageError(bad + "names " + name + " twice");
+    *on = true;
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (p.phase_mix && !mix_given)
+    throw UsageError(bad + "mix needs --mix R (load sweeps per mixed epoch)");
+  if (mix_given && !p.phase_mix) throw UsageError("option --mix got '" + a.mix + "' but --phases has no mix");
+}
 
 AioParams parse_aio(const AioArgs& a) {
   AioParams p;
@@ -93,6 +129,7 @@ AioParams parse_aio(const AioArgs& a) {
     throw UsageError("option --iodepth got '" + a.iodepth + "': must be at most " +
                      std::to_string(kAioMaxDepth));
   p.iodepth = static_cast<unsigned>(depth);
+  parse_phases(a, p);
   p.timeout_s = parse_timeout(a.timeout);
   p.validate = a.validate;
   p.validate_each = a.validate && a.validate_each;
@@ -216,8 +253,19 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                 "worker processes, each with its own shard files and host buffers, started together at every "
                 "epoch; IO is the slowest worker's, BW all workers' bytes over it (default 1)")
       ->type_name("W");
-  c->add_option("--epoch-number", a->epochs, "dump epochs, then as many load epochs (default 32)")
+  c->add_option("--epoch-number", a->epochs,
+                "dump epochs, then as many load epochs, then (with --mix) as many mixed epochs (default 32)")
       ->type_name("E");
+  a->mix_option = c->add_option("--mix", a->mix,
+                                "R >= 1: after the load epochs, mixed epochs of one dump sweep then R load sweeps of "
+                                "the same shards, timed together (result aio_mixed, (1 + R) x the bytes); adds mix "
+                                "to the default --phases")
+                      ->type_name("R");
+  a->phases_option =
+      c->add_option("--phases", a->phases,
+                    "which phases run, a comma list of dump, load, mix (run in that order; default dump,load, plus "
+                    "mix with --mix); without dump the shard files are written untimed while setting up")
+          ->type_name("LIST");
   c->add_option("--engine", a->engine,
                 "libaio, io_uring, or psync (--iodepth threads each doing pread/pwrite of one shard at a "
                 "time) (default libaio)")
