@@ -28,9 +28,11 @@ namespace {
 std::vector<std::string> mpi_command(const std::vector<std::vector<std::string>>& per_rank) {
   // OpenMPI follows its SIGTERM to the other ranks with SIGKILL after 1 s by
   // default; 10 s lets a rank on this loaded test machine finish its cleanup
-  // (README "Across nodes (MPI)" recommends the same).
+  // (README "Across nodes (MPI)" recommends the same). Shared-memory messages go
+  // without cross-memory attach, which containers without ptrace rights refuse.
   std::vector<std::string> cmd = {DS_MPIEXEC, "--oversubscribe", "--allow-run-as-root",
-                                  "--mca", "odls_base_sigkill_timeout", "10"};
+                                  "--mca", "odls_base_sigkill_timeout", "10",
+                                  "--mca", "btl_vader_single_copy_mechanism", "none"};
   for (size_t r = 0; r < per_rank.size(); ++r) {
     if (r) cmd.push_back(":");
     cmd.insert(cmd.end(), {"-np", "1", "env", "DS_NODE_NAME=node" + std::to_string(r), DS_BINARY});
