@@ -184,10 +184,8 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
     // Across ranks: rank 0 alone writes (stdout or --output); every rank measures.
     AioParams across = p;
     across.cluster = &ranks;
-    std::ostringstream none;
-    auto writer = ranks.rank() == 0 ? make_writer(args.out, std::cout) : make_writer(OutputOptions{}, none);
-    return run_across_ranks(
-        ranks, *writer,
+    return run_ranks_writing(
+        ranks, args.out,
         [&](ResultWriter& mine) {
           std::string current;
           const SelectedBackend selected = select_backend(g.backend);

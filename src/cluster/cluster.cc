@@ -84,4 +84,15 @@ int64_t cluster_final_timeout_ns() {
   return (s > 0 ? static_cast<int64_t>(s) : 600) * 1000000000LL;
 }
 
+std::string cluster_doctor_line() {
+  const std::string lib = mpi_library_version();
+  std::string line = "across nodes (MPI): ";
+  line += DS_HAVE_MPI ? "built in (" + (lib.empty() ? std::string("library version unknown") : lib) + ")"
+                      : std::string("not built in (DS_WITH_MPI=OFF, or no MPI found at build time)");
+  if (!launched_by_mpi()) return line + "; not under a launcher (one process)";
+  const Cluster& c = cluster();
+  return line + "; under a launcher: rank " + std::to_string(c.rank()) + " of " + std::to_string(c.size()) +
+         " on node " + c.node();
+}
+
 }  // namespace ds

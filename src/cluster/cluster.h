@@ -88,6 +88,14 @@ class ClusterSession {
 bool launched_by_mpi();
 int launcher_world_size();
 
+// The MPI library this binary was built with (MPI_Get_library_version's first
+// line), or "" when built without MPI.
+std::string mpi_library_version();
+
+// doctor's line: whether MPI is built in (and its library), and whether a
+// launcher started this process (then this rank, of how many, on which node).
+std::string cluster_doctor_line();
+
 // The node name of this process: DS_NODE_NAME, else gethostname().
 std::string node_name();
 

@@ -133,4 +133,16 @@ ClusterSession::~ClusterSession() {
   MPI_Finalize();
 }
 
+// MPI_Get_library_version may be called before MPI_Init (MPI-3).
+std::string mpi_library_version() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (MPI_Get_library_version(buf, &len) != MPI_SUCCESS) return "";
+  std::string v(buf, static_cast<size_t>(len > 0 ? len : 0));
+  const size_t end = v.find_first_of("\r\n");
+  if (end != std::string::npos) v.resize(end);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\0')) v.pop_back();
+  return v;
+}
+
 }  // namespace ds

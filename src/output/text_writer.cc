@@ -177,7 +177,7 @@ std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::ve
     out += std::string(i ? ";" : "") + with_label(labels[i]) + " min " + gib(*mm.first) + " / median " + gib(median[i]) +
            " / max " + gib(*mm.second) + " GiB/s";
   }
-  return out + " over " + std::to_string(nodes.size()) + " nodes\n";
+  return out + " over " + std::to_string(nodes.size()) + (nodes.size() == 1 ? " node\n" : " nodes\n");
 }
 
 void TextWriter::nodes(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) {
