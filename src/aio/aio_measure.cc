@@ -133,6 +133,10 @@ struct AioSetup {
   int device;  // --io-type alloc: whose pinned memory; --numa: whose node the worker is placed on
   int key;     // the data pattern's key (per worker: --device-id + worker)
   const NumaPlan& numa;
+  // What a write sweep moves: shards [write_lo, write_lo + write_shards.size()) of
+  // `shards` (all of them, except with --files shared: this rank's share).
+  size_t write_lo = 0;
+  std::vector<Extent> write_shards;
 };
 
 // The loop's IoFailure, told with the file, the filesystem and what to do.
@@ -243,7 +247,10 @@ class AioWorker : public LoopWorker {
     if (!p.validate) return;
     const size_t n = static_cast<size_t>(p.io_size);
     const int dev = s.key;
-    write_hooks_.prepare = [n, dev](size_t shard, void* buf) { pattern_fill(buf, n, pattern_key(dev, shard)); };
+    const size_t lo = s.write_lo;  // a write sweep's shard k is shard lo + k of the set
+    write_hooks_.prepare = [n, dev, lo](size_t shard, void* buf) {
+      pattern_fill(buf, n, pattern_key(dev, lo + shard));
+    };
     if (p.validate_each && phase.writes()) scratch_ = map_anonymous(n, true);  // 4 KiB aligned, as O_DIRECT needs
     read_hooks_.prepare = [n](size_t, void* buf) { std::memset(buf, 0, n); };
     read_hooks_.complete = [this, n, dev](size_t shard, void* buf) {
@@ -262,10 +269,13 @@ class AioWorker : public LoopWorker {
     for (sweep_ = 0; sweep_ < phase_.sweeps.size(); ++sweep_) {
       const IoOp op = phase_.sweeps[sweep_];
       PassResult pass;
+      const bool write = op == IoOp::kWrite;
       try {
-        pass = run_pass(*engine_, op, s_.shards, ring_, op == IoOp::kWrite ? write_hooks_ : read_hooks_);
+        pass = run_pass(*engine_, op, write ? s_.write_shards : s_.shards, ring_, write ? write_hooks_ : read_hooks_);
       } catch (const IoFailure& f) {
-        throw describe(f, phase_.label, epoch_, sweep_text(), s_);
+        IoFailure at = f;  // the shard's index in the whole set
+        if (write) at.shard += s_.write_lo;
+        throw describe(at, phase_.label, epoch_, sweep_text(), s_);
       }
       if (sweep_ == 0) first_ns_ = pass.start_ns;
       last_ns_ = pass.end_ns;
@@ -282,7 +292,7 @@ class AioWorker : public LoopWorker {
   // what its dump wrote as they land.
   void before_iteration(int) override {
     if (!scratch_) return;
-    for (size_t i = 0; i < s_.shards.size(); ++i) {
+    for (size_t i = s_.write_lo; i < s_.write_lo + s_.write_shards.size(); ++i) {
       check_interrupted();
       write_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()), true,
                   "clearing it for --validate each");
@@ -292,7 +302,7 @@ class AioWorker : public LoopWorker {
     if (!scratch_ || phase_.mixed()) return;
     const std::string what = std::string(phase_.name) + " epoch " + std::to_string(index + 1) + " of " +
                              std::to_string(s_.p.epochs);
-    for (size_t i = 0; i < s_.shards.size(); ++i) {
+    for (size_t i = s_.write_lo; i < s_.write_lo + s_.write_shards.size(); ++i) {
       check_interrupted();
       verify_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()), what);
     }
@@ -352,6 +362,26 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const NumaPlan numa = numa_plan_for(p.numa_request, selected);
   check_host_needs(aio_needs(p, backend), aio_needs_text(p));
 
+  // --files shared across ranks: rank 0 makes the workspaces and the one file set
+  // first; the others wait for it (a failure on either side ends this wait on every
+  // rank), then attach to rank 0's files.
+  const bool across = p.cluster && p.cluster->multi();
+  const int rank = across ? p.cluster->rank() : 0, nranks = across ? p.cluster->size() : 1;
+  const bool attach = p.shared_files && rank != 0;
+  if (p.shared_files && p.shards() < static_cast<uint64_t>(nranks))
+    throw UsageError("option --files shared: " + std::to_string(p.shards()) + " shards cannot be shared by " +
+                     std::to_string(nranks) + " ranks (each dumps its share); raise --io-number");
+  const std::string made = "rank 0 making the shared shard files";
+  long shared_pid = 0;
+  if (attach) {
+    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), made);
+    shared_pid = static_cast<long>(p.cluster->from_rank0(0, cluster_final_timeout_ns(), made));
+  }
+  // This rank's share of a write sweep (every shard unless --files shared).
+  const uint64_t share_lo = p.shared_files ? p.shards() * static_cast<uint64_t>(rank) / static_cast<uint64_t>(nranks) : 0;
+  const uint64_t share_hi =
+      p.shared_files ? p.shards() * static_cast<uint64_t>(rank + 1) / static_cast<uint64_t>(nranks) : p.shards();
+
   const int64_t setup_start = now_ns();
   // Every directory is made and checked (filesystem, O_DIRECT, free space for its
   // share) before any shard file is written.
@@ -393,7 +423,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const uint64_t k = p.shards_per_file;
   // Files in workspace w: every nws-th from the w-th.
   auto files_in = [&](size_t w) -> uint64_t { return p.io_number > w ? (p.io_number - w + nws - 1) / nws : 0; };
-  if (nws > 1) {
+  if (nws > 1 && !attach) {
     // Several workspaces: each one's share must fit before any is written, so a
     // full one is found before the others were filled. (One workspace: the
     // reservation below finds it, counting how far it got.)
@@ -422,16 +452,19 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   for (int wk = 0; wk < nworkers; ++wk) {
     sets.push_back(std::make_unique<ShardSet>(files));
     ShardSet& set = *sets.back();
-    const bool ranks = p.cluster && p.cluster->multi();
-    const std::string tag = (ranks ? "r" + std::to_string(p.cluster->rank()) : std::string()) +
-                            (nworkers > 1 ? "w" + std::to_string(wk) : std::string());
-    for (size_t w = 0; w < nws; ++w) set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag));
+    // Per rank, files carry the rank; --files shared: one set named by rank 0's pid.
+    const std::string tag = p.shared_files ? std::string("shared")
+                                           : (across ? "r" + std::to_string(rank) : std::string()) +
+                                                 (nworkers > 1 ? "w" + std::to_string(wk) : std::string());
+    for (size_t w = 0; w < nws; ++w)
+      set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag, shared_pid));
     setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk, numa});
     AioSetup& setup = setups.back();
     for (uint64_t i = 0; i < p.io_number; ++i) {
       check_interrupted();
       const size_t w = set.where(static_cast<size_t>(i));
-      const int err = set.files[w]->add(p.io_size * k, direct);  // one file: its k shards, reserved at once
+      if (attach) set.files[w]->attach(direct);
+      const int err = attach ? 0 : set.files[w]->add(p.io_size * k, direct);  // one file: its k shards, reserved at once
       if (err != 0)
         throw RunError("dump ran out of space in " + files.workspaces[w]->path() + " (" + files.fs[w].type +
                        ") while reserving the shard files" +
@@ -443,11 +476,14 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       for (uint64_t sh = 0; sh < k; ++sh)
         setup.shards.push_back(Extent{set.fd(static_cast<size_t>(i)), sh * p.io_size, static_cast<size_t>(p.io_size)});
     }
+    setup.write_lo = static_cast<size_t>(share_lo);
+    setup.write_shards.assign(setup.shards.begin() + static_cast<std::ptrdiff_t>(share_lo),
+                              setup.shards.begin() + static_cast<std::ptrdiff_t>(share_hi));
   }
   // No dump phase (--phases load, mix): the loads would read what the reservation
   // left (unwritten extents, which no disk reads), so every shard gets the data a
   // dump writes now, untimed (its time is the first phase's setup).
-  if (!p.phase_dump) {
+  if (!p.phase_dump && !attach) {  // --files shared: rank 0 writes the one set
     auto scratch = map_anonymous(static_cast<size_t>(p.io_size), true);  // 4 KiB aligned, as O_DIRECT needs
     for (const AioSetup& s : setups)
       for (size_t i = 0; i < s.shards.size(); ++i) {
@@ -456,6 +492,10 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
                     "writing the shard files before the loads (no dump phase)");
       }
   }
+  if (p.shared_files && across && !attach) {
+    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), made);
+    p.cluster->from_rank0(static_cast<long>(getpid()), cluster_final_timeout_ns(), made);
+  }
   const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
 
   // The block devices under the workspaces (one per disk, with its share of the
@@ -463,13 +503,20 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   struct DeviceShare {
     BlockDevice dev;
     std::string why;  // none found: why
-    uint64_t bytes_per_epoch = 0;
+    uint64_t bytes_per_epoch = 0;  // a read sweep's bytes (every shard in its workspaces)
+    uint64_t written_per_epoch = 0;  // a write sweep's (--files shared: this rank's share there)
     DiskBytes before;
   };
   std::vector<DeviceShare> devices;
   for (size_t w = 0; w < nws; ++w) {
     DeviceShare d;
     d.bytes_per_epoch = files_in(w) * k * p.io_size * static_cast<uint64_t>(nworkers);
+    d.written_per_epoch = d.bytes_per_epoch;
+    if (p.shared_files) {  // the share's shards that live in workspace w
+      d.written_per_epoch = 0;
+      for (uint64_t i = share_lo; i < share_hi; ++i)
+        if (file_of(p, static_cast<size_t>(i)) % nws == w) d.written_per_epoch += p.io_size;
+    }
     if (!block_device_of(files.workspaces[w]->path(), files.fs[w].type, d.dev, d.why)) {
       d.why += " at " + files.workspaces[w]->path();
       devices.push_back(d);
@@ -477,15 +524,16 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     }
     auto same = std::find_if(devices.begin(), devices.end(),
                              [&](const DeviceShare& x) { return x.why.empty() && x.dev.name == d.dev.name; });
-    if (same != devices.end())
+    if (same != devices.end()) {
       same->bytes_per_epoch += d.bytes_per_epoch;
-    else
+      same->written_per_epoch += d.written_per_epoch;
+    } else
       devices.push_back(d);
   }
 
   const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
   const std::string host = backend.label_prefix() + "::" + (p.alloc ? "host" : "mmap") +
-                           "::" + (nworkers > 1 ? std::string("all") : std::to_string(p.device_id));
+                           "::" + (nworkers > 1 || across ? std::string("all") : std::to_string(p.device_id));
   const std::string file = "file::" + files.types();
   const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
                           (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) +
@@ -504,7 +552,10 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
                                          : "pinned buffers of device " + std::to_string(p.device_id));
   // --workers W > 1: every worker process its own files and buffers.
   const std::string workers_text =
-      nworkers == 1 ? "" : ", in each of " + std::to_string(nworkers) + " worker processes with its own files and buffers";
+      (nworkers == 1 ? "" : ", in each of " + std::to_string(nworkers) + " worker processes with its own files and buffers") +
+      (p.shared_files ? std::string("; one shared file set: each of ") + std::to_string(nranks) + " rank" +
+                            (nranks == 1 ? "" : "s") + " dumps its contiguous share of the shards, every rank loads all"
+                      : std::string());
   const std::string files_text = "files in " + files.dirs_text();
 
   begin();
@@ -538,10 +589,14 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> {
       return std::make_unique<AioWorker>(setups[static_cast<size_t>(w)], phase);
     };
+    // Across ranks every rank's counters are read between two barriers: no rank's
+    // untimed work (setup, --validate's read-back) lands in another's window.
+    if (across) cluster_barrier(*p.cluster, cluster_final_timeout_ns(), std::string(name) + ": before its disk counters");
     for (DeviceShare& d : devices)
       if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.stat_path;
     const int64_t t0 = now_ns();
     const LoopResult loop = run_timed_loop(shape, hooks);
+    if (across) cluster_barrier(*p.cluster, cluster_final_timeout_ns(), std::string(name) + ": after its last epoch");
     // Per device, what each direction the phase moved should have reached it: a
     // mixed epoch's dump sweep written, its load sweeps read (one entry each).
     std::vector<CaseResult::DeviceIo> device_io;
@@ -553,7 +608,8 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
         if (sweeps == 0) continue;
         CaseResult::DeviceIo io;
         if (phase.mixed()) io.direction = op == IoOp::kWrite ? "written" : "read";
-        io.expected = d.bytes_per_epoch * static_cast<uint64_t>(p.epochs) * sweeps;
+        io.expected = (op == IoOp::kWrite ? d.written_per_epoch : d.bytes_per_epoch) *
+                      static_cast<uint64_t>(p.epochs) * sweeps;
         if (found) {
           io.device = d.dev.name;
           io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
@@ -582,10 +638,11 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     r.block_bytes = p.io_size;
     // I/Os of block_bytes and bytes per epoch (every sweep of it), over all workers;
     // IO is the slowest worker's, so BW = every worker's bytes / IO avg.
-    const uint64_t sweeps = phase.sweeps.size();
-    r.count = p.shards() * sweeps * static_cast<uint64_t>(nworkers);
-    r.bytes = p.total * sweeps * static_cast<uint64_t>(nworkers);
-    const double worker_bytes = static_cast<double>(p.total * sweeps);
+    // --files shared: a write sweep moves this rank's share, a read sweep every shard.
+    const uint64_t ios = phase.count(IoOp::kWrite) * (share_hi - share_lo) + phase.count(IoOp::kRead) * p.shards();
+    r.count = ios * static_cast<uint64_t>(nworkers);
+    r.bytes = ios * p.io_size * static_cast<uint64_t>(nworkers);
+    const double worker_bytes = static_cast<double>(ios * p.io_size);
     if (nworkers > 1)
       for (double avg_ns : loop.worker_measured_avg)
         r.worker_gib_s.push_back(avg_ns > 0 ? worker_bytes / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
@@ -637,11 +694,19 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     writer.add(mixed);
     if (p.validate) writer.validation("aio_mixed", true);
   }
+  // --files shared: rank 0 removes the one set only after every rank is done with
+  // it; the others leave it to rank 0 (on a failure every rank removes what it can).
+  if (p.shared_files && across) {
+    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), "the end of the shared shard files");
+    if (attach)
+      for (const auto& set : sets)
+        for (const auto& f : set->files) f->keep();
+  }
   writer.finish();
   if (short_transfers > 0)
     std::cerr << "dev-sandbox: note: " << short_transfers
               << " short transfers were completed by resubmitting the remainder\n";
-  if (p.keep) {
+  if (p.keep && !attach) {
     std::string dirs;
     size_t kept = 0;
     for (const auto& set : sets) {

@@ -52,6 +52,12 @@ struct AioParams {
   // shard files carry the rank ("r<rank>") so ranks sharing a directory never
   // collide. Null or one rank: as alone.
   Cluster* cluster = nullptr;
+  // --files shared: one file set for the whole job (README "Across nodes (MPI)"):
+  // rank 0 creates it (and, without a dump phase, writes it), every rank dumps its
+  // contiguous share of the shards (rank r of N: shards [S r / N, S (r + 1) / N))
+  // and loads all of them; a mixed epoch dumps the share then loads all R times.
+  // One worker per rank. Alone: one rank, its share is every shard.
+  bool shared_files = false;
   // I/Os of io_size per epoch: io_number files x shards_per_file.
   uint64_t shards() const { return io_number * shards_per_file; }
 };

@@ -23,7 +23,8 @@ struct AioArgs {
   std::vector<std::string> workspaces;
   std::string io_type = "mmap", io_size = "1048576", io_number = "512",
                          device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60",
-                         shards_per_file = "1", workers = "1", mix, phases;
+                         shards_per_file = "1", workers = "1", mix, phases,
+                         files = "per-rank";
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
   NumaOptionText numa;
@@ -134,6 +135,16 @@ AioParams parse_aio(const AioArgs& a) {
   p.validate = a.validate;
   p.validate_each = a.validate && a.validate_each;
   p.numa_request = parse_numa_options(a.numa);
+  if (a.files == "shared")
+    p.shared_files = true;
+  else if (a.files != "per-rank")
+    throw UsageError("option --files got '" + a.files + "': accepts per-rank|shared");
+  if (p.shared_files && p.workers > 1)
+    throw UsageError("option --files shared runs one worker per rank (launch more ranks instead); drop --workers " +
+                     a.workers);
+  if (p.shared_files && p.validate_each && p.phase_mix)
+    throw UsageError("option --files shared: `--validate each` clears a rank's share between mixed epochs while "
+                     "other ranks still load it; use --validate, or leave out the mix phase");
   p.keep = a.keep;
   p.buffered = a.buffered;
   checked_mul(p.io_size, p.shards_per_file, "option --io-size x --shards-per-file");  // one file's bytes
@@ -275,6 +286,11 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                       "verify the dumped files and every load against the data; `--validate each`: also "
                       "clear the files before every dump epoch and read them back after it, outside the "
                       "timing (slower: an extra write and read of every shard per epoch)");
+  c->add_option("--files", a->files,
+                "across ranks (mpirun/srun): per-rank (default: every rank its own files, named with its rank) "
+                "or shared (one file set for the job: rank 0 creates it, each rank dumps its contiguous share "
+                "of the shards, every rank loads all; one worker per rank)")
+      ->type_name("per-rank|shared");
   c->add_flag("--keep", a->keep, "leave the shard files after a successful run");
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");

@@ -21,6 +21,7 @@ class SingleCluster : public Cluster {
     return !failed_;
   }
   std::vector<std::string> gather(const std::string& bytes, int64_t) override { return {bytes}; }
+  int64_t from_rank0(int64_t value, int64_t, const std::string&) override { return value; }
   bool failed() const override { return failed_; }
   bool broken() const override { return false; }
 

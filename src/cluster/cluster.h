@@ -52,6 +52,9 @@ class Cluster {
   // Every rank calls it once, at the end: rank 0 gets every rank's bytes
   // (index: rank), the others an empty vector.
   virtual std::vector<std::string> gather(const std::string& bytes, int64_t timeout_ns) = 0;
+  // Every rank calls it at the same point, after an agree() that came out true:
+  // rank 0's `value` on every rank (e.g. rank 0's pid, naming files it made).
+  virtual int64_t from_rank0(int64_t value, int64_t timeout_ns, const std::string& what) = 0;
   // An agree() came out false (the failure rule above).
   virtual bool failed() const = 0;
   // A blocking call timed out: the job cannot finish in step (main() aborts it).

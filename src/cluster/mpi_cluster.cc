@@ -45,6 +45,14 @@ class MpiCluster : public Cluster {
     return out != 0;
   }
 
+  int64_t from_rank0(int64_t value, int64_t timeout_ns, const std::string& what) override {
+    int64_t v = value;
+    MPI_Request req;
+    check(MPI_Ibcast(&v, 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &req), "MPI_Ibcast");
+    wait(req, timeout_ns, what);
+    return v;
+  }
+
   std::vector<std::string> gather(const std::string& bytes, int64_t timeout_ns) override {
     int len = static_cast<int>(bytes.size());
     std::vector<int> lens(rank_ == 0 ? static_cast<size_t>(size_) : 0);
