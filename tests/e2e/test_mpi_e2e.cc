@@ -3,8 +3,6 @@
 // Registered only where MPI and mpiexec were found.
 #include <gtest/gtest.h>
 #include <dirent.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -172,25 +170,13 @@ TEST(MpiAio, PerRankFilesValidatedWithNodeLines) {
   rmdir(ws.substr(0, ws.size() - 3).c_str());
 }
 
-// Whether a 4 KiB O_DIRECT write works in `dir` (libaio without --buffered).
-bool direct_io_works(const std::string& dir) {
-  const std::string f = dir + "/odirect-probe";
-  const int fd = open(f.c_str(), O_CREAT | O_WRONLY | O_DIRECT, 0644);
-  if (fd < 0) return false;
-  void* buf = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  const bool ok = buf != MAP_FAILED && pwrite(fd, buf, 4096, 0) == 4096;
-  if (buf != MAP_FAILED) munmap(buf, 4096);
-  close(fd);
-  unlink(f.c_str());
-  return ok;
-}
 
 // --files shared: one file set; 7 shards over 3 ranks dump shares of 2, 2 and 3
 // (contiguous), every rank loads all 7 and --validate checks every shard by its
 // global index; rank 0 removes the set (and the workspace it made) at the end.
 TEST(MpiAio, SharedFilesValidatedWithLibaio) {
   const std::string base = temp_dir();
-  if (!direct_io_works(base)) {
+  if (!dstest::direct_io_works(base)) {
     rmdir(base.c_str());
     GTEST_SKIP() << "no O_DIRECT in " << base;
   }
