@@ -58,7 +58,8 @@ std::string differs_at(const AioParams& p, size_t i, int64_t off) {
 MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
   MemoryNeeds n;
   const uint64_t ring = p.buffers * p.io_size;
-  n.host = (ring + (p.validate ? p.io_size : 0)) * static_cast<uint64_t>(p.workers);
+  n.host = (ring + (p.validate ? p.io_size : 0)) * static_cast<uint64_t>(p.workers) +
+           (p.phase_dump ? 0 : p.io_size);  // no dump phase: the files are written from one scratch shard
   // Only memory our own code mlock()s counts; a vendor driver pins in its kernel module.
   if (p.alloc && backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = ring;
   return n;
@@ -82,12 +83,18 @@ struct AioSetup {
   int device;  // --io-type alloc: whose pinned memory; --numa: whose node the worker is placed on
   int key;     // the data pattern's key (per worker: --device-id + worker)
   const NumaPlan& numa;
+  // What a write sweep moves: shards [write_lo, write_lo + write_shards.size()) of
+  // `shards` (all of them, except with --files shared: this rank's share).
+  size_t write_lo = 0;
+  std::vector<Extent> write_shards;
 };
 
 // The loop's IoFailure, told with the file, the filesystem and what to do.
-RunError describe(const IoFailure& f, const char* phase, int epoch, const AioSetup& s) {
+// `sweep`: which sweep of a mixed epoch (empty otherwise).
+RunError describe(const IoFailure& f, const char* phase, int epoch, const std::string& sweep, const AioSetup& s) {
   const AioParams& p = s.p;
-  const std::string where = std::string(phase) + " epoch " + std::to_string(epoch) + " of " + std::to_string(p.epochs);
+  const std::string where =
+      std::string(phase) + " epoch " + std::to_string(epoch) + " of " + std::to_string(p.epochs) + sweep;
   const size_t file = file_of(p, f.shard);
   const std::string in = s.files.dir(file) + " (" + s.files.fs_of(file).type + ")";
   if (f.err == ENOSPC || f.err == EDQUOT)
@@ -124,29 +131,45 @@ void verify_shard(const ShardSet& files, size_t i, const AioParams& p, int key, 
                    shard_place(files, p, i) + ") differs from what was dumped " + differs_at(p, i, off));
 }
 
-// --validate each, before a dump epoch (untimed): every shard file gets the bitwise
-// inverse of what the dump writes, so a write the epoch skips fails verify_shard.
-void clear_shard(const ShardSet& files, size_t i, const AioParams& p, int key, char* buf) {
+// Writes shard `i` with plain pwrite, outside any timing: the pattern the dump
+// writes (the files' data when no dump phase runs before the loads), or with
+// `inverse` its bitwise inverse (--validate each, before a dump epoch: a write the
+// epoch skips then fails verify_shard or the loads). `why` names it in a failure.
+void write_shard(const ShardSet& files, size_t i, const AioParams& p, int key, char* buf, bool inverse,
+                 const char* why) {
   const auto n = static_cast<size_t>(p.io_size);
   auto* b = reinterpret_cast<unsigned char*>(buf);
   pattern_fill(b, n, pattern_key(key, i));
-  for (size_t k = 0; k < n; ++k) b[k] = static_cast<unsigned char>(~b[k]);
+  if (inverse)
+    for (size_t k = 0; k < n; ++k) b[k] = static_cast<unsigned char>(~b[k]);
   size_t put = 0;
   const uint64_t at = offset_of(p, i);
   const size_t f = file_of(p, i);
   while (put < n) {
     const ssize_t r = pwrite(files.fd(f), buf + put, n - put, static_cast<off_t>(at + put));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) throw sys_error("pwrite(" + files.path(f) + ") clearing it for --validate each", r < 0 ? errno : EIO);
+    if (r <= 0) throw sys_error("pwrite(" + files.path(f) + ") " + why, r < 0 ? errno : EIO);
     put += static_cast<size_t>(r);
   }
 }
 
-// One direction's epochs: its host buffers (mmap, or the backend's pinned memory on
-// --device-id) and I/O engine, made where it runs; one pass over every shard per epoch.
+// What one timed phase does per epoch: aio_dump one write sweep of every shard,
+// aio_load one read sweep, aio_mixed one write sweep then --mix read sweeps.
+struct AioPhase {
+  const char* name;   // "aio_dump", "aio_load", "aio_mixed"
+  const char* label;  // "dump", "load", "mixed": how a failure names the epoch
+  std::vector<IoOp> sweeps;
+  bool writes() const { return std::find(sweeps.begin(), sweeps.end(), IoOp::kWrite) != sweeps.end(); }
+  uint64_t count(IoOp op) const { return static_cast<uint64_t>(std::count(sweeps.begin(), sweeps.end(), op)); }
+  bool mixed() const { return sweeps.size() > 1; }
+};
+
+// One phase's epochs: its host buffers (mmap, or the backend's pinned memory on
+// --device-id) and I/O engine, made where it runs; the phase's sweeps of every
+// shard per epoch, timed together.
 class AioWorker : public LoopWorker {
  public:
-  AioWorker(const AioSetup& s, IoOp op, const char* phase) : placed_(s.numa, s.device), s_(s), op_(op), phase_(phase) {
+  AioWorker(const AioSetup& s, const AioPhase& phase) : placed_(s.numa, s.device), s_(s), phase_(phase) {
     const AioParams& p = s.p;
     const size_t bytes = static_cast<size_t>(p.buffers * p.io_size);
     if (p.alloc) {
@@ -174,49 +197,62 @@ class AioWorker : public LoopWorker {
     if (!p.validate) return;
     const size_t n = static_cast<size_t>(p.io_size);
     const int dev = s.key;
-    if (op == IoOp::kWrite) {
-      hooks_.prepare = [n, dev](size_t shard, void* buf) { pattern_fill(buf, n, pattern_key(dev, shard)); };
-      if (p.validate_each) scratch_ = map_anonymous(n, true);  // 4 KiB aligned, as O_DIRECT needs
-    } else {
-      hooks_.prepare = [n](size_t, void* buf) { std::memset(buf, 0, n); };
-      hooks_.complete = [this, n, dev](size_t shard, void* buf) {
-        const int64_t off = pattern_check(buf, n, pattern_key(dev, shard));
-        if (off >= 0)
-          throw RunError("validation failed for aio_load epoch " + std::to_string(epoch_) + " of " +
-                         std::to_string(s_.p.epochs) + ": shard " +
-                         std::to_string(shard) + " (" + shard_place(s_.files, s_.p, shard) +
-                         ") loaded bytes differ from what was dumped " + differs_at(s_.p, shard, off));
-      };
-    }
+    const size_t lo = s.write_lo;  // a write sweep's shard k is shard lo + k of the set
+    write_hooks_.prepare = [n, dev, lo](size_t shard, void* buf) {
+      pattern_fill(buf, n, pattern_key(dev, lo + shard));
+    };
+    if (p.validate_each && phase.writes()) scratch_ = map_anonymous(n, true);  // 4 KiB aligned, as O_DIRECT needs
+    read_hooks_.prepare = [n](size_t, void* buf) { std::memset(buf, 0, n); };
+    read_hooks_.complete = [this, n, dev](size_t shard, void* buf) {
+      const int64_t off = pattern_check(buf, n, pattern_key(dev, shard));
+      if (off >= 0)
+        throw RunError("validation failed for " + std::string(phase_.name) + " epoch " + std::to_string(epoch_) +
+                       " of " + std::to_string(s_.p.epochs) + sweep_text() + ": shard " + std::to_string(shard) +
+                       " (" + shard_place(s_.files, s_.p, shard) + ") loaded bytes differ from what was dumped " +
+                       differs_at(s_.p, shard, off));
+    };
   }
 
   void iterate(int index, IterationRecord& r) override {
     epoch_ = index + 1;
-    PassResult pass;
-    try {
-      pass = run_pass(*engine_, op_, s_.shards, ring_, hooks_);
-    } catch (const IoFailure& f) {
-      throw describe(f, phase_, epoch_, s_);
+    int64_t submit_ns = 0;
+    for (sweep_ = 0; sweep_ < phase_.sweeps.size(); ++sweep_) {
+      const IoOp op = phase_.sweeps[sweep_];
+      PassResult pass;
+      const bool write = op == IoOp::kWrite;
+      try {
+        pass = run_pass(*engine_, op, write ? s_.write_shards : s_.shards, ring_, write ? write_hooks_ : read_hooks_);
+      } catch (const IoFailure& f) {
+        IoFailure at = f;  // the shard's index in the whole set
+        if (write) at.shard += s_.write_lo;
+        throw describe(at, phase_.label, epoch_, sweep_text(), s_);
+      }
+      if (sweep_ == 0) first_ns_ = pass.start_ns;
+      last_ns_ = pass.end_ns;
+      submit_ns += pass.submit_ns;
+      short_transfers_ += pass.short_transfers;
     }
-    r.submitted = r.start + pass.submit_ns;  // Submit: the time inside the submission calls
-    wall_ns_ = pass.wall_ns;
-    short_transfers_ += pass.short_transfers;
+    r.submitted = r.start + submit_ns;  // Submit: the time inside the submission calls
   }
-  // IO: from the first submission to the last completion of the epoch.
-  int64_t measured_ns(const IterationRecord&) override { return wall_ns_; }
-  // --validate each on the dump: every epoch's files, cleared before it and read
-  // back after it, outside the timing (the loads are checked as they land).
+  // IO: from the first submission of the epoch's first sweep to the last completion
+  // of its last one.
+  int64_t measured_ns(const IterationRecord&) override { return last_ns_ - first_ns_; }
+  // --validate each on a phase that writes: every epoch's files cleared before it
+  // (outside the timing); a dump is read back after it, a mixed epoch's loads check
+  // what its dump wrote as they land.
   void before_iteration(int) override {
     if (!scratch_) return;
-    for (size_t i = 0; i < s_.shards.size(); ++i) {
+    for (size_t i = s_.write_lo; i < s_.write_lo + s_.write_shards.size(); ++i) {
       check_interrupted();
-      clear_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()));
+      write_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()), true,
+                  "clearing it for --validate each");
     }
   }
   void after_iteration(int index) override {
-    if (!scratch_) return;
-    const std::string what = "aio_dump epoch " + std::to_string(index + 1) + " of " + std::to_string(s_.p.epochs);
-    for (size_t i = 0; i < s_.shards.size(); ++i) {
+    if (!scratch_ || phase_.mixed()) return;
+    const std::string what = std::string(phase_.name) + " epoch " + std::to_string(index + 1) + " of " +
+                             std::to_string(s_.p.epochs);
+    for (size_t i = s_.write_lo; i < s_.write_lo + s_.write_shards.size(); ++i) {
       check_interrupted();
       verify_shard(s_.files, i, s_.p, s_.key, static_cast<char*>(scratch_->host_ptr()), what);
     }
@@ -225,18 +261,26 @@ class AioWorker : public LoopWorker {
   const WorkerPlacement* placement() const override { return &placed_.record(); }
 
  private:
+  // A mixed epoch's sweep, for a failure: " (dump sweep)", " (load sweep 2 of 3)".
+  std::string sweep_text() const {
+    if (!phase_.mixed()) return "";
+    if (phase_.sweeps[sweep_] == IoOp::kWrite) return " (dump sweep)";
+    return " (load sweep " + std::to_string(sweep_ - phase_.count(IoOp::kWrite) + 1) + " of " +
+           std::to_string(phase_.count(IoOp::kRead)) + ")";
+  }
+
   PlacementScope placed_;  // first: the CPUs and memory policy its buffers are made under
   const AioSetup& s_;
-  IoOp op_;
-  const char* phase_;
+  const AioPhase& phase_;
   std::unique_ptr<Device> device_;  // before the memory it allocates
   std::unique_ptr<Memory> memory_;
   std::unique_ptr<IoEngine> engine_;  // after the memory: drained and closed before the buffers go
   BufferRing ring_;
-  PassHooks hooks_;
-  std::unique_ptr<Memory> scratch_;  // --validate each on the dump: one shard
+  PassHooks write_hooks_, read_hooks_;
+  std::unique_ptr<Memory> scratch_;  // --validate each on a phase that writes: one shard
   int epoch_ = 0;
-  int64_t wall_ns_ = 0;
+  size_t sweep_ = 0;
+  int64_t first_ns_ = 0, last_ns_ = 0;
   uint64_t short_transfers_ = 0;
 };
 
@@ -268,6 +312,26 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const NumaPlan numa = numa_plan_for(p.numa_request, selected);
   check_host_needs(aio_needs(p, backend), aio_needs_text(p));
 
+  // --files shared across ranks: rank 0 makes the workspaces and the one file set
+  // first; the others wait for it (a failure on either side ends this wait on every
+  // rank), then attach to rank 0's files.
+  const bool across = p.cluster && p.cluster->multi();
+  const int rank = across ? p.cluster->rank() : 0, nranks = across ? p.cluster->size() : 1;
+  const bool attach = p.shared_files && rank != 0;
+  if (p.shared_files && p.shards() < static_cast<uint64_t>(nranks))
+    throw UsageError("option --files shared: " + std::to_string(p.shards()) + " shards cannot be shared by " +
+                     std::to_string(nranks) + " ranks (each dumps its share); raise --io-number");
+  const std::string made = "rank 0 making the shared shard files";
+  long shared_pid = 0;
+  if (attach) {
+    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), made);
+    shared_pid = static_cast<long>(p.cluster->from_rank0(0, cluster_final_timeout_ns(), made));
+  }
+  // This rank's share of a write sweep (every shard unless --files shared).
+  const uint64_t share_lo = p.shared_files ? p.shards() * static_cast<uint64_t>(rank) / static_cast<uint64_t>(nranks) : 0;
+  const uint64_t share_hi =
+      p.shared_files ? p.shards() * static_cast<uint64_t>(rank + 1) / static_cast<uint64_t>(nranks) : p.shards();
+
   const int64_t setup_start = now_ns();
   // Every directory is made and checked (filesystem, O_DIRECT, free space for its
   // share) before any shard file is written.
@@ -277,7 +341,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const uint64_t k = p.shards_per_file;
   // Files in workspace w: every nws-th from the w-th.
   auto files_in = [&](size_t w) -> uint64_t { return p.io_number > w ? (p.io_number - w + nws - 1) / nws : 0; };
-  if (nws > 1) {
+  if (nws > 1 && !attach) {
     // Several workspaces: each one's share must fit before any is written, so a
     // full one is found before the others were filled. (One workspace: the
     // reservation below finds it, counting how far it got.)
@@ -299,16 +363,19 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   for (int wk = 0; wk < nworkers; ++wk) {
     sets.push_back(std::make_unique<ShardSet>(files));
     ShardSet& set = *sets.back();
-    const bool ranks = p.cluster && p.cluster->multi();
-    const std::string tag = (ranks ? "r" + std::to_string(p.cluster->rank()) : std::string()) +
-                            (nworkers > 1 ? "w" + std::to_string(wk) : std::string());
-    for (size_t w = 0; w < nws; ++w) set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag));
+    // Per rank, files carry the rank; --files shared: one set named by rank 0's pid.
+    const std::string tag = p.shared_files ? std::string("shared")
+                                           : (across ? "r" + std::to_string(rank) : std::string()) +
+                                                 (nworkers > 1 ? "w" + std::to_string(wk) : std::string());
+    for (size_t w = 0; w < nws; ++w)
+      set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag, shared_pid));
     setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk, numa});
     AioSetup& setup = setups.back();
     for (uint64_t i = 0; i < p.io_number; ++i) {
       check_interrupted();
       const size_t w = set.where(static_cast<size_t>(i));
-      const int err = set.files[w]->add(p.io_size * k, direct);  // one file: its k shards, reserved at once
+      if (attach) set.files[w]->attach(direct);
+      const int err = attach ? 0 : set.files[w]->add(p.io_size * k, direct);  // one file: its k shards, reserved at once
       if (err != 0)
         throw RunError("dump ran out of space in " + files.workspaces[w]->path() + " (" + files.fs[w].type +
                        ") while reserving the shard files" +
@@ -320,6 +387,25 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       for (uint64_t sh = 0; sh < k; ++sh)
         setup.shards.push_back(Extent{set.fd(static_cast<size_t>(i)), sh * p.io_size, static_cast<size_t>(p.io_size)});
     }
+    setup.write_lo = static_cast<size_t>(share_lo);
+    setup.write_shards.assign(setup.shards.begin() + static_cast<std::ptrdiff_t>(share_lo),
+                              setup.shards.begin() + static_cast<std::ptrdiff_t>(share_hi));
+  }
+  // No dump phase (--phases load, mix): the loads would read what the reservation
+  // left (unwritten extents, which no disk reads), so every shard gets the data a
+  // dump writes now, untimed (its time is the first phase's setup).
+  if (!p.phase_dump && !attach) {  // --files shared: rank 0 writes the one set
+    auto scratch = map_anonymous(static_cast<size_t>(p.io_size), true);  // 4 KiB aligned, as O_DIRECT needs
+    for (const AioSetup& s : setups)
+      for (size_t i = 0; i < s.shards.size(); ++i) {
+        check_interrupted();
+        write_shard(s.files, i, p, s.key, static_cast<char*>(scratch->host_ptr()), false,
+                    "writing the shard files before the loads (no dump phase)");
+      }
+  }
+  if (p.shared_files && across && !attach) {
+    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), made);
+    p.cluster->from_rank0(static_cast<long>(getpid()), cluster_final_timeout_ns(), made);
   }
   const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
 
@@ -328,13 +414,20 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   struct DeviceShare {
     BlockDevice dev;
     std::string why;  // none found: why
-    uint64_t bytes_per_epoch = 0;
+    uint64_t bytes_per_epoch = 0;  // a read sweep's bytes (every shard in its workspaces)
+    uint64_t written_per_epoch = 0;  // a write sweep's (--files shared: this rank's share there)
     DiskBytes before;
   };
   std::vector<DeviceShare> devices;
   for (size_t w = 0; w < nws; ++w) {
     DeviceShare d;
     d.bytes_per_epoch = files_in(w) * k * p.io_size * static_cast<uint64_t>(nworkers);
+    d.written_per_epoch = d.bytes_per_epoch;
+    if (p.shared_files) {  // the share's shards that live in workspace w
+      d.written_per_epoch = 0;
+      for (uint64_t i = share_lo; i < share_hi; ++i)
+        if (file_of(p, static_cast<size_t>(i)) % nws == w) d.written_per_epoch += p.io_size;
+    }
     if (!block_device_of(files.workspaces[w]->path(), files.fs[w].type, d.dev, d.why)) {
       d.why += " at " + files.workspaces[w]->path();
       devices.push_back(d);
@@ -342,15 +435,16 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     }
     auto same = std::find_if(devices.begin(), devices.end(),
                              [&](const DeviceShare& x) { return x.why.empty() && x.dev.name == d.dev.name; });
-    if (same != devices.end())
+    if (same != devices.end()) {
       same->bytes_per_epoch += d.bytes_per_epoch;
-    else
+      same->written_per_epoch += d.written_per_epoch;
+    } else
       devices.push_back(d);
   }
 
   const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
   const std::string host = backend.label_prefix() + "::" + (p.alloc ? "host" : "mmap") +
-                           "::" + (nworkers > 1 ? std::string("all") : std::to_string(p.device_id));
+                           "::" + (nworkers > 1 || across ? std::string("all") : std::to_string(p.device_id));
   const std::string file = "file::" + files.types();
   const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
                           (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) +
@@ -369,15 +463,19 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
                                          : "pinned buffers of device " + std::to_string(p.device_id));
   // --workers W > 1: every worker process its own files and buffers.
   const std::string workers_text =
-      nworkers == 1 ? "" : ", in each of " + std::to_string(nworkers) + " worker processes with its own files and buffers";
+      (nworkers == 1 ? "" : ", in each of " + std::to_string(nworkers) + " worker processes with its own files and buffers") +
+      (p.shared_files ? std::string("; one shared file set: each of ") + std::to_string(nranks) + " rank" +
+                            (nranks == 1 ? "" : "s") + " dumps its contiguous share of the shards, every rank loads all"
+                      : std::string());
   const std::string files_text = "files in " + files.dirs_text();
 
   begin();
 
   uint64_t short_transfers = 0;
-  // One direction: its epochs through the timed loop, one worker in a child process
+  // One phase: its epochs through the timed loop, one worker in a child process
   // (--workers W > 1: W forked workers, started together at every epoch).
-  auto run_direction = [&](const char* name, IoOp op, const char* phase, double setup_s) {
+  auto run_phase = [&](const AioPhase& phase, double setup_s) {
+    const char* name = phase.name;
     current = name;
     LoopShape shape;
     shape.workers = nworkers;
@@ -400,47 +498,65 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       run_workers();
     };
     hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> {
-      return std::make_unique<AioWorker>(setups[static_cast<size_t>(w)], op, phase);
+      return std::make_unique<AioWorker>(setups[static_cast<size_t>(w)], phase);
     };
+    // Across ranks every rank's counters are read between two barriers: no rank's
+    // untimed work (setup, --validate's read-back) lands in another's window.
+    if (across) cluster_barrier(*p.cluster, cluster_final_timeout_ns(), std::string(name) + ": before its disk counters");
     for (DeviceShare& d : devices)
       if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.stat_path;
     const int64_t t0 = now_ns();
     const LoopResult loop = run_timed_loop(shape, hooks);
+    if (across) cluster_barrier(*p.cluster, cluster_final_timeout_ns(), std::string(name) + ": after its last epoch");
+    // Per device, what each direction the phase moved should have reached it: a
+    // mixed epoch's dump sweep written, its load sweeps read (one entry each).
     std::vector<CaseResult::DeviceIo> device_io;
     for (DeviceShare& d : devices) {
-      CaseResult::DeviceIo io;
-      io.expected = d.bytes_per_epoch * static_cast<uint64_t>(p.epochs);
       DiskBytes after;
-      if (d.why.empty() && read_disk_bytes(d.dev, after)) {
-        io.device = d.dev.name;
-        io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
-        if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
-          char pct[32];
-          std::snprintf(pct, sizeof pct, "%.1f", 100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
-          std::cerr << "dev-sandbox: note: " << name << ": device " << io.device << " "
-                    << (op == IoOp::kWrite ? "wrote " : "read ") << format_bytes(io.bytes) << " of "
-                    << format_bytes(io.expected) << " (" << pct
-                    << "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)\n";
+      const bool found = d.why.empty() && read_disk_bytes(d.dev, after);
+      for (IoOp op : {IoOp::kWrite, IoOp::kRead}) {
+        const uint64_t sweeps = phase.count(op);
+        if (sweeps == 0) continue;
+        CaseResult::DeviceIo io;
+        if (phase.mixed()) io.direction = op == IoOp::kWrite ? "written" : "read";
+        io.expected = (op == IoOp::kWrite ? d.written_per_epoch : d.bytes_per_epoch) *
+                      static_cast<uint64_t>(p.epochs) * sweeps;
+        if (found) {
+          io.device = d.dev.name;
+          io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
+          if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
+            char pct[32];
+            std::snprintf(pct, sizeof pct, "%.1f",
+                          100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
+            std::cerr << "dev-sandbox: note: " << name << ": device " << io.device << " "
+                      << (op == IoOp::kWrite ? "wrote " : "read ") << format_bytes(io.bytes) << " of "
+                      << format_bytes(io.expected) << " (" << pct
+                      << "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)\n";
+          }
+        } else {
+          io.why = d.why.empty() ? "cannot read " + d.dev.stat_path : d.why;
         }
-      } else {
-        io.why = d.why.empty() ? "cannot read " + d.dev.stat_path : d.why;
+        device_io.push_back(io);
       }
-      device_io.push_back(io);
     }
     short_transfers += loop.retries;
     CaseResult r;
     r.name = name;
-    r.from = op == IoOp::kWrite ? host : file;
-    r.to = op == IoOp::kWrite ? file : host;
+    // A mixed epoch goes both ways: From the host buffers To the files, then back.
+    r.from = phase.writes() ? host : file;
+    r.to = phase.writes() ? file : host;
     r.method = method;
     r.block_bytes = p.io_size;
-    // I/Os of block_bytes and bytes per epoch, over all workers; IO is the slowest
-    // worker's, so BW = every worker's bytes / IO avg.
-    r.count = p.shards() * static_cast<uint64_t>(nworkers);
-    r.bytes = p.total * static_cast<uint64_t>(nworkers);
+    // I/Os of block_bytes and bytes per epoch (every sweep of it), over all workers;
+    // IO is the slowest worker's, so BW = every worker's bytes / IO avg.
+    // --files shared: a write sweep moves this rank's share, a read sweep every shard.
+    const uint64_t ios = phase.count(IoOp::kWrite) * (share_hi - share_lo) + phase.count(IoOp::kRead) * p.shards();
+    r.count = ios * static_cast<uint64_t>(nworkers);
+    r.bytes = ios * p.io_size * static_cast<uint64_t>(nworkers);
+    const double worker_bytes = static_cast<double>(ios * p.io_size);
     if (nworkers > 1)
       for (double avg_ns : loop.worker_measured_avg)
-        r.worker_gib_s.push_back(avg_ns > 0 ? static_cast<double>(p.total) / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
+        r.worker_gib_s.push_back(avg_ns > 0 ? worker_bytes / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
     r.devices = 1;
     r.iterations = p.epochs;
     r.device_io = device_io;
@@ -448,8 +564,9 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     r.stages = loop_stages(loop, r.measured);
     if (p.validate) {
       r.validated = true;
-      // Loads are checked as each lands; the dump once after its epochs, or per epoch with each.
-      r.validate = op == IoOp::kRead || p.validate_each ? "each" : "end";
+      // Loads are checked as each lands (a mixed epoch's too); the dump once after
+      // its epochs, or per epoch with each.
+      r.validate = phase.count(IoOp::kRead) > 0 || p.validate_each ? "each" : "end";
     }
     r.setup_s = setup_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
     r.numa.mode = numa_mode_name(numa.mode);
@@ -457,22 +574,50 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     return r;
   };
 
-  CaseResult dump = run_direction("aio_dump", IoOp::kWrite, "dump", files_s);
-  dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how + workers_text;
-  if (p.validate && !p.validate_each)  // each: every epoch was read back
-    for (const AioSetup& s : setups) verify_files(s.files, p, s.key);
-  writer.add(dump);
-  if (p.validate) writer.validation("aio_dump", true);
-
-  CaseResult load = run_direction("aio_load", IoOp::kRead, "load", 0);
-  load.brief = "read " + shards_text + " from " + files_text + " into " + memory_text + how + workers_text;
-  writer.add(load);
-  if (p.validate) writer.validation("aio_load", true);
+  // The phases --phases names, in this order; the first one's setup time includes
+  // making (and without a dump phase, writing) the shard files.
+  double setup_s = files_s;
+  const AioPhase dump_phase{"aio_dump", "dump", {IoOp::kWrite}};
+  const AioPhase load_phase{"aio_load", "load", {IoOp::kRead}};
+  AioPhase mixed_phase{"aio_mixed", "mixed", {IoOp::kWrite}};
+  mixed_phase.sweeps.insert(mixed_phase.sweeps.end(), static_cast<size_t>(p.mix), IoOp::kRead);
+  if (p.phase_dump) {
+    CaseResult dump = run_phase(dump_phase, setup_s);
+    setup_s = 0;
+    dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how + workers_text;
+    if (p.validate && !p.validate_each)  // each: every epoch was read back
+      for (const AioSetup& s : setups) verify_files(s.files, p, s.key);
+    writer.add(dump);
+    if (p.validate) writer.validation("aio_dump", true);
+  }
+  if (p.phase_load) {
+    CaseResult load = run_phase(load_phase, setup_s);
+    setup_s = 0;
+    load.brief = "read " + shards_text + " from " + files_text + " into " + memory_text + how + workers_text;
+    writer.add(load);
+    if (p.validate) writer.validation("aio_load", true);
+  }
+  if (p.phase_mix) {
+    CaseResult mixed = run_phase(mixed_phase, setup_s);
+    mixed.brief = "1 dump + " + std::to_string(p.mix) + " load" + (p.mix == 1 ? "" : "s") + " of " + shards_text +
+                  " per epoch, timed together: written from and read back into " + memory_text + ", " +
+                  files_text + how + workers_text;
+    writer.add(mixed);
+    if (p.validate) writer.validation("aio_mixed", true);
+  }
+  // --files shared: rank 0 removes the one set only after every rank is done with
+  // it; the others leave it to rank 0 (on a failure every rank removes what it can).
+  if (p.shared_files && across) {
+    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), "the end of the shared shard files");
+    if (attach)
+      for (const auto& set : sets)
+        for (const auto& f : set->files) f->keep();
+  }
   writer.finish();
   if (short_transfers > 0)
     std::cerr << "dev-sandbox: note: " << short_transfers
               << " short transfers were completed by resubmitting the remainder\n";
-  if (p.keep) {
+  if (p.keep && !attach) {
     std::string dirs;
     size_t kept = 0;
     for (const auto& set : sets) {

@@ -40,6 +40,7 @@ PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards
 
   try {
     const int64_t start = now_ns();
+    r.start_ns = start;
     while (done < n) {
       check_interrupted();
       // Fill the queue: remainders first, then shards in order while a buffer is free.
@@ -118,7 +119,8 @@ PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards
         ++done;
       }
     }
-    r.wall_ns = now_ns() - start;
+    r.end_ns = now_ns();
+    r.wall_ns = r.end_ns - start;
   } catch (...) {
     engine.drain();
     throw;

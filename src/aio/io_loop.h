@@ -38,6 +38,7 @@ struct PassHooks {
 
 struct PassResult {
   int64_t wall_ns = 0;    // first submission to last completion
+  int64_t start_ns = 0, end_ns = 0;  // those two instants (monotonic), for passes timed together
   int64_t submit_ns = 0;  // time inside commit() (the submission system calls)
   uint64_t short_transfers = 0;  // completions that moved less than asked; resubmitted
 };

@@ -183,8 +183,15 @@ int probe_direct_io(const std::string& dir) {
   return 0;
 }
 
-ShardFiles::ShardFiles(std::string dir, std::string tag)
-    : dir_(std::move(dir)), tag_(std::move(tag)), pid_(static_cast<long>(getpid())) {}
+ShardFiles::ShardFiles(std::string dir, std::string tag, long pid)
+    : dir_(std::move(dir)), tag_(std::move(tag)), pid_(pid != 0 ? pid : static_cast<long>(getpid())) {}
+
+void ShardFiles::attach(bool direct) {
+  const std::string p = path(fds_.size());
+  const int fd = open(p.c_str(), O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0));
+  if (fd < 0) throw sys_error("open(" + p + (direct ? ", O_DIRECT)" : ")") + " made by rank 0", errno);
+  fds_.push_back(fd);
+}
 
 std::string ShardFiles::path(size_t i) const {
   return dir_ + "/dev-sandbox-aio." + std::to_string(pid_) + "." + (tag_.empty() ? "" : tag_ + ".") +

@@ -43,9 +43,11 @@ int probe_direct_io(const std::string& dir);
 
 // The shard files of one run, dev-sandbox-aio.<pid>.<index> in the workspace, or
 // dev-sandbox-aio.<pid>.<tag>.<index> with a tag (aio --workers: "w<worker>").
+// `pid`: the process that made them (0: this one); another process of the run
+// attaches to them (aio --files shared: rank 0 creates, the others attach).
 class ShardFiles {
  public:
-  explicit ShardFiles(std::string dir, std::string tag = "");
+  explicit ShardFiles(std::string dir, std::string tag = "", long pid = 0);
   ~ShardFiles();  // closes, and removes unless keep()
   ShardFiles(const ShardFiles&) = delete;
   ShardFiles& operator=(const ShardFiles&) = delete;
@@ -56,6 +58,11 @@ class ShardFiles {
   // failed reservation (ENOSPC, EDQUOT) after removing that shard; throws
   // RunError for anything else.
   int add(uint64_t bytes, bool direct);
+
+  // Opens the next shard as made by another process (read-write; O_DIRECT when
+  // `direct`). RunError naming open() when it is not there. Removed at the end
+  // like a created one unless keep().
+  void attach(bool direct);
 
   size_t size() const { return fds_.size(); }
   int fd(size_t i) const { return fds_[i]; }

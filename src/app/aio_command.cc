@@ -24,7 +24,8 @@ struct AioArgs {
   std::vector<std::string> workspaces;
   std::string io_type = "mmap", io_size = "1048576", io_number = "512",
                          device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60",
-                         shards_per_file = "1", workers = "1";
+                         shards_per_file = "1", workers = "1", mix, phases,
+                         files = "per-rank";
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
   NumaOptionText numa;
@@ -35,10 +36,46 @@ struct AioArgs {
   CLI::Option* io_number_option = nullptr;
   CLI::Option* shards_option = nullptr;
   CLI::Option* device_option = nullptr;
+  CLI::Option* mix_option = nullptr;
+  CLI::Option* phases_option = nullptr;
 };
 
 constexpr uint64_t kMaxShardsPerFile = 65536;
 constexpr uint64_t kMaxWorkers = 256;
+constexpr uint64_t kMaxMix = 1000;
+
+// --mix R and --phases LIST: which phases run (always dump, load, mix in that
+// order); without --phases dump and load, and mix when --mix is given.
+void parse_phases(const AioArgs& a, AioParams& p) {
+  const bool mix_given = a.mix_option && a.mix_option->count() > 0;
+  if (mix_given) {
+    const uint64_t r = parse_count("--mix", a.mix, 1);
+    if (r > kMaxMix)
+      throw UsageError("option --mix got '" + a.mix + "': must be at most " + std::to_string(kMaxMix));
+    p.mix = static_cast<int>(r);
+  }
+  if (!a.phases_option || a.phases_option->count() == 0) {
+    p.phase_mix = mix_given;
+    return;
+  }
+  const std::string bad = "option --phases got '" + a.phases + "': ";
+  p.phase_dump = p.phase_load = p.phase_mix = false;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = a.phases.find(',', at);
+    const std::string name = a.phases.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    bool* on = name == "dump" ? &p.phase_dump : name == "load" ? &p.phase_load : name == "mix" ? &p.phase_mix : nullptr;
+    if (name.empty()) throw UsageError(bad + "an empty phase; accepts a comma list of dump, load, mix");
+    if (!on) throw UsageError(bad + "unknown phase '" + name + "'; accepts a comma list of dump, load, mix");
+    if (*on) throw UsageError(bad + "names " + name + " twice");
+    *on = true;
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (p.phase_mix && !mix_given)
+    throw UsageError(bad + "mix needs --mix R (load sweeps per mixed epoch)");
+  if (mix_given && !p.phase_mix) throw UsageError("option --mix got '" + a.mix + "' but --phases has no mix");
+}
 
 AioParams parse_aio(const AioArgs& a) {
   AioParams p;
@@ -73,10 +110,21 @@ AioParams parse_aio(const AioArgs& a) {
     throw UsageError("option --epoch-number got '" + a.epochs + "': must be at most 1000000");
   p.epochs = static_cast<int>(epochs);
   p.iodepth = parse_depth("--iodepth", a.iodepth, 1);
+  parse_phases(a, p);
   p.timeout_s = parse_timeout(a.timeout);
   p.validate = a.validate;
   p.validate_each = a.validate && a.validate_each;
   p.numa_request = parse_numa_options(a.numa);
+  if (a.files == "shared")
+    p.shared_files = true;
+  else if (a.files != "per-rank")
+    throw UsageError("option --files got '" + a.files + "': accepts per-rank|shared");
+  if (p.shared_files && p.workers > 1)
+    throw UsageError("option --files shared runs one worker per rank (launch more ranks instead); drop --workers " +
+                     a.workers);
+  if (p.shared_files && p.validate_each && p.phase_mix)
+    throw UsageError("option --files shared: `--validate each` clears a rank's share between mixed epochs while "
+                     "other ranks still load it; use --validate, or leave out the mix phase");
   p.keep = a.keep;
   p.buffered = a.buffered;
   checked_mul(p.io_size, p.shards_per_file, "option --io-size x --shards-per-file");  // one file's bytes
@@ -127,10 +175,8 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
     // Across ranks: rank 0 alone writes (stdout or --output); every rank measures.
     AioParams across = p;
     across.cluster = &ranks;
-    std::ostringstream none;
-    auto writer = ranks.rank() == 0 ? make_writer(args.out, std::cout) : make_writer(OutputOptions{}, none);
-    return run_across_ranks(
-        ranks, *writer,
+    return run_ranks_writing(
+        ranks, args.out,
         [&](ResultWriter& mine) {
           std::string current;
           const SelectedBackend selected = select_backend(g.backend);
@@ -196,8 +242,19 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                 "worker processes, each with its own shard files and host buffers, started together at every "
                 "epoch; IO is the slowest worker's, BW all workers' bytes over it (default 1)")
       ->type_name("W");
-  c->add_option("--epoch-number", a->epochs, "dump epochs, then as many load epochs (default 32)")
+  c->add_option("--epoch-number", a->epochs,
+                "dump epochs, then as many load epochs, then (with --mix) as many mixed epochs (default 32)")
       ->type_name("E");
+  a->mix_option = c->add_option("--mix", a->mix,
+                                "R >= 1: after the load epochs, mixed epochs of one dump sweep then R load sweeps of "
+                                "the same shards, timed together (result aio_mixed, (1 + R) x the bytes); adds mix "
+                                "to the default --phases")
+                      ->type_name("R");
+  a->phases_option =
+      c->add_option("--phases", a->phases,
+                    "which phases run, a comma list of dump, load, mix (run in that order; default dump,load, plus "
+                    "mix with --mix); without dump the shard files are written untimed while setting up")
+          ->type_name("LIST");
   c->add_option("--engine", a->engine,
                 "libaio, io_uring, or psync (--iodepth threads each doing pread/pwrite of one shard at a "
                 "time) (default libaio)")
@@ -209,6 +266,11 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                       "verify the dumped files and every load against the data; `--validate each`: also "
                       "clear the files before every dump epoch and read them back after it, outside the "
                       "timing (slower: an extra write and read of every shard per epoch)");
+  c->add_option("--files", a->files,
+                "across ranks (mpirun/srun): per-rank (default: every rank its own files, named with its rank) "
+                "or shared (one file set for the job: rank 0 creates it, each rank dumps its contiguous share "
+                "of the shards, every rank loads all; one worker per rank)")
+      ->type_name("per-rank|shared");
   c->add_flag("--keep", a->keep, "leave the shard files after a successful run");
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");

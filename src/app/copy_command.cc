@@ -187,10 +187,8 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
       throw UsageError("--sweep and --plot are not available across ranks (mpirun/srun); run one size per job");
     CopyParams across = p;
     across.cluster = &ranks;
-    std::ostringstream none;
-    auto writer = ranks.rank() == 0 ? make_writer(a.out, std::cout) : make_writer(OutputOptions{}, none);
-    return run_across_ranks(
-        ranks, *writer,
+    return run_ranks_writing(
+        ranks, a.out,
         [&](ResultWriter& mine) {
           bool begun = false;
           measure(a, g, across, plan.names, plan.steps, workload, mine, begun);

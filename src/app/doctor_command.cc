@@ -5,6 +5,7 @@
 
 #include "app/command.h"
 #include "backend/select.h"
+#include "cluster/cluster.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
 #include "topology/topology.h"
@@ -47,6 +48,7 @@ int run_doctor() {
   std::cout << "dev-sandbox " << DS_VERSION << " (" << DS_BUILD_TYPE << " build)\n";
   std::cout << "features: libaio " << (DS_HAVE_LIBAIO ? "yes" : "no") << ", io_uring "
             << (DS_HAVE_URING ? "yes" : "no") << "\n";
+  std::cout << cluster_doctor_line() << "\n";
   bool sim_ok = false;
   for (const auto& name : backend_names()) {
     auto b = make_backend(name);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "core/error.h"
 #include "output/atomic_file.h"
@@ -137,6 +138,13 @@ RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>
   for (const auto& d : selected.probe.devices) info.devices.push_back(device_line(d));
   info.command_line = command_line;
   return info;
+}
+
+int run_ranks_writing(Cluster& ranks, const OutputOptions& o, const std::function<void(ResultWriter&)>& measure,
+                      NodeLines lines, const std::function<std::string(const CaseResult&)>& label) {
+  std::ostringstream none;
+  auto writer = ranks.rank() == 0 ? make_writer(o, std::cout) : make_writer(OutputOptions{}, none);
+  return run_across_ranks(ranks, *writer, measure, lines, label);
 }
 
 }  // namespace ds

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/select.h"
+#include "cluster/across_ranks.h"
 #include "output/result.h"
 
 namespace ds {
@@ -29,6 +30,12 @@ void add_output_options(CLI::App* app, OutputOptions& o);
 // to `out` that cannot be written because the reader went away (a closed pipe)
 // throw OutputClosed.
 std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& out);
+
+// Across ranks (README "Across nodes (MPI)"): rank 0 writes to stdout or --output
+// as `o` says, the other ranks nothing; every rank runs `measure` into its own
+// collecting writer (run_across_ranks). Returns the exit code.
+int run_ranks_writing(Cluster& ranks, const OutputOptions& o, const std::function<void(ResultWriter&)>& measure,
+                      NodeLines lines, const std::function<std::string(const CaseResult&)>& label);
 
 // Runs `measure`, which writes a run's results into `writer` (calling begin()
 // itself and setting `begun`). A usage error passes through untouched (no

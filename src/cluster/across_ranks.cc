@@ -5,6 +5,7 @@
 
 #include "core/interrupt.h"
 #include "core/stats.h"
+#include "output/result_codec.h"
 
 namespace ds {
 
@@ -35,9 +36,10 @@ CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one
     out.devices += p->devices;
     out.setup_s = std::max(out.setup_s, p->setup_s);
     for (const CaseResult::DeviceIo& d : p->device_io) {
-      // Ranks on one node see the same disk's counters: one line, its expected bytes summed.
+      // Ranks on one node see the same disk's counters: one line per direction, its
+      // expected bytes summed (the counters were read between barriers, aio_measure).
       auto same = std::find_if(out.device_io.begin(), out.device_io.end(), [&](const CaseResult::DeviceIo& x) {
-        return one_node && !d.device.empty() && x.device == d.device;
+        return one_node && !d.device.empty() && x.device == d.device && x.direction == d.direction;
       });
       if (same == out.device_io.end()) {
         out.device_io.push_back(d);
@@ -47,6 +49,11 @@ CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one
       }
     }
     out.worker_gib_s.insert(out.worker_gib_s.end(), p->worker_gib_s.begin(), p->worker_gib_s.end());
+    if (p != parts.front()) {  // every part's workers and shared parts, in part order
+      out.numa.workers.insert(out.numa.workers.end(), p->numa.workers.begin(), p->numa.workers.end());
+      out.numa.shared.insert(out.numa.shared.end(), p->numa.shared.begin(), p->numa.shared.end());
+      if (out.numa.mode.empty()) out.numa.mode = p->numa.mode;
+    }
     for (const std::string& n : p->notes)
       if (std::find(out.notes.begin(), out.notes.end(), n) == out.notes.end()) out.notes.push_back(n);
     if (p->validated && out.validated) out.validated = *out.validated && *p->validated;
@@ -66,77 +73,12 @@ CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one
   return out;
 }
 
-namespace {
-
-json result_to_json(const CaseResult& r) {
-  json j = {{"name", r.name}, {"brief", r.brief}, {"from", r.from}, {"to", r.to}, {"method", r.method},
-            {"block_bytes", r.block_bytes}, {"count", r.count}, {"bytes", r.bytes}, {"devices", r.devices},
-            {"streams", r.streams}, {"submit_mode", r.submit_mode}, {"gate", r.stream_start_gate},
-            {"frags", r.frags}, {"layout", r.layout}, {"copies", r.copies}, {"iterations", r.iterations},
-            {"warmup", r.warmup}, {"measured", r.measured}, {"validate", r.validate}, {"setup_s", r.setup_s},
-            {"notes", r.notes}, {"worker_gib_s", r.worker_gib_s}};
-  j["validated"] = r.validated ? json(*r.validated) : json(nullptr);
-  j["stages"] = json::array();
-  for (const Stage& s : r.stages) j["stages"].push_back({{"name", s.name}, {"samples", s.samples}});
-  j["device_io"] = json::array();
-  for (const auto& d : r.device_io)
-    j["device_io"].push_back({{"device", d.device}, {"why", d.why}, {"bytes", d.bytes}, {"expected", d.expected}});
-  return j;
-}
-
-CaseResult result_from_json(const json& j) {
-  CaseResult r;
-  r.name = j.at("name");
-  r.brief = j.at("brief");
-  r.from = j.at("from");
-  r.to = j.at("to");
-  r.method = j.at("method");
-  r.block_bytes = j.at("block_bytes");
-  r.count = j.at("count");
-  r.bytes = j.at("bytes");
-  r.devices = j.at("devices");
-  r.streams = j.at("streams");
-  r.submit_mode = j.at("submit_mode");
-  r.stream_start_gate = j.at("gate");
-  r.frags = j.at("frags");
-  r.layout = j.at("layout");
-  r.copies = j.at("copies");
-  r.iterations = j.at("iterations");
-  r.warmup = j.at("warmup");
-  r.measured = j.at("measured");
-  r.validate = j.at("validate");
-  r.setup_s = j.at("setup_s");
-  r.notes = j.at("notes").get<std::vector<std::string>>();
-  r.worker_gib_s = j.at("worker_gib_s").get<std::vector<double>>();
-  if (!j.at("validated").is_null()) r.validated = j.at("validated").get<bool>();
-  for (const json& s : j.at("stages")) {
-    Stage st;
-    st.name = s.at("name");
-    st.samples = s.at("samples").get<std::vector<int64_t>>();
-    st.ns = compute_stats(st.samples);
-    r.stages.push_back(st);
-  }
-  for (const json& d : j.at("device_io")) {
-    CaseResult::DeviceIo io;
-    io.device = d.at("device");
-    io.why = d.at("why");
-    io.bytes = d.at("bytes");
-    io.expected = d.at("expected");
-    r.device_io.push_back(io);
-  }
-  return r;
-}
-
-}  // namespace
-
 std::string encode_report(const RankReport& r) {
   json j = {{"rank", r.rank}, {"node", r.node}, {"code", r.code}, {"stopped", r.stopped}, {"error", r.error}};
-  j["info"] = {{"tool_version", r.info.tool_version}, {"backend", r.info.backend},
-               {"backend_library", r.info.backend_library}, {"runtime_version", r.info.runtime_version},
-               {"devices", r.info.devices}, {"command_line", r.info.command_line},
-               {"workload_text", r.info.workload_text}, {"workload_json", r.info.workload_json}};
+  // The header and each result as the codec writes them (src/output/result_codec).
+  j["info"] = encode_run_info(r.info);
   j["results"] = json::array();
-  for (const CaseResult& c : r.results) j["results"].push_back(result_to_json(c));
+  for (const CaseResult& c : r.results) j["results"].push_back(encode_result(c));
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -149,16 +91,8 @@ RankReport decode_report(const std::string& bytes) {
     r.code = j.at("code");
     r.stopped = j.at("stopped");
     r.error = j.at("error");
-    const json& i = j.at("info");
-    r.info.tool_version = i.at("tool_version");
-    r.info.backend = i.at("backend");
-    r.info.backend_library = i.at("backend_library");
-    r.info.runtime_version = i.at("runtime_version");
-    r.info.devices = i.at("devices").get<std::vector<std::string>>();
-    r.info.command_line = i.at("command_line").get<std::vector<std::string>>();
-    r.info.workload_text = i.at("workload_text");
-    r.info.workload_json = i.at("workload_json");
-    for (const json& c : j.at("results")) r.results.push_back(result_from_json(c));
+    r.info = decode_run_info(j.at("info").get<std::string>());
+    for (const json& c : j.at("results")) r.results.push_back(decode_result(c.get<std::string>()));
     return r;
   } catch (const json::exception& e) {
     throw RunError(std::string("a rank's report could not be read: ") + e.what());
@@ -250,7 +184,7 @@ int run_across_ranks(Cluster& c, ResultWriter& out, const std::function<void(Res
     for (const CaseResult& r : per_node) node_parts.push_back(&r);
     CaseResult agg = combine_results(node_parts, false);
     agg.brief += "; across " + std::to_string(reports.size()) + " ranks on " + std::to_string(nodes.size()) +
-                 " nodes (bytes: all ranks'; each iteration's time: the slowest rank's)";
+                 (nodes.size() == 1 ? " node" : " nodes") + " (bytes: all ranks'; each iteration's time: the slowest rank's)";
     const std::optional<bool> validated = agg.validated;
     out.add(agg);
     if (validated) out.validation(agg.name, *validated);

@@ -21,6 +21,7 @@ class SingleCluster : public Cluster {
     return !failed_;
   }
   std::vector<std::string> gather(const std::string& bytes, int64_t) override { return {bytes}; }
+  int64_t from_rank0(int64_t value, int64_t, const std::string&) override { return value; }
   bool failed() const override { return failed_; }
   bool broken() const override { return false; }
 
@@ -82,6 +83,17 @@ std::string node_name() {
 int64_t cluster_final_timeout_ns() {
   const int s = env_int("DS_CLUSTER_TIMEOUT");
   return (s > 0 ? static_cast<int64_t>(s) : 600) * 1000000000LL;
+}
+
+std::string cluster_doctor_line() {
+  const std::string lib = mpi_library_version();
+  std::string line = "across nodes (MPI): ";
+  line += DS_HAVE_MPI ? "built in (" + (lib.empty() ? std::string("library version unknown") : lib) + ")"
+                      : std::string("not built in (DS_WITH_MPI=OFF, or no MPI found at build time)");
+  if (!launched_by_mpi()) return line + "; not under a launcher (one process)";
+  const Cluster& c = cluster();
+  return line + "; under a launcher: rank " + std::to_string(c.rank()) + " of " + std::to_string(c.size()) +
+         " on node " + c.node();
 }
 
 }  // namespace ds

@@ -52,6 +52,9 @@ class Cluster {
   // Every rank calls it once, at the end: rank 0 gets every rank's bytes
   // (index: rank), the others an empty vector.
   virtual std::vector<std::string> gather(const std::string& bytes, int64_t timeout_ns) = 0;
+  // Every rank calls it at the same point, after an agree() that came out true:
+  // rank 0's `value` on every rank (e.g. rank 0's pid, naming files it made).
+  virtual int64_t from_rank0(int64_t value, int64_t timeout_ns, const std::string& what) = 0;
   // An agree() came out false (the failure rule above).
   virtual bool failed() const = 0;
   // A blocking call timed out: the job cannot finish in step (main() aborts it).
@@ -87,6 +90,14 @@ class ClusterSession {
 // environment, and the number of ranks it says (1 when unknown or none).
 bool launched_by_mpi();
 int launcher_world_size();
+
+// The MPI library this binary was built with (MPI_Get_library_version's first
+// line), or "" when built without MPI.
+std::string mpi_library_version();
+
+// doctor's line: whether MPI is built in (and its library), and whether a
+// launcher started this process (then this rank, of how many, on which node).
+std::string cluster_doctor_line();
 
 // The node name of this process: DS_NODE_NAME, else gethostname().
 std::string node_name();

@@ -45,6 +45,14 @@ class MpiCluster : public Cluster {
     return out != 0;
   }
 
+  int64_t from_rank0(int64_t value, int64_t timeout_ns, const std::string& what) override {
+    int64_t v = value;
+    MPI_Request req;
+    check(MPI_Ibcast(&v, 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &req), "MPI_Ibcast");
+    wait(req, timeout_ns, what);
+    return v;
+  }
+
   std::vector<std::string> gather(const std::string& bytes, int64_t timeout_ns) override {
     int len = static_cast<int>(bytes.size());
     std::vector<int> lens(rank_ == 0 ? static_cast<size_t>(size_) : 0);
@@ -131,6 +139,18 @@ ClusterSession::~ClusterSession() {
   if (exit_code_ == 130) return;  // a signal: the others may be gone, so no collective finalize
   if (broken) MPI_Abort(MPI_COMM_WORLD, exit_code_ != 0 ? exit_code_ : 1);
   MPI_Finalize();
+}
+
+// MPI_Get_library_version may be called before MPI_Init (MPI-3).
+std::string mpi_library_version() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (MPI_Get_library_version(buf, &len) != MPI_SUCCESS) return "";
+  std::string v(buf, static_cast<size_t>(len > 0 ? len : 0));
+  const size_t end = v.find_first_of("\r\n");
+  if (end != std::string::npos) v.resize(end);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\0')) v.pop_back();
+  return v;
 }
 
 }  // namespace ds

@@ -12,4 +12,6 @@ ClusterSession::ClusterSession(int*, char***) {
 
 ClusterSession::~ClusterSession() = default;
 
+std::string mpi_library_version() { return ""; }
+
 }  // namespace ds

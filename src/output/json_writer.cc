@@ -105,6 +105,7 @@ json result_json(const CaseResult& r, bool workload) {
                       {"expected_bytes", d.expected},
                       {"percent", found ? json(pct) : json(nullptr)},
                       {"below_95", found ? json(pct < 95.0) : json(nullptr)}});
+      if (!d.direction.empty()) devs.back()["direction"] = d.direction;  // aio_mixed: written, read
     }
     j["device_io"] = devs;
   }

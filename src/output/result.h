@@ -54,6 +54,9 @@ struct CaseResult {
     std::string device;  // empty: none found (then `why`)
     std::string why;
     uint64_t bytes = 0, expected = 0;
+    // "written" or "read" where a result moves both ways (aio_mixed: one entry
+    // each); empty: the result's one direction (aio_dump written, aio_load read).
+    std::string direction;
   };
   std::vector<DeviceIo> device_io;
   // aio --workers > 1: each worker's own bandwidth (its bytes / its own measured

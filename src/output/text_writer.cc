@@ -106,7 +106,8 @@ std::string format_kv_load_line(const CaseResult& r) {
   char line[256];
   if (r.name.rfind("aio_", 0) == 0) {  // one worker, one store: no cards to count
     std::snprintf(line, sizeof line, "  KV %s per request: %.3f ms (%s avg); %.3f ms end to end (GroupWall avg)\n",
-                  r.name == "aio_dump" ? "dump" : "load", r.stage(r.measured).avg / 1e6, r.measured.c_str(),
+                  r.name == "aio_dump" ? "dump" : r.name == "aio_mixed" ? "mixed epoch" : "load",
+                  r.stage(r.measured).avg / 1e6, r.measured.c_str(),
                   r.stage("Wall").avg / 1e6);
     return line;
   }
@@ -118,11 +119,12 @@ std::string format_kv_load_line(const CaseResult& r) {
 
 namespace {
 
-// aio: `  Device vda: written 4.00 GiB of 4.00 GiB (100.0%)`, one per device.
+// aio: `  Device vda: written 4.00 GiB of 4.00 GiB (100.0%)`, one per device (and
+// per direction where a result moves both ways: aio_mixed).
 std::string format_device_lines(const CaseResult& r) {
   std::string out;
-  const char* verb = r.name == "aio_dump" ? "written" : "read";
   for (const CaseResult::DeviceIo& d : r.device_io) {
+    const std::string verb = !d.direction.empty() ? d.direction : r.name == "aio_dump" ? "written" : "read";
     if (d.device.empty()) {
       out += std::string("  Device: not found (") + d.why + "): cannot show that the disk was " + verb + "\n";
       continue;
@@ -186,7 +188,7 @@ std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::ve
     out += std::string(i ? ";" : "") + with_label(labels[i]) + " min " + gib(*mm.first) + " / median " + gib(median[i]) +
            " / max " + gib(*mm.second) + " GiB/s";
   }
-  return out + " over " + std::to_string(nodes.size()) + " nodes\n";
+  return out + " over " + std::to_string(nodes.size()) + (nodes.size() == 1 ? " node\n" : " nodes\n");
 }
 
 void TextWriter::nodes(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) {

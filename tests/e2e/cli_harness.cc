@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <grp.h>
@@ -52,6 +53,18 @@ bool nobody_can_run(const std::map<std::string, std::string>& env) {
 }
 
 }  // namespace
+
+bool direct_io_works(const std::string& dir) {
+  const std::string f = dir + "/odirect-probe";
+  const int fd = open(f.c_str(), O_CREAT | O_WRONLY | O_DIRECT, 0644);
+  if (fd < 0) return false;
+  void* buf = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const bool ok = buf != MAP_FAILED && pwrite(fd, buf, 4096, 0) == 4096;
+  if (buf != MAP_FAILED) munmap(buf, 4096);
+  close(fd);
+  unlink(f.c_str());
+  return ok;
+}
 
 std::string unprivileged_mode(const std::map<std::string, std::string>& env) {
   return nobody_can_run(env) ? "uid 65534" : "without CAP_IPC_LOCK";

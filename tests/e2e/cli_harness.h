@@ -40,6 +40,9 @@ std::vector<int> child_pids(int pid);
 // Reads a whole file.
 std::string slurp(const std::string& path);
 
+// Whether a 4 KiB O_DIRECT write works in `dir` (a probe file, removed).
+bool direct_io_works(const std::string& dir);
+
 // Entries of /dev/shm named by dev-sandbox (dev-sandbox-<pid>-<n>) whose
 // process is gone: leftovers. Live runs of other tests are not counted.
 std::vector<std::string> our_shm_entries();

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_harness.h"
+
 namespace dstest {
 namespace disk {
 
@@ -52,19 +54,6 @@ inline bool is_tmpfs(const std::string& path) {
   return statfs(path.c_str(), &st) == 0 && static_cast<long>(st.f_type) == kTmpfsMagic;
 }
 
-// Whether a 4 KiB O_DIRECT write works in `dir`.
-inline bool direct_io_works(const std::string& dir) {
-  const std::string f = dir + "/odirect-probe";
-  const int fd = open(f.c_str(), O_CREAT | O_WRONLY | O_DIRECT, 0644);
-  if (fd < 0) return false;
-  void* buf = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  const bool ok = buf != MAP_FAILED && pwrite(fd, buf, 4096, 0) == 4096;
-  if (buf != MAP_FAILED) munmap(buf, 4096);
-  close(fd);
-  unlink(f.c_str());
-  return ok;
-}
-
 // A fresh directory on a disk filesystem that does O_DIRECT (the build tree,
 // else /var/tmp); empty when there is none.
 inline std::string disk_base() {
@@ -72,7 +61,7 @@ inline std::string disk_base() {
     for (const std::string cand : {std::string(DS_AIO_TEST_BASE), std::string("/var/tmp")}) {
       std::string tmpl = cand + "/aio-e2e-XXXXXX";
       if (!mkdtemp(&tmpl[0])) continue;
-      if (!is_tmpfs(tmpl) && direct_io_works(tmpl)) return tmpl;
+      if (!is_tmpfs(tmpl) && dstest::direct_io_works(tmpl)) return tmpl;  // cli_harness.h
       rmdir(tmpl.c_str());
     }
     return std::string();

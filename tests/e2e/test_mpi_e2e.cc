@@ -25,15 +25,18 @@ namespace {
 
 // mpiexec, one app context per rank (MPMD) so each gets its own DS_NODE_NAME and,
 // where given, its own arguments.
-std::vector<std::string> mpi_command(const std::vector<std::vector<std::string>>& per_rank) {
+// `one_node`: every rank gets DS_NODE_NAME=node0 (ranks sharing a node and its disk).
+std::vector<std::string> mpi_command(const std::vector<std::vector<std::string>>& per_rank, bool one_node = false) {
   // OpenMPI follows its SIGTERM to the other ranks with SIGKILL after 1 s by
   // default; 10 s lets a rank on this loaded test machine finish its cleanup
-  // (README "Across nodes (MPI)" recommends the same).
+  // (README "Across nodes (MPI)" recommends the same). Shared-memory messages go
+  // without cross-memory attach, which containers without ptrace rights refuse.
   std::vector<std::string> cmd = {DS_MPIEXEC, "--oversubscribe", "--allow-run-as-root",
-                                  "--mca", "odls_base_sigkill_timeout", "10"};
+                                  "--mca", "odls_base_sigkill_timeout", "10",
+                                  "--mca", "btl_vader_single_copy_mechanism", "none"};
   for (size_t r = 0; r < per_rank.size(); ++r) {
     if (r) cmd.push_back(":");
-    cmd.insert(cmd.end(), {"-np", "1", "env", "DS_NODE_NAME=node" + std::to_string(r), DS_BINARY});
+    cmd.insert(cmd.end(), {"-np", "1", "env", "DS_NODE_NAME=node" + std::to_string(one_node ? 0 : r), DS_BINARY});
     cmd.insert(cmd.end(), per_rank[r].begin(), per_rank[r].end());
   }
   return cmd;
@@ -73,10 +76,10 @@ std::string temp_dir() {
   return base;
 }
 
-RunResult run_ranks(const std::vector<std::vector<std::string>>& per_rank, int seconds = 60) {
+RunResult run_ranks(const std::vector<std::vector<std::string>>& per_rank, int seconds = 60, bool one_node = false) {
   const std::string dir = temp_dir();
   RunResult r;
-  const pid_t pid = spawn(mpi_command(per_rank), dir + "/out", dir + "/err");
+  const pid_t pid = spawn(mpi_command(per_rank, one_node), dir + "/out", dir + "/err");
   r.exit_code = wait_for(pid, seconds);
   r.out = dstest::slurp(dir + "/out");
   r.err = dstest::slurp(dir + "/err");
@@ -165,6 +168,108 @@ TEST(MpiAio, PerRankFilesValidatedWithNodeLines) {
   EXPECT_EQ(entries(ws), 0u);
   rmdir(ws.c_str());
   rmdir(ws.substr(0, ws.size() - 3).c_str());
+}
+
+
+// --files shared: one file set; 7 shards over 3 ranks dump shares of 2, 2 and 3
+// (contiguous), every rank loads all 7 and --validate checks every shard by its
+// global index; rank 0 removes the set (and the workspace it made) at the end.
+TEST(MpiAio, SharedFilesValidatedWithLibaio) {
+  const std::string base = temp_dir();
+  if (!dstest::direct_io_works(base)) {
+    rmdir(base.c_str());
+    GTEST_SKIP() << "no O_DIRECT in " << base;
+  }
+  const std::string ws = base + "/kv";
+  const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "7",
+                                         "--epoch-number", "2", "--validate", "--files", "shared",
+                                         "--engine", "libaio", "--format", "json"};
+  const RunResult run = run_ranks(same(3, args));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json doc = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << run.out;
+  ASSERT_EQ(doc["results"].size(), 2u);
+  const json& dump = doc["results"][0];
+  const json& load = doc["results"][1];
+  EXPECT_EQ(dump["name"], "aio_dump");
+  EXPECT_EQ(dump["count"], 7) << "every shard dumped once, by one rank";
+  EXPECT_EQ(load["count"], 3 * 7) << "every rank loads every shard";
+  EXPECT_EQ(dump["validated"], true);
+  EXPECT_EQ(load["validated"], true);
+  EXPECT_EQ(dump["from"], "sim::mmap::all");
+  ASSERT_EQ(doc["nodes"].size(), 3u);
+  const int share[3] = {2, 2, 3};
+  for (size_t n = 0; n < 3; ++n) {
+    EXPECT_EQ(doc["nodes"][n]["results"][0]["count"], share[n]) << n;
+    EXPECT_EQ(doc["nodes"][n]["results"][1]["count"], 7) << n;
+  }
+  expect_aggregate_consistent(doc, 3);
+  EXPECT_EQ(entries(ws), 0u) << "shard files left in " << ws;
+  struct stat st;
+  EXPECT_NE(stat(ws.c_str(), &st), 0) << "rank 0 made " << ws << " and removes it";
+  rmdir(ws.c_str());
+  rmdir(base.c_str());
+}
+
+// Two ranks on one node and disk, --mix 2: the mixed block has both Device lines
+// (written and read), each the node's ranks' expected bytes summed, in text and
+// JSON; the node's JSON result carries both ranks' numa placement.
+TEST(MpiAio, MixedBlockOnOneNodeShowsBothDirections) {
+  const std::string base = temp_dir();
+  const std::string ws = base + "/kv";
+  const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+                                         "--epoch-number", "2", "--mix", "2", "--validate", "--buffered"};
+  const RunResult text = run_ranks(same(2, args), 60, true);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t mixed = text.out.find("[[ aio_mixed ]]");
+  ASSERT_NE(mixed, std::string::npos) << text.out;
+  const std::string block = text.out.substr(mixed, text.out.find("[validation] aio_mixed", mixed) - mixed);
+  // "  Device vda: written ..." then "... read ..." (or "  Device: not found (...): ... was written").
+  std::vector<std::string> devices;
+  for (size_t at = block.find("\n  Device"); at != std::string::npos; at = block.find("\n  Device", at + 1))
+    devices.push_back(block.substr(at + 1, block.find('\n', at + 1) - at - 1));
+  ASSERT_EQ(devices.size(), 2u) << block;
+  EXPECT_TRUE(devices[0].find(": written ") != std::string::npos || devices[0].find("was written") != std::string::npos)
+      << devices[0];
+  EXPECT_TRUE(devices[1].find(": read ") != std::string::npos || devices[1].find("was read") != std::string::npos)
+      << devices[1];
+  EXPECT_NE(text.out.find("over 1 node\n"), std::string::npos) << text.out;
+
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const RunResult j = run_ranks(same(2, json_args), 60, true);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json doc = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  ASSERT_EQ(doc["results"].size(), 3u);
+  const json& agg = doc["results"][2];
+  EXPECT_EQ(agg["name"], "aio_mixed");
+  EXPECT_EQ(agg["count"], 2 * 8 * 3) << "two ranks, 1 + 2 sweeps of 8 shards";
+  ASSERT_EQ(agg["device_io"].size(), 2u) << agg.dump();
+  EXPECT_EQ(agg["device_io"][0]["direction"], "written");
+  EXPECT_EQ(agg["device_io"][1]["direction"], "read");
+  const uint64_t sweep = 2ull * 8 * 64 * 1024 * 2;  // two ranks' 8 shards, two epochs
+  EXPECT_EQ(agg["device_io"][0]["expected_bytes"], sweep);
+  EXPECT_EQ(agg["device_io"][1]["expected_bytes"], 2 * sweep);
+  ASSERT_EQ(doc["nodes"].size(), 1u);
+  EXPECT_EQ(doc["nodes"][0]["ranks"], json({0, 1}));
+  for (const json& r : doc["nodes"][0]["results"]) {
+    ASSERT_TRUE(r.contains("numa")) << r.dump();
+    EXPECT_EQ(r["numa"]["workers"].size(), 2u) << "both ranks' workers";
+  }
+  EXPECT_EQ(entries(ws), 0u);
+  rmdir(ws.c_str());
+  rmdir(base.c_str());
+}
+
+// doctor says whether MPI is built in and whether a launcher started it.
+TEST(MpiDoctor, SaysMpiAndLauncher) {
+  const RunResult alone = dstest::run_tool({"doctor"});
+  EXPECT_NE(alone.out.find("across nodes (MPI): built in (Open MPI"), std::string::npos) << alone.out;
+  EXPECT_NE(alone.out.find("; not under a launcher (one process)\n"), std::string::npos) << alone.out;
+  const RunResult ranks = run_ranks(same(2, {"doctor"}));
+  EXPECT_EQ(count_of(ranks.out, "; under a launcher: rank 0 of 2 on node node0\n"), 1u) << ranks.out;
+  EXPECT_EQ(count_of(ranks.out, "; under a launcher: rank 1 of 2 on node node1\n"), 1u) << ranks.out;
 }
 
 TEST(MpiAio, ARankThatFailsStopsEveryRankAndRankZeroNamesIt) {

@@ -102,20 +102,38 @@ TEST(Watchdog, StoppedThreadCaseEndsTheRun) {
   expect_all_gone(s.children);
 }
 
-TEST(Watchdog, StoppedAioWorkerEndsTheRunAndTheWorkspaceIsRemoved) {
-  const std::string ws = "/dev/shm/ds-watchdog-aio-" + std::to_string(getpid());
-  const Stalled s = stop_a_child("wd-aio",
-                                 {"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--io-size", "64K",
-                                  "--io-number", "64", "--epoch-number", "1000000", "--iodepth", "4", "--timeout",
-                                  "2"},
-                                 1, 0);
+// aio in a fresh /dev/shm workspace (--buffered, --timeout 2) with `args` added,
+// its child `which` of `children` stopped: exit 1 within the timeout and a few
+// seconds naming `named` and the epoch; every child gone, the workspace removed and
+// nothing else left in /dev/shm.
+static void expect_stopped_aio_worker_named(const std::string& tag, const std::vector<std::string>& args,
+                                            size_t children, size_t which, const std::string& named) {
+  const std::string ws = "/dev/shm/ds-" + tag + "-" + std::to_string(getpid());
+  const auto before = our_shm_entries();
+  std::vector<std::string> cmd = {"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--io-size", "64K",
+                                  "--epoch-number", "1000000", "--iodepth", "4", "--timeout", "2"};
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  const Stalled s = stop_a_child(tag, cmd, children, which);
   EXPECT_EQ(s.code, 1) << s.err;
   EXPECT_LT(s.seconds, 2 + 5.0);
-  EXPECT_NE(s.err.find("aio_dump worker 0: no progress for 2 s "), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find(named + ": no progress for 2 s "), std::string::npos) << s.err;
   EXPECT_NE(s.err.find(" epoch "), std::string::npos) << s.err;
   expect_all_gone(s.children);
   struct stat st;
   EXPECT_NE(stat(ws.c_str(), &st), 0) << "the workspace the run created was left behind";
+  EXPECT_EQ(our_shm_entries(), before);
+}
+
+TEST(Watchdog, StoppedAioWorkerEndsTheRunAndTheWorkspaceIsRemoved) {
+  expect_stopped_aio_worker_named("wd-aio", {"--io-number", "64"}, 1, 0, "aio_dump worker 0");
+}
+
+// With --workers 2 (forked workers, each its own files) in a mixed phase: the
+// stopped worker is named (stopped during its I/O or at the barrier that starts an
+// epoch), every process ends and both workers' files and the workspace are removed.
+TEST(Watchdog, StoppedAioWorkerOfTwoIsNamedAndNothingIsLeft) {
+  expect_stopped_aio_worker_named("wd-aio2", {"--io-number", "32", "--workers", "2", "--phases", "mix", "--mix", "2"},
+                                  2, 1, "aio_mixed worker 1");
 }
 
 TEST(Watchdog, TimeoutValues) {

@@ -29,6 +29,7 @@ class SlowCluster : public ds::Cluster {
     return !failed_;
   }
   std::vector<std::string> gather(const std::string& b, int64_t) override { return {b}; }
+  int64_t from_rank0(int64_t v, int64_t, const std::string&) override { return v; }
   bool failed() const override { return failed_; }
   bool broken() const override { return false; }
   std::vector<int64_t> ends;
