@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <thread>
@@ -308,7 +310,7 @@ TEST(LoadFailures, AFailingCopyNamesCardBlockAndCall) {
 }
 
 // The ascend backend through the AscendCL and runtime doubles: CE copies and the
-// FFTS+ direct path, validated (its query falls back to waiting for the stream).
+// FFTS+ direct path, validated.
 TEST(LoadBackends, AscendDoublesValidateCeAndDirectPath) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::map<std::string, std::string> env = {
@@ -325,6 +327,31 @@ TEST(LoadBackends, AscendDoublesValidateCeAndDirectPath) {
     EXPECT_EQ(x["validated"], true);
     EXPECT_FALSE(exists(ws));
   }
+}
+
+// On ascend a staging buffer is free again when aclrtQueryEventStatus says its copies
+// completed. The double's copies take 50 us per KiB (3.2 ms a block) and run on the
+// stream thread from the staging buffer, so a query that said "complete" too early
+// would let the next read overwrite a buffer still being copied: validation fails.
+TEST(LoadBackends, AscendStagingWaitsForQueryEventStatus) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string log = ::testing::TempDir() + unique_name("acl-log");
+  const std::map<std::string, std::string> env = {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE},
+                                                  {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE},
+                                                  {"DS_ACL_DOUBLE_DEVICES", "2"},
+                                                  {"DS_ACL_DOUBLE_COPY_NS_PER_KIB", "50000"},
+                                                  {"DS_ACL_DOUBLE_LOG", log}};
+  const std::string ws = disk_base() + "/" + unique_name("aclq");
+  JsonRun r = run_json({"load", "--backend", "ascend", "--workspace", ws, "-s", "64K", "-n", "8", "-d", "1", "-i",
+                        "1", "--warmup", "0", "--staging", "2", "--streams", "2", "--validate"},
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.result("load")["validated"], true);
+  std::ifstream in(log);
+  const std::string calls((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(calls, "aclrtQueryEventStatus")) << "the pipeline never polled an event";
+  std::remove(log.c_str());
+  EXPECT_FALSE(exists(ws));
 }
 
 // A long run: its files laid out and its workers running.

@@ -152,6 +152,13 @@ enum aclrtMemLocationType : int {
 constexpr uint32_t ACL_EVENT_TIME_LINE = 0x00000008u;
 constexpr uint32_t ACL_EVENT_SYNC = 0x00000001u;
 
+// aclrtEventRecordedStatus (CANN docs, aclrtQueryEventStatus): NOT_READY also covers an
+// event whose record was not executed because an earlier task failed.
+enum aclrtEventRecordedStatus : int {
+  ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+  ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
+};
+
 struct aclrtMemLocation {
   uint32_t id;
   aclrtMemLocationType type;
@@ -331,6 +338,8 @@ using aclrtCreateEventExWithFlag_t = aclError (*)(aclrtEvent*, uint32_t);
 using aclrtResetEvent_t = aclError (*)(aclrtEvent, aclrtStream);
 using aclrtRecordEvent_t = aclError (*)(aclrtEvent, aclrtStream);
 using aclrtEventElapsedTime_t = aclError (*)(float*, aclrtEvent, aclrtEvent);
+// aclrtQueryEventStatus(event, aclrtEventRecordedStatus* status): the enum below.
+using aclrtQueryEventStatus_t = aclError (*)(aclrtEvent, int*);
 using aclrtDestroyEvent_t = aclError (*)(aclrtEvent);
 using aclrtMemcpy_t = aclError (*)(void*, size_t, const void*, size_t, aclrtMemcpyKind);
 using aclrtMemcpyAsync_t = aclError (*)(void*, size_t, const void*, size_t, aclrtMemcpyKind,

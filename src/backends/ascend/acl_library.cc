@@ -126,6 +126,7 @@ AclLibrary open_libraries() {
   bind(handle, "aclrtDeviceCanAccessPeer", lib.aclrtDeviceCanAccessPeer);
   bind(handle, "aclrtDeviceEnablePeerAccess", lib.aclrtDeviceEnablePeerAccess);
   bind(handle, "aclrtStreamWaitEvent", lib.aclrtStreamWaitEvent);
+  bind(handle, "aclrtQueryEventStatus", lib.aclrtQueryEventStatus);
   bind(handle, "aclrtSubscribeReport", lib.aclrtSubscribeReport);
   bind(handle, "aclrtUnSubscribeReport", lib.aclrtUnSubscribeReport);
   bind(handle, "aclrtProcessReport", lib.aclrtProcessReport);

@@ -50,6 +50,7 @@ struct AclLibrary {
   aclrtDeviceCanAccessPeer_t aclrtDeviceCanAccessPeer = nullptr;
   aclrtDeviceEnablePeerAccess_t aclrtDeviceEnablePeerAccess = nullptr;
   aclrtStreamWaitEvent_t aclrtStreamWaitEvent = nullptr;
+  aclrtQueryEventStatus_t aclrtQueryEventStatus = nullptr;  // load: a staging buffer's copies done?
   // Host callbacks on a stream: the stream start gate's hold.
   aclrtSubscribeReport_t aclrtSubscribeReport = nullptr;
   aclrtUnSubscribeReport_t aclrtUnSubscribeReport = nullptr;

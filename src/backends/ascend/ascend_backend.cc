@@ -18,6 +18,7 @@
 #include "backend/prepared_lists.h"
 #include "backends/ascend/acl_api.h"
 #include "backends/ascend/acl_library.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/futex.h"
 #include "core/sysinfo.h"
@@ -27,6 +28,9 @@
 namespace ds {
 
 namespace {
+
+// query(): how long an event may read NOT_READY before its stream is waited for.
+constexpr int64_t kQuerySettleNs = 1000000000LL;
 
 using namespace acl;
 
@@ -157,6 +161,7 @@ class AscendEvent : public Event {
   bool reusable() const { return reusable_; }
 
   AscendStream* last_stream = nullptr;  // where it was last recorded
+  int64_t recorded_ns = 0;              // when (monotonic), for query()
   aclrtEvent twin_ = nullptr;           // the same moment, recorded on the timing stream
   bool twin_valid = false;              // twin_ belongs to the last record
 
@@ -447,6 +452,7 @@ class AscendDevice : public Device {
     AscendStream& st = stream_of(s);
     lib_.check(lib_.aclrtRecordEvent(ev.handle(), st.handle()), "aclrtRecordEvent", where_);
     ev.last_stream = &st;
+    ev.recorded_ns = now_ns();
     ev.twin_valid = false;
     const size_t copy_streams = streams_->size() - (timeline_ ? 1 : 0);
     if (copy_streams < 2 || !ev.sync()) return;
@@ -474,6 +480,22 @@ class AscendDevice : public Device {
     AscendStream& st = stream_of(s);
     lib_.check(lib_.aclrtSynchronizeStream(st.handle()), "aclrtSynchronizeStream", where_);
     st.completed();  // after handle(): the stream is clean now
+  }
+
+  // aclrtQueryEventStatus where the runtime has it (not one of the calls that events of
+  // aclrtCreateEventExWithFlag exclude); else the default (wait for the stream). Its
+  // NOT_READY cannot tell a copy still running from one that failed before the record,
+  // so an event not complete a second after its record is settled by waiting for its
+  // stream, which returns the failure if there was one.
+  bool query(Event& e, Stream& s) override {
+    AscendEvent& ev = event_of(e);
+    if (!lib_.aclrtQueryEventStatus) return Device::query(e, s);
+    int status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    lib_.check(lib_.aclrtQueryEventStatus(ev.handle(), &status), "aclrtQueryEventStatus", where_);
+    if (status == ACL_EVENT_RECORDED_STATUS_COMPLETE) return true;
+    if (now_ns() - ev.recorded_ns < kQuerySettleNs) return false;
+    synchronize(s);
+    return true;
   }
 
   int64_t elapsed_ns(Event& from, Event& to) override {

@@ -982,6 +982,18 @@ aclError aclrtStreamWaitEvent(void* stream, void* event) {
   return dsdouble::kSuccess;
 }
 
+// Complete when the stream has reached the event's latest record (never recorded:
+// not ready, as the CANN docs say).
+aclError aclrtQueryEventStatus(void* event, int* status) {
+  log_call("aclrtQueryEventStatus", fmt("event=%p", event));
+  if (aclError rc = enter("aclrtQueryEventStatus", false)) return rc;
+  if (!status) return fail(dsdouble::kInvalidParam, "aclrtQueryEventStatus: status is null");
+  DEvent* e = static_cast<DEvent*>(event);
+  std::lock_guard<std::mutex> lock(e->mu);
+  *status = e->recorded > 0 && e->reached >= e->recorded ? 1 : 0;
+  return dsdouble::kSuccess;
+}
+
 aclError aclrtEventElapsedTime(float* ms, void* start, void* end) {
   log_call("aclrtEventElapsedTime", fmt("start=%p end=%p", start, end));
   if (aclError rc = enter("aclrtEventElapsedTime", false)) return rc;
