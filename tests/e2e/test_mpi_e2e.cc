@@ -136,6 +136,24 @@ void expect_aggregate_consistent(const json& doc, size_t nodes) {
   }
 }
 
+// `args` with --format json on 3 ranks: rank 0's document (null when the run
+// failed or its output is not JSON, each a test failure).
+json run_ranks_json(const std::vector<std::string>& args) {
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const RunResult j = run_ranks(same(3, json_args));
+  EXPECT_EQ(j.exit_code, 0) << j.err;
+  const json doc = json::parse(j.out, nullptr, false);
+  EXPECT_FALSE(doc.is_discarded()) << j.out;
+  return j.exit_code == 0 && !doc.is_discarded() ? doc : json();
+}
+
+// One "  Node nodeR (rank R): " line per rank of 3 in rank 0's text.
+void expect_node_lines(const std::string& out) {
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(count_of(out, "  Node node" + std::to_string(r) + " (rank " + std::to_string(r) + "): "), 1u) << out;
+}
+
 TEST(MpiAio, PerRankFilesValidatedWithNodeLines) {
   const std::string ws = temp_dir() + "/kv";
   const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
@@ -153,12 +171,8 @@ TEST(MpiAio, PerRankFilesValidatedWithNodeLines) {
   EXPECT_NE(text.out.find("  Nodes: dump min "), std::string::npos) << text.out;
   EXPECT_EQ(entries(ws), 0u) << "shard files left in " << ws;
 
-  std::vector<std::string> json_args = args;
-  json_args.insert(json_args.end(), {"--format", "json"});
-  const RunResult j = run_ranks(same(3, json_args));
-  ASSERT_EQ(j.exit_code, 0) << j.err;
-  const json doc = json::parse(j.out, nullptr, false);
-  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  const json doc = run_ranks_json(args);
+  ASSERT_FALSE(doc.is_null());
   ASSERT_EQ(doc["results"].size(), 2u);
   for (const json& r : doc["results"]) {
     EXPECT_EQ(r["validated"], true);
@@ -351,16 +365,10 @@ void expect_copy_across_ranks(const std::vector<std::string>& args) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_EQ(count_of(text.out, "[validation] "), 1u) << text.out;
   EXPECT_EQ(count_of(text.out, " PASS"), 1u) << text.out;
-  for (int r = 0; r < 3; ++r)
-    EXPECT_EQ(count_of(text.out, "  Node node" + std::to_string(r) + " (rank " + std::to_string(r) + "): "), 1u)
-        << text.out;
+  expect_node_lines(text.out);
   EXPECT_NE(text.out.find("  Nodes: min "), std::string::npos) << text.out;
-  std::vector<std::string> json_args = args;
-  json_args.insert(json_args.end(), {"--format", "json"});
-  const RunResult j = run_ranks(same(3, json_args));
-  ASSERT_EQ(j.exit_code, 0) << j.err;
-  const json doc = json::parse(j.out, nullptr, false);
-  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  const json doc = run_ranks_json(args);
+  ASSERT_FALSE(doc.is_null());
   ASSERT_EQ(doc["results"].size(), 1u);
   EXPECT_EQ(doc["results"][0]["validated"], true);
   EXPECT_EQ(doc["results"][0]["devices"], 3 * 2);
@@ -395,17 +403,11 @@ TEST(MpiLoad, ThreeRanksOnSimValidatedWithStagesCombined) {
   EXPECT_EQ(count_of(text.out, "[[ load ]]"), 1u) << "only rank 0 prints";
   EXPECT_EQ(count_of(text.out, "[validation] load PASS"), 1u) << text.out;
   EXPECT_EQ(count_of(text.out, "  Stages: disk alone "), 1u) << text.out;
-  for (int r = 0; r < 3; ++r)
-    EXPECT_EQ(count_of(text.out, "  Node node" + std::to_string(r) + " (rank " + std::to_string(r) + "): "), 1u)
-        << text.out;
+  expect_node_lines(text.out);
   EXPECT_EQ(entries(ws), 0u) << "block files left in " << ws;
 
-  std::vector<std::string> json_args = args;
-  json_args.insert(json_args.end(), {"--format", "json"});
-  const RunResult j = run_ranks(same(3, json_args));
-  ASSERT_EQ(j.exit_code, 0) << j.err;
-  const json doc = json::parse(j.out, nullptr, false);
-  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  const json doc = run_ranks_json(args);
+  ASSERT_FALSE(doc.is_null());
   ASSERT_EQ(doc["results"].size(), 1u);
   const json& agg = doc["results"][0];
   EXPECT_EQ(agg["validated"], true);
