@@ -43,7 +43,7 @@ CopyParams parse_copy_params(const CopyOptionText& t);
 // --submit-mode and --stream-start-gate, for the commands that offer them.
 void add_stream_options(CLI::App* app, CopyOptionText& t);
 
-// --numa auto|off and --numa-map (copy, quick mode, trans, aio); with
+// --numa auto|off and --numa-map (copy, quick mode, trans, aio, load); with
 // `shared_region` also --shm-numa-nodes (copy's shared-source cases).
 void add_numa_options(CLI::App* app, NumaOptionText& t, bool shared_region);
 // UsageError (exit 2, one line naming the option) for a malformed value.

@@ -12,6 +12,7 @@
 #include "app/model_options.h"
 #include "app/output_options.h"
 #include "backend/select.h"
+#include "cluster/across_ranks.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "load/load_measure.h"
@@ -76,6 +77,7 @@ LoadPlan parse_load(const LoadArgs& a0) {
   p.warmup = c.warmup;
   p.timeout_s = c.timeout_s;
   p.validate = c.validate;
+  p.numa_request = c.numa_request;
   p.engine = parse_engine(a.engine, false);
   p.iodepth = parse_depth("--iodepth", a.iodepth, 1);
   p.staging = parse_depth("--staging", a.staging, 0);
@@ -112,18 +114,35 @@ int run_load(const LoadArgs& a, const GlobalOptions& g) {
     std::cout << dry_run_text(*plan.workload, cmd, false);
     return 0;
   }
-  auto writer = make_writer(a.out, std::cout);
-  write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
+  // Measures on this process's cards into `w`; `begun` says when its header is out.
+  auto measure = [&](const LoadParams& params, ResultWriter& w, bool& begun, std::string& current) {
     const SelectedBackend selected = select_backend(g.backend);
-    measure_load(p, selected, *writer,
+    measure_load(params, selected, w,
                  [&] {
                    RunInfo info = run_info(selected, g.command_line);
                    if (plan.workload) attach_workload(info, *plan.workload);
-                   writer->begin(info);
+                   w.begin(info);
                    begun = true;
                  },
                  current);
-  });
+  };
+  Cluster& ranks = cluster();
+  if (ranks.multi()) {
+    // Across ranks: every rank loads to its node's cards; rank 0 writes.
+    LoadParams across = p;
+    across.cluster = &ranks;
+    return run_ranks_writing(
+        ranks, a.out,
+        [&](ResultWriter& mine) {
+          bool begun = false;
+          std::string current;
+          measure(across, mine, begun, current);
+        },
+        NodeLines::kPerResult, [](const CaseResult&) { return std::string(); });
+  }
+  auto writer = make_writer(a.out, std::cout);
+  write_or_record_failure(*writer, g.command_line,
+                          [&](bool& begun, std::string& current) { measure(p, *writer, begun, current); });
   return 0;
 }
 
@@ -172,6 +191,7 @@ Command add_load_command(CLI::App& root, GlobalOptions& global) {
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");
   add_timeout_option(c, a->params.timeout);
+  add_numa_options(c, a->params.numa, false);
   add_model_options(c, a->model, false);
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_load(*a, global); },

@@ -1,6 +1,7 @@
 #include "cluster/across_ranks.h"
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "core/interrupt.h"
@@ -18,6 +19,25 @@ void CollectingWriter::validation(const std::string& case_name, bool pass) {
       return;
     }
 }
+
+namespace {
+
+// `into`: per iteration the longest of the parts' `stage_of` (their iterations
+// started together), and its stats.
+void slowest_per_iteration(Stage& into, const std::vector<const CaseResult*>& parts,
+                           const std::function<const Stage*(const CaseResult&)>& stage_of) {
+  std::vector<int64_t> per_iteration = stage_of(*parts.front())->samples;
+  for (const CaseResult* p : parts) {
+    const std::vector<int64_t>& v = stage_of(*p)->samples;
+    if (v.size() != per_iteration.size())
+      throw RunError("internal: the ranks measured different iteration counts for " + p->name);
+    for (size_t i = 0; i < v.size(); ++i) per_iteration[i] = std::max(per_iteration[i], v[i]);
+  }
+  into.samples = per_iteration;
+  into.ns = compute_stats(per_iteration);
+}
+
+}  // namespace
 
 CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one_node) {
   if (parts.empty()) throw RunError("internal: no results to combine across ranks");
@@ -59,16 +79,27 @@ CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one
     if (p->validated && out.validated) out.validated = *out.validated && *p->validated;
     if (!p->validated) out.validated.reset();
   }
-  for (size_t s = 0; s < out.stages.size(); ++s) {
-    std::vector<int64_t> per_iteration = parts.front()->stages[s].samples;
+  for (size_t s = 0; s < out.stages.size(); ++s)
+    slowest_per_iteration(out.stages[s], parts, [s](const CaseResult& p) { return &p.stages[s]; });
+  if (out.load) {
+    // load's stages alone: as the pipelined passes (bytes summed, each round's
+    // time the slowest part's); the busy times: every card's of every part.
+    CaseResult::LoadStages& st = *out.load;
+    st.read_busy_samples.clear();
+    st.copy_busy_samples.clear();
+    for (const CaseResult* p : parts)
+      if (!p->load) throw RunError("internal: the ranks measured different things (" + out.name + " stages)");
+    slowest_per_iteration(st.disk_alone, parts, [](const CaseResult& q) { return &q.load->disk_alone; });
+    slowest_per_iteration(st.copy_alone, parts, [](const CaseResult& q) { return &q.load->copy_alone; });
     for (const CaseResult* p : parts) {
-      const std::vector<int64_t>& v = p->stages[s].samples;
-      if (v.size() != per_iteration.size())
-        throw RunError("internal: the ranks measured different iteration counts for " + out.name);
-      for (size_t i = 0; i < v.size(); ++i) per_iteration[i] = std::max(per_iteration[i], v[i]);
+      st.read_busy_samples.insert(st.read_busy_samples.end(), p->load->read_busy_samples.begin(),
+                                  p->load->read_busy_samples.end());
+      st.copy_busy_samples.insert(st.copy_busy_samples.end(), p->load->copy_busy_samples.begin(),
+                                  p->load->copy_busy_samples.end());
     }
-    out.stages[s].samples = per_iteration;
-    out.stages[s].ns = compute_stats(per_iteration);
+    st.read_busy = compute_stats(st.read_busy_samples);
+    st.copy_busy = compute_stats(st.copy_busy_samples);
+    out.set_load_figures();
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include "aio/io_loop.h"
 #include "aio/workspace_set.h"
 #include "cases/case_runner.h"
+#include "cluster/cluster.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -22,6 +23,7 @@
 #include "load/pipeline.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
+#include "runner/numa_plan.h"
 #include "runner/preflight.h"
 #include "runner/shared_mapping.h"
 #include "runner/timed_loop.h"
@@ -57,6 +59,7 @@ struct LoadSetup {
   BusyRecord* busy;                    // [card][iteration], shared with the children
   int loop_iterations;                 // warm-up included
   bool direct;
+  const NumaPlan& numa;                // card c's worker placed on c's node
 
   const CardFiles& files_of(int card) const { return sets.size() == 1 ? sets[0] : sets[static_cast<size_t>(card)]; }
 };
@@ -107,7 +110,7 @@ int write_whole(int fd, const std::string& path, const char* buf, uint64_t bytes
 // every iteration one pass of the round (pipelined, disk alone, copy alone).
 class LoadWorker : public LoopWorker {
  public:
-  LoadWorker(const LoadSetup& s, int card) : s_(s), card_(card), files_(s.files_of(card)) {
+  LoadWorker(const LoadSetup& s, int card) : placed_(s.numa, card), s_(s), card_(card), files_(s.files_of(card)) {
     const LoadParams& p = s.p;
     const unsigned k = p.staging_buffers();
     dev_ = s.backend.open_device(card);
@@ -120,6 +123,9 @@ class LoadWorker : public LoopWorker {
     char* host = static_cast<char*>(staging_->host_ptr());
     if (!host || reinterpret_cast<uintptr_t>(host) % kAlign != 0)
       throw RunError("the pinned staging buffers are not 4096-byte aligned, which O_DIRECT needs");
+    // First touched here, on the card's node's CPUs (untimed); where the pages are.
+    std::memset(host, 0, static_cast<size_t>(k * p.file_bytes()));
+    placed_.record().add_buffer("staging", host, static_cast<size_t>(k * p.file_bytes()));
     engine_ = make_io_engine(p.engine, p.iodepth);
     PipelineConfig c;
     c.device = dev_.get();
@@ -202,6 +208,7 @@ class LoadWorker : public LoopWorker {
 
   void finish() override { pipeline_.reset(); }
   uint64_t retries() const override { return short_reads_; }
+  const WorkerPlacement* placement() const override { return &placed_.record(); }
 
  private:
   // Every fragment of the region zeroed, so one the pass does not copy fails the check.
@@ -214,6 +221,7 @@ class LoadWorker : public LoopWorker {
     }
   }
 
+  PlacementScope placed_;  // first: the CPUs and memory policy its buffers are made under
   const LoadSetup& s_;
   int card_;
   const CardFiles& files_;
@@ -233,21 +241,11 @@ std::vector<int64_t> pass_samples(const std::vector<int64_t>& all, int pass) {
   return out;
 }
 
-double gib_s(uint64_t bytes, double avg_ns) {
-  return avg_ns > 0 ? static_cast<double>(bytes) / (avg_ns * 1e-9) / 1073741824.0 : 0.0;
-}
-
 }  // namespace
 
 unsigned LoadParams::staging_buffers() const {
   const uint64_t k = staging ? staging : iodepth;
   return static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(k, files())));
-}
-
-std::string stage_verdict(double disk, double copy, double pipelined) {
-  const double slower = std::min(disk, copy);
-  if (slower > 0 && pipelined >= kStageVerdictFraction * slower) return disk <= copy ? "disk" : "copy";
-  return "neither (overlap lost)";
 }
 
 void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWriter& writer,
@@ -258,6 +256,8 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
     throw RunError("--sdma true: the " + backend.name() + " backend has no direct path");
   if (p.sdma && !selected.probe.direct_unavailable.empty())
     throw RunError("--sdma true: " + selected.probe.direct_unavailable);
+  const NumaPlan numa = numa_plan_for(p.numa_request, selected);  // a node or device not there: UsageError
+  const bool across = p.cluster && p.cluster->multi();
   const unsigned k = p.staging_buffers();
   const auto d = static_cast<uint64_t>(p.devices);
   {
@@ -297,7 +297,9 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
       CardFiles& set = sets[c];
       set.owner = p.shared ? 0 : static_cast<int>(c);
       set.files = std::make_unique<ShardSet>(ws);
-      const std::string tag = p.shared ? "load" : "load-c" + std::to_string(c);
+      // Across ranks every rank its own files, named with its rank.
+      const std::string tag = (across ? "load-r" + std::to_string(p.cluster->rank()) : std::string("load")) +
+                              (p.shared ? "" : "-c" + std::to_string(c));
       for (size_t w = 0; w < nws; ++w) set.files->files.push_back(std::make_unique<ShardFiles>(ws.workspaces[w]->path(), tag));
       for (uint64_t b = 0; b < nfiles; ++b) {
         check_interrupted();
@@ -329,7 +331,7 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
   const int loop_iterations = rounds * kPasses;
   SharedMapping busy_map(sizeof(BusyRecord) * static_cast<size_t>(p.devices) * static_cast<size_t>(loop_iterations));
   auto* busy = static_cast<BusyRecord*>(busy_map.data());
-  const LoadSetup setup{p, backend, sets, busy, loop_iterations, direct};
+  const LoadSetup setup{p, backend, sets, busy, loop_iterations, direct, numa};
 
   const std::string copy_method = p.sdma ? backend.direct_method() : method_label(CopyMethod::kCeMultiStream, backend);
   CaseResult r;
@@ -368,6 +370,7 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
   shape.progress_bytes = p.layout.unit_bytes();
   shape.timeout_ns = static_cast<int64_t>(p.timeout_s) * 1000000000LL;
   shape.worker_name = "card";
+  shape.cluster = p.cluster;
   shape.running = "reads and copies in flight";
   shape.waiting = "reads and copies in flight";
   LoopHooks hooks;
@@ -404,13 +407,12 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
     }
   st.read_busy = compute_stats(read_busy);
   st.copy_busy = compute_stats(copy_busy);
-  st.disk_gib_s = gib_s(r.bytes, st.disk_alone.ns.avg);
-  st.copy_gib_s = gib_s(r.bytes, st.copy_alone.ns.avg);
-  st.pipelined_gib_s = r.bandwidth_gib_s();
-  const double slower = std::min(st.disk_gib_s, st.copy_gib_s);
-  st.percent_of_slower = slower > 0 ? 100.0 * st.pipelined_gib_s / slower : 0.0;
-  st.bottleneck = stage_verdict(st.disk_gib_s, st.copy_gib_s, st.pipelined_gib_s);
+  st.read_busy_samples = read_busy;
+  st.copy_busy_samples = copy_busy;
   r.load = st;
+  r.set_load_figures();
+  r.numa.mode = numa_mode_name(numa.mode);
+  r.numa.workers = loop.placements;
   if (p.validate) {
     r.validated = true;
     r.validate = "each";

@@ -18,8 +18,11 @@
 #include "backend/select.h"
 #include "layout/layout.h"
 #include "output/result.h"
+#include "topology/placement.h"
 
 namespace ds {
+
+class Cluster;
 
 struct LoadParams {
   std::vector<std::string> workspaces;  // --workspace, repeatable: files round-robin by file
@@ -40,6 +43,11 @@ struct LoadParams {
   bool validate = false;  // --validate: every card's region checked after every iteration
   bool buffered = false;  // --buffered: page-cache I/O where O_DIRECT is refused
   int timeout_s = 60;     // --timeout
+  NumaRequest numa_request;  // --numa, --numa-map: card c's worker and staging buffers on c's node
+  // Across ranks (src/cluster): every rank loads to its own node's cards from its
+  // own block files (named with its rank); each loop iteration starts on every
+  // rank together. Null, or a one-rank cluster: one process, as always.
+  Cluster* cluster = nullptr;
 
   uint64_t files() const { return layout.tasks() / tasks_per_file; }
   // One file's payload (its tasks' fragments back to back), and that rounded up to
@@ -48,12 +56,6 @@ struct LoadParams {
   uint64_t file_bytes() const { return (file_payload() + 4095) / 4096 * 4096; }
   unsigned staging_buffers() const;  // min(staging or iodepth, files())
 };
-
-// The verdict of the Stages line: the slower stage when the pipeline reaches at
-// least 90% of it (that stage is what to fix), else neither (the overlap is lost:
-// staging, depth or scheduling cost more than 10%).
-constexpr double kStageVerdictFraction = 0.90;
-std::string stage_verdict(double disk_gib_s, double copy_gib_s, double pipelined_gib_s);
 
 // Checks the devices and memory, sets up the workspaces and writes the shard
 // files (untimed), calls begin(), runs the iterations and hands the result (and

@@ -70,11 +70,15 @@ struct CaseResult {
   struct LoadStages {
     Stage disk_alone, copy_alone;  // per measured round, over the cards (slowest card)
     Stats read_busy, copy_busy;    // pipelined passes, every card's: time with >= 1 read / copy in flight
+    std::vector<int64_t> read_busy_samples, copy_busy_samples;  // what those were computed from
     double disk_gib_s = 0, copy_gib_s = 0, pipelined_gib_s = 0;
     double percent_of_slower = 0;  // pipelined / min(disk, copy) x 100
     std::string bottleneck;        // "disk", "copy", "neither (overlap lost)"
   };
   std::optional<LoadStages> load;
+  // load: the Stages line's figures (each stage's and the pipelined GiB/s, the
+  // percentage, the verdict) from bytes and the stages' averages.
+  void set_load_figures();
 
   // The named stage; all zero when there is none.
   const Stats& stage(const std::string& name) const;
@@ -124,5 +128,11 @@ class ResultWriter {
   virtual void nodes(const std::vector<NodeShare>& /*nodes*/, const std::vector<std::string>& /*labels*/) {}
   virtual void finish() = 0;
 };
+
+// The verdict of load's Stages line: the slower stage when the pipeline reaches at
+// least 90% of it (that stage is what to fix), else neither (the overlap is lost:
+// staging, depth or scheduling cost more than 10%).
+constexpr double kStageVerdictFraction = 0.90;
+std::string stage_verdict(double disk_gib_s, double copy_gib_s, double pipelined_gib_s);
 
 }  // namespace ds

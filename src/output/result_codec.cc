@@ -119,6 +119,7 @@ Stage stage_from(const json& j) {
 json load_to(const CaseResult::LoadStages& l) {
   return {{"disk_alone", stage_to(l.disk_alone)}, {"copy_alone", stage_to(l.copy_alone)},
           {"read_busy", stats_to(l.read_busy)},   {"copy_busy", stats_to(l.copy_busy)},
+          {"read_busy_samples", l.read_busy_samples}, {"copy_busy_samples", l.copy_busy_samples},
           {"disk_gib_s", l.disk_gib_s},           {"copy_gib_s", l.copy_gib_s},
           {"pipelined_gib_s", l.pipelined_gib_s}, {"percent_of_slower", l.percent_of_slower},
           {"bottleneck", l.bottleneck}};
@@ -129,6 +130,8 @@ CaseResult::LoadStages load_from(const json& j) {
   l.copy_alone = stage_from(j.at("copy_alone"));
   l.read_busy = stats_from(j.at("read_busy"));
   l.copy_busy = stats_from(j.at("copy_busy"));
+  l.read_busy_samples = j.at("read_busy_samples").get<std::vector<int64_t>>();
+  l.copy_busy_samples = j.at("copy_busy_samples").get<std::vector<int64_t>>();
   l.disk_gib_s = j.at("disk_gib_s");
   l.copy_gib_s = j.at("copy_gib_s");
   l.pipelined_gib_s = j.at("pipelined_gib_s");

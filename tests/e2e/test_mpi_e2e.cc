@@ -136,6 +136,24 @@ void expect_aggregate_consistent(const json& doc, size_t nodes) {
   }
 }
 
+// `args` with --format json on 3 ranks: rank 0's document (null when the run
+// failed or its output is not JSON, each a test failure).
+json run_ranks_json(const std::vector<std::string>& args) {
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  const RunResult j = run_ranks(same(3, json_args));
+  EXPECT_EQ(j.exit_code, 0) << j.err;
+  const json doc = json::parse(j.out, nullptr, false);
+  EXPECT_FALSE(doc.is_discarded()) << j.out;
+  return j.exit_code == 0 && !doc.is_discarded() ? doc : json();
+}
+
+// One "  Node nodeR (rank R): " line per rank of 3 in rank 0's text.
+void expect_node_lines(const std::string& out) {
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(count_of(out, "  Node node" + std::to_string(r) + " (rank " + std::to_string(r) + "): "), 1u) << out;
+}
+
 TEST(MpiAio, PerRankFilesValidatedWithNodeLines) {
   const std::string ws = temp_dir() + "/kv";
   const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
@@ -153,12 +171,8 @@ TEST(MpiAio, PerRankFilesValidatedWithNodeLines) {
   EXPECT_NE(text.out.find("  Nodes: dump min "), std::string::npos) << text.out;
   EXPECT_EQ(entries(ws), 0u) << "shard files left in " << ws;
 
-  std::vector<std::string> json_args = args;
-  json_args.insert(json_args.end(), {"--format", "json"});
-  const RunResult j = run_ranks(same(3, json_args));
-  ASSERT_EQ(j.exit_code, 0) << j.err;
-  const json doc = json::parse(j.out, nullptr, false);
-  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  const json doc = run_ranks_json(args);
+  ASSERT_FALSE(doc.is_null());
   ASSERT_EQ(doc["results"].size(), 2u);
   for (const json& r : doc["results"]) {
     EXPECT_EQ(r["validated"], true);
@@ -351,16 +365,10 @@ void expect_copy_across_ranks(const std::vector<std::string>& args) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_EQ(count_of(text.out, "[validation] "), 1u) << text.out;
   EXPECT_EQ(count_of(text.out, " PASS"), 1u) << text.out;
-  for (int r = 0; r < 3; ++r)
-    EXPECT_EQ(count_of(text.out, "  Node node" + std::to_string(r) + " (rank " + std::to_string(r) + "): "), 1u)
-        << text.out;
+  expect_node_lines(text.out);
   EXPECT_NE(text.out.find("  Nodes: min "), std::string::npos) << text.out;
-  std::vector<std::string> json_args = args;
-  json_args.insert(json_args.end(), {"--format", "json"});
-  const RunResult j = run_ranks(same(3, json_args));
-  ASSERT_EQ(j.exit_code, 0) << j.err;
-  const json doc = json::parse(j.out, nullptr, false);
-  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  const json doc = run_ranks_json(args);
+  ASSERT_FALSE(doc.is_null());
   ASSERT_EQ(doc["results"].size(), 1u);
   EXPECT_EQ(doc["results"][0]["validated"], true);
   EXPECT_EQ(doc["results"][0]["devices"], 3 * 2);
@@ -375,6 +383,68 @@ TEST(MpiCopy, QuickModeOnSimValidated) {
 TEST(MpiCopy, CopyCaseOnSimValidated) {
   expect_copy_across_ranks({"--backend", "sim", "copy", "-t", "one_share_host_to_all_device_ce_multi_stream", "-s",
                             "256K", "-n", "4", "-i", "4", "-d", "2", "--validate"});
+}
+
+}  // namespace
+
+namespace {
+
+// load across 3 ranks ("nodes"), 2 sim cards each, --validate: rank 0 prints one
+// aggregate (its Stages line from the three measurements combined) and a line per
+// node; JSON: the aggregate's stages alone combined as the pipelined pass (bytes
+// summed, each round's time the slowest node's), the files every rank made gone.
+TEST(MpiLoad, ThreeRanksOnSimValidatedWithStagesCombined) {
+  const std::string base = temp_dir();
+  const std::string ws = base + "/kv";
+  const std::vector<std::string> args = {"--backend", "sim", "load", "--workspace", ws, "-s", "64K", "-n", "8",
+                                         "-i", "3", "--warmup", "1", "-d", "2", "--validate", "--buffered"};
+  const RunResult text = run_ranks(same(3, args));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(count_of(text.out, "[[ load ]]"), 1u) << "only rank 0 prints";
+  EXPECT_EQ(count_of(text.out, "[validation] load PASS"), 1u) << text.out;
+  EXPECT_EQ(count_of(text.out, "  Stages: disk alone "), 1u) << text.out;
+  expect_node_lines(text.out);
+  EXPECT_EQ(entries(ws), 0u) << "block files left in " << ws;
+
+  const json doc = run_ranks_json(args);
+  ASSERT_FALSE(doc.is_null());
+  ASSERT_EQ(doc["results"].size(), 1u);
+  const json& agg = doc["results"][0];
+  EXPECT_EQ(agg["validated"], true);
+  EXPECT_EQ(agg["devices"], 3 * 2);
+  EXPECT_EQ(agg["count"], 3 * 2 * 8);
+  expect_aggregate_consistent(doc, 3);
+  // The stages alone: per round the slowest node's, so the aggregate's max is the
+  // largest node max and its avg at least the slowest node's avg; GiB/s = all
+  // bytes over it; the verdict by the documented rule on those figures.
+  const json& s = agg["load_stages"];
+  const double bytes = 3.0 * 2 * 8 * 65536;
+  for (const char* stage : {"disk_alone", "copy_alone"}) {
+    SCOPED_TRACE(stage);
+    double largest = 0, slowest_avg = 0;
+    for (const json& n : doc["nodes"]) {
+      const json& ns = n["results"][0]["load_stages"][std::string(stage) + "_us"];
+      largest = std::max(largest, ns["max"].get<double>());
+      slowest_avg = std::max(slowest_avg, ns["avg"].get<double>());
+    }
+    const json& as = s[std::string(stage) + "_us"];
+    EXPECT_DOUBLE_EQ(as["max"].get<double>(), largest);
+    EXPECT_GE(as["avg"].get<double>(), slowest_avg * (1 - 1e-9));
+    const double gib = bytes / (as["avg"].get<double>() * 1e-6) / 1073741824.0;
+    EXPECT_NEAR(s[std::string(stage) + "_gib_s"].get<double>(), gib, gib * 1e-6);
+  }
+  const double disk = s["disk_alone_gib_s"], copy = s["copy_alone_gib_s"], piped = s["pipelined_gib_s"];
+  EXPECT_DOUBLE_EQ(piped, agg["bandwidth_gib_s"].get<double>());
+  EXPECT_NEAR(s["percent_of_slower"].get<double>(), 100.0 * piped / std::min(disk, copy), 1e-6);
+  EXPECT_EQ(s["bottleneck"], piped >= 0.9 * std::min(disk, copy) ? (disk <= copy ? "disk" : "copy")
+                                                                 : "neither (overlap lost)");
+  // Busy times: every card's of every node.
+  double busy_max = 0;
+  for (const json& n : doc["nodes"]) busy_max = std::max(busy_max, n["results"][0]["load_stages"]["read_busy_us"]["max"].get<double>());
+  EXPECT_DOUBLE_EQ(s["read_busy_us"]["max"].get<double>(), busy_max);
+  EXPECT_EQ(entries(ws), 0u);
+  rmdir(ws.c_str());
+  rmdir(base.c_str());
 }
 
 }  // namespace

@@ -141,6 +141,58 @@ TEST(NumaE2e, AioWorkersArePlacedToo) {
   for (const json& res : json::parse(r.out)["results"]) expect_placed_on_node0(res["numa"], 2, true);
 }
 
+// load: each card's worker on its node, its pinned staging buffers' pages there.
+std::vector<std::string> load_args(const std::string& ws, std::vector<std::string> extra) {
+  std::vector<std::string> a = {"--backend", "sim", "load", "--workspace", ws, "-s", "64K", "-n", "8", "-i", "2",
+                                "--warmup", "1", "-d", "2", "--buffered", "--validate", "--format", "json"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST(NumaE2e, LoadCardsAndTheirStagingArePlaced) {
+  char dir[] = "/tmp/ds-numa-load-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string ws = std::string(dir) + "/ws";
+  RunResult r = run_tool(load_args(ws, {"--numa", "auto"}), kSim);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = json::parse(r.out)["results"][0];
+  EXPECT_EQ(res["validated"], true);
+  expect_placed_on_node0(res["numa"], 2, true);
+  for (const json& w : res["numa"]["workers"]) {
+    ASSERT_EQ(w["buffers"].size(), 1u);
+    EXPECT_EQ(w["buffers"][0]["what"], "staging");
+    // 8 staging buffers of 64 KiB, every page faulted in before timing.
+    EXPECT_EQ(w["buffers"][0]["pages"], (8 * 65536) / static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  }
+  EXPECT_EQ(res["numa"]["workers"][1]["device"], 1);
+
+  r = run_tool(load_args(ws, {"--numa", "off"}), kSim);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  res = json::parse(r.out)["results"][0];
+  EXPECT_EQ(res["numa"]["mode"], "off");
+  ASSERT_EQ(res["numa"]["workers"].size(), 2u);
+  for (const json& w : res["numa"]["workers"]) {
+    EXPECT_TRUE(w["node"].is_null());
+    EXPECT_EQ(w["cpus_pinned"], false);
+  }
+
+  r = run_tool(load_args(ws, {"--numa-map", "0:0,1:0"}), kSim);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_placed_on_node0(json::parse(r.out)["results"][0]["numa"], 2, true);
+
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--numa", "maybe"}, {"--numa-map", "0:7"}, {"--numa-map", "5:0"}, {"--numa-map", "zero"},
+           {"--numa", "off", "--numa-map", "0:0"}, {"--shm-numa-nodes", "0"}}) {
+    SCOPED_TRACE(extra[0] + " " + extra[1]);
+    r = run_tool(load_args(ws, extra), kSim);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(count_of(r.err, "\n"), 1u) << r.err;
+  }
+  EXPECT_NE(access(ws.c_str(), F_OK), 0) << "the workspace the tool made is left";
+  rmdir(ws.c_str());
+  rmdir(dir);
+}
+
 TEST(NumaE2e, BadInputIsExit2WithOneLine) {
   const std::vector<std::vector<std::string>> bad = {
       {"--numa", "maybe"},

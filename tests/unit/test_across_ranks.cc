@@ -105,6 +105,43 @@ TEST(AcrossRanks, AggregateIsAllBytesOverEachIterationsSlowest) {
   EXPECT_TRUE(agg.validated && *agg.validated);
 }
 
+// load: its stages alone combined as the pipelined pass, the busy times pooled,
+// the Stages line's figures recomputed from the combined bytes and times.
+ds::CaseResult load_part(uint64_t bytes, std::vector<int64_t> piped, std::vector<int64_t> disk,
+                         std::vector<int64_t> copy, std::vector<int64_t> busy) {
+  ds::CaseResult r = part(bytes, piped);
+  r.name = "load";
+  ds::CaseResult::LoadStages st;
+  st.disk_alone = {"DiskAlone", ds::compute_stats(disk), disk};
+  st.copy_alone = {"CopyAlone", ds::compute_stats(copy), copy};
+  st.read_busy_samples = st.copy_busy_samples = busy;
+  st.read_busy = st.copy_busy = ds::compute_stats(busy);
+  r.load = st;
+  r.set_load_figures();
+  return r;
+}
+
+TEST(AcrossRanks, LoadStagesAreCombinedAsThePipelinedPass) {
+  const uint64_t gib = 1ULL << 30;
+  // Rank a: 1 GiB, pipelined 1 s; rank b: 2 GiB. Per round the slowest.
+  const ds::CaseResult a = load_part(gib, {1000000000, 1000000000}, {900000000, 500000000}, {400000000, 400000000}, {7, 9}),
+                       b = load_part(2 * gib, {500000000, 2000000000}, {300000000, 1500000000}, {800000000, 200000000}, {5});
+  const ds::CaseResult agg = ds::combine_results({&a, &b}, false);
+  ASSERT_TRUE(agg.load.has_value());
+  const ds::CaseResult::LoadStages& s = *agg.load;
+  EXPECT_EQ(s.disk_alone.samples, (std::vector<int64_t>{900000000, 1500000000}));
+  EXPECT_EQ(s.copy_alone.samples, (std::vector<int64_t>{800000000, 400000000}));
+  EXPECT_DOUBLE_EQ(s.disk_gib_s, 3.0 / 1.2);  // 3 GiB over the avg of 0.9 s and 1.5 s
+  EXPECT_DOUBLE_EQ(s.copy_gib_s, 3.0 / 0.6);
+  EXPECT_DOUBLE_EQ(s.pipelined_gib_s, 3.0 / 1.5);  // rounds of 1 s and 2 s
+  EXPECT_DOUBLE_EQ(s.percent_of_slower, 100.0 * 2.0 / 2.5);
+  EXPECT_EQ(s.bottleneck, "neither (overlap lost)");  // 80% of the disk alone
+  EXPECT_EQ(s.read_busy_samples, (std::vector<int64_t>{7, 9, 5}));
+  EXPECT_EQ(s.read_busy.samples, 3u);
+  EXPECT_EQ(s.read_busy.max, 9);
+  EXPECT_EQ(s.copy_busy.min, 5);
+}
+
 TEST(AcrossRanks, ReportsRoundTrip) {
   ds::RankReport r;
   r.rank = 2;

@@ -78,6 +78,7 @@ struct ResultMirror {
 struct LoadStagesMirror {
   Stage disk_alone, copy_alone;
   Stats read_busy, copy_busy;
+  std::vector<int64_t> read_busy_samples, copy_busy_samples;
   double disk_gib_s, copy_gib_s, pipelined_gib_s, percent_of_slower;
   std::string bottleneck;
 };
@@ -161,6 +162,8 @@ CaseResult filled() {
   l.copy_alone = Stage{"CopyAlone", compute_stats({70, 90}), {70, 90}};
   l.read_busy = compute_stats({600, 650});
   l.copy_busy = compute_stats({60, 65});
+  l.read_busy_samples = {600, 650};
+  l.copy_busy_samples = {60, 65};
   l.disk_gib_s = 1.5;
   l.copy_gib_s = 15.25;
   l.pipelined_gib_s = 1.375;
@@ -189,6 +192,8 @@ TEST(ResultCodec, RoundTripKeepsEveryField) {
   ASSERT_TRUE(back.load.has_value());
   EXPECT_EQ(back.load->copy_alone.samples, (std::vector<int64_t>{70, 90}));
   EXPECT_EQ(back.load->bottleneck, "disk");
+  EXPECT_EQ(back.load->read_busy_samples, (std::vector<int64_t>{600, 650}));
+  EXPECT_EQ(back.load->copy_busy_samples, (std::vector<int64_t>{60, 65}));
 }
 
 // Every field the codec writes is set in filled(): none equals a default result's.
