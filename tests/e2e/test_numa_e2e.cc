@@ -102,7 +102,8 @@ TEST(NumaE2e, NumaMapAndTransAreAccepted) {
                 "-d", "2", "--validate", "--numa", "auto", "--format", "json"},
                kSim);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const json& res : json::parse(r.out)["results"]) expect_placed_on_node0(res["numa"], 2, true);
+  const json trans = json::parse(r.out);  // kept alive: the loop reads into it
+  for (const json& res : trans["results"]) expect_placed_on_node0(res["numa"], 2, true);
 }
 
 TEST(NumaE2e, SharedRegionOnTheListedNodesProvenBeforeTiming) {
@@ -138,7 +139,8 @@ TEST(NumaE2e, AioWorkersArePlacedToo) {
                                kSim);
   rmdir(dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const json& res : json::parse(r.out)["results"]) expect_placed_on_node0(res["numa"], 2, true);
+  const json doc = json::parse(r.out);  // kept alive: the loop reads into it
+  for (const json& res : doc["results"]) expect_placed_on_node0(res["numa"], 2, true);
 }
 
 // load: each card's worker on its node, its pinned staging buffers' pages there.
