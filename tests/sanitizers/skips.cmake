@@ -27,4 +27,4 @@ ds_sanitizer_skip(address "^NumaE2e\\.SharedRegionOnTheListedNodesProvenBeforeTi
 # without mpirun do not. Suspected: a fork while one of OpenMPI's threads holds a lock
 # of the ASan runtime. Not diagnosed yet; the normal build runs every MPI test.
 ds_sanitizer_skip(address "^mpi\\."
-  "under ASan, fork workers of a rank started by mpirun can hang in warm-up (suspected: fork while an OpenMPI thread holds an ASan runtime lock; not diagnosed yet)")
+  "under ASan, fork workers of a rank started by mpirun can hang in warm-up (suspected: fork while an OpenMPI thread holds an ASan runtime lock, not diagnosed yet)")
