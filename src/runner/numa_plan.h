@@ -1,5 +1,7 @@
-// The NUMA plan of a run (SPEC §12), made once in this process before any worker
-// exists, from what the selected backend's probe found and the options.
+// The NUMA plan of a run, made once in this process before any worker exists, from
+// what the selected backend's probe found and the options: with --numa auto (the
+// default) every worker runs on its device's node and its host buffers are bound
+// there; --numa off places nothing; --numa-map overrides the discovered map.
 #pragma once
 
 #include "backend/select.h"

@@ -1,4 +1,6 @@
-// Where a worker runs and where its host memory lives (SPEC §12): the plan made
+// Where a worker runs and where its host memory lives (each device's node from its
+// PCI address; the worker and its buffers on that node, the pages proven there with
+// move_pages and recorded in JSON): the plan made
 // once per run from the devices' nodes and the options, the one call a worker
 // makes at its start (place_worker), the binding of our own mappings before their
 // first touch, and the move_pages census of where pages really are.
