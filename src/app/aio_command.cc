@@ -60,17 +60,12 @@ void parse_phases(const AioArgs& a, AioParams& p) {
   }
   const std::string bad = "option --phases got '" + a.phases + "': ";
   p.phase_dump = p.phase_load = p.phase_mix = false;
-  size_t at = 0;
-  for (;;) {
-    const size_t comma = a.phases.find(',', at);
-    const std::string name = a.phases.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+  for (const std::string& name : split_commas(a.phases)) {
     bool* on = name == "dump" ? &p.phase_dump : name == "load" ? &p.phase_load : name == "mix" ? &p.phase_mix : nullptr;
     if (name.empty()) throw UsageError(bad + "an empty phase; accepts a comma list of dump, load, mix");
     if (!on) throw UsageError(bad + "unknown phase '" + name + "'; accepts a comma list of dump, load, mix");
     if (*on) throw UsageError(bad + "names " + name + " twice");
     *on = true;
-    if (comma == std::string::npos) break;
-    at = comma + 1;
   }
   if (p.phase_mix && !mix_given)
     throw UsageError(bad + "mix needs --mix R (load sweeps per mixed epoch)");

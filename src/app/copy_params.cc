@@ -32,17 +32,12 @@ CLI::Option* add_validate_option(CLI::App* app, bool& validate, bool& each, cons
 
 std::vector<uint64_t> parse_block_layout(const std::string& text) {
   std::vector<uint64_t> sizes;
-  size_t at = 0;
-  while (true) {
-    const size_t comma = text.find(',', at);
-    const std::string one = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+  for (const std::string& one : split_commas(text)) {
     if (one.empty())
       throw UsageError("option --block-layout got '" + text + "': expects SIZE[,SIZE...] (e.g. 128K,16K,32K)");
     sizes.push_back(parse_size("--block-layout", one));
     if (sizes.size() > static_cast<size_t>(kMaxFrags))
       throw UsageError("option --block-layout: more than " + std::to_string(kMaxFrags) + " fragments");
-    if (comma == std::string::npos) break;
-    at = comma + 1;
   }
   return sizes;
 }

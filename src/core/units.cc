@@ -8,6 +8,17 @@
 
 namespace ds {
 
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> pieces;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = text.find(',', at);
+    pieces.push_back(text.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) return pieces;
+    at = comma + 1;
+  }
+}
+
 namespace {
 
 bool parse_digits(const std::string& digits, uint64_t* out) {

@@ -4,12 +4,16 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ds {
 
 // "16K", "1m", "2G" (binary multiples) or plain bytes. Throws UsageError naming
 // `option` on an empty value, unknown suffix, zero, or overflow.
 uint64_t parse_size(const std::string& option, const std::string& text);
+
+// The pieces of a comma list, empty ones kept ("a,,b" -> a, "", b; "" -> one "").
+std::vector<std::string> split_commas(const std::string& text);
 
 // A non-negative integer at least `min`. Throws UsageError naming `option`.
 uint64_t parse_count(const std::string& option, const std::string& text, uint64_t min);

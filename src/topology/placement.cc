@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/units.h"
 
 namespace ds {
 
@@ -49,10 +50,7 @@ const char* numa_mode_name(NumaMode mode) { return mode == NumaMode::kAuto ? "au
 
 bool parse_numa_map(const std::string& text, std::vector<std::pair<int, int>>* out) {
   std::vector<std::pair<int, int>> pairs;
-  size_t at = 0;
-  while (true) {
-    const size_t comma = text.find(',', at);
-    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+  for (const std::string& item : split_commas(text)) {
     const size_t colon = item.find(':');
     std::vector<int> dev, node;
     if (colon == std::string::npos || !parse_id_list(item.substr(0, colon), &dev) || dev.size() != 1 ||
@@ -62,8 +60,6 @@ bool parse_numa_map(const std::string& text, std::vector<std::pair<int, int>>* o
     for (const auto& p : pairs)
       if (p.first == dev[0]) return false;
     pairs.emplace_back(dev[0], node[0]);
-    if (comma == std::string::npos) break;
-    at = comma + 1;
   }
   *out = std::move(pairs);
   return true;

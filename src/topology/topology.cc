@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "core/units.h"
+
 namespace ds {
 
 namespace {
@@ -45,10 +47,7 @@ std::string sysfs_root() {
 bool parse_id_list(const std::string& text_in, std::vector<int>* out) {
   const std::string text = trim(text_in);
   std::vector<int> ids;
-  size_t pos = 0;
-  while (!text.empty() && pos <= text.size()) {
-    const size_t comma = text.find(',', pos);
-    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+  for (const std::string& item : text.empty() ? std::vector<std::string>() : split_commas(text)) {
     const size_t dash = item.find('-');
     int lo = 0, hi = 0;
     if (dash == std::string::npos) {
@@ -59,8 +58,6 @@ bool parse_id_list(const std::string& text_in, std::vector<int>* out) {
     }
     if (hi - lo > 65536) return false;
     for (int i = lo; i <= hi; ++i) ids.push_back(i);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
