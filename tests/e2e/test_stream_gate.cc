@@ -250,8 +250,11 @@ TEST_P(StreamGateDoubles, StreamsAreHeldUntilEveryCopyIsQueued) {
     // Copy is the engines alone: 3 blocks of 2 ms on 2 streams (2 + 1 blocks) or
     // on one; with the start stamped before the hold it would also carry the 12 ms
     // of submission (Copy >= 14 ms either way).
+    // Over two streams ascend's engine time is read on its timing stream, whose start
+    // twin the double stamps when that stream's thread wakes, up to a ms late on a
+    // loaded machine: that bound keeps a margin a block's worth short of a skipped one.
     const double blocks_per_stream = streams == 2 ? 2 : 3;
-    EXPECT_GE(us(res, "copy_us", "min"), blocks_per_stream * 2000 * 0.999);
+    EXPECT_GE(us(res, "copy_us", "min"), blocks_per_stream * 2000 * (streams == 2 ? 0.6 : 0.999));
     EXPECT_LT(us(res, "copy_us", "min"), blocks_per_stream * 2000 + 6000) << "Copy carries submission time";
     unlink(trace.c_str());
   }

@@ -41,6 +41,15 @@ double ms(const json& result, const char* stage, const char* stat) {
 // Just under `x`: a bound that sleeps make certain, less the last bits of rounding.
 double certain(double x) { return x * 0.999; }
 
+// The same for an engine time over several streams. Ascend compares those on its
+// timing stream, whose twin of the start event is stamped when that stream's own
+// thread in the double wakes after the start event was reached: on a loaded 2-core
+// machine under ASan that thread has woken 0.6 ms after a copy stream had already
+// begun (39.4 ms read for 40 ms of copies). A tenth off still fails every bug these
+// bounds are there for (a copy skipped, a stream's blocks not counted, a time from
+// the submissions only).
+double certain_joined(double x) { return x * 0.9; }
+
 class Timing : public ::testing::TestWithParam<std::string> {
  protected:
   const std::string& backend() const { return GetParam(); }
@@ -85,7 +94,7 @@ TEST_P(Timing, CopyIsTheSlowestDevice) {
   // Processes: two streams, a block on each (30 ms on device 1).
   json fork = run("all_host_to_all_device_ce_multi_stream",
                   {"-s", "4K", "-n", "2", "--streams", "2", "-d", "2", "-i", "3", "--warmup", "1"}, knobs);
-  EXPECT_GE(ms(fork, "copy_us", "min"), certain(30)) << fork["copy_us"].dump();
+  EXPECT_GE(ms(fork, "copy_us", "min"), certain_joined(30)) << fork["copy_us"].dump();
 }
 
 // Engine time spans the first start to the last end over all streams. Each
@@ -111,7 +120,7 @@ TEST_P(Timing, StreamsShareTheBlocks) {
   json four = run("host_to_device_ce_multi_stream",
                   {"-s", "4K", "-n", "8", "--streams", "4", "-i", "3", "--warmup", "1"}, knobs);
   EXPECT_GE(ms(one, "copy_us", "min"), certain(8 * 20)) << one["copy_us"].dump();
-  EXPECT_GE(ms(four, "copy_us", "min"), certain(2 * 20)) << four["copy_us"].dump();
+  EXPECT_GE(ms(four, "copy_us", "min"), certain_joined(2 * 20)) << four["copy_us"].dump();
   EXPECT_LT(ms(four, "copy_us", "p50"), 0.5 * ms(one, "copy_us", "p50"))
       << "4 streams: " << four["copy_us"].dump() << "\n1 stream: " << one["copy_us"].dump();
 }
