@@ -1,10 +1,12 @@
 #include "runner/timed_loop.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <thread>
 
@@ -239,6 +241,11 @@ class Coordinator {
     const int64_t timeout = shape_.timeout_ns > 0 ? shape_.timeout_ns + kBarrierTimeoutNs : INT64_MAX;
     const int total = shape_.warmup + shape_.iterations;
     const int per = shape_.hooks_apart ? 2 : 1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      started_ = true;
+    }
+    started_cv_.notify_all();
     try {
       for (int point = 0; point < total * per; ++point) {
         barrier_.wait(timeout);  // every local worker has arrived
@@ -270,9 +277,20 @@ class Coordinator {
   bool remote_failed() const { return remote_failed_; }
   const std::string& error() const { return error_; }
 
+  // Returns once run() is under way, past the thread's start-up: the workers are
+  // forked only then, so that no fork copies a lock this thread holds while it
+  // starts (the allocator's, in runtimes whose malloc is not fork-safe).
+  void wait_started() {
+    std::unique_lock<std::mutex> lock(mu_);
+    started_cv_.wait(lock, [&] { return started_; });
+  }
+
  private:
   const LoopShape& shape_;
   Barrier& barrier_;
+  std::mutex mu_;
+  std::condition_variable started_cv_;
+  bool started_ = false;
   bool remote_failed_ = false;
   std::string error_;
 };
@@ -327,7 +345,10 @@ LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
   barrier.init(static_cast<uint32_t>(shape.workers + (across ? 1 : 0)));
   Coordinator coordinator(shape, barrier);
   std::thread coordinating;
-  if (across) coordinating = std::thread([&] { coordinator.run(); });
+  if (across) {
+    coordinating = std::thread([&] { coordinator.run(); });
+    coordinator.wait_started();
+  }
   struct Join {
     std::thread& t;
     Barrier& b;

@@ -69,7 +69,10 @@ class SimDevice : public Device {
   }
 
   std::unique_ptr<Memory> alloc_pinned(size_t bytes, bool /*mapped*/) override {
-    auto m = map_anonymous(bytes, false);
+    // Faulted in (on the worker's node) before the lock rather than by it: a
+    // runtime's pinned memory is resident, whether or not mlock() really locks
+    // (sanitizer runtimes make it a no-op).
+    auto m = map_anonymous(bytes, true);
     auto lock = lock_pages(m->host_ptr(), bytes);
     void* p = m->host_ptr();
     auto owner = std::make_shared<std::pair<std::unique_ptr<Memory>, std::unique_ptr<Memory>>>(
