@@ -255,7 +255,9 @@ TEST_P(StreamGateDoubles, StreamsAreHeldUntilEveryCopyIsQueued) {
     // loaded machine: that bound keeps a margin a block's worth short of a skipped one.
     const double blocks_per_stream = streams == 2 ? 2 : 3;
     EXPECT_GE(us(res, "copy_us", "min"), blocks_per_stream * 2000 * (streams == 2 ? 0.6 : 0.999));
-    EXPECT_LT(us(res, "copy_us", "min"), blocks_per_stream * 2000 + 6000) << "Copy carries submission time";
+    // Stamped before the hold, Copy would be at least 14 ms (above): 13 ms leaves the
+    // right reading (4 or 6 ms) room on a loaded machine and still fails that bug.
+    EXPECT_LT(us(res, "copy_us", "min"), 13000) << "Copy carries submission time";
     unlink(trace.c_str());
   }
 }
