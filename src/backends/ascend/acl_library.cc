@@ -125,6 +125,7 @@ AclLibrary open_libraries() {
   bind(handle, "aclrtDeviceEnablePeerAccess", lib.aclrtDeviceEnablePeerAccess);
   bind(handle, "aclrtStreamWaitEvent", lib.aclrtStreamWaitEvent);
   bind(handle, "aclrtQueryEventStatus", lib.aclrtQueryEventStatus);
+  bind(handle, "aclrtGetDeviceInfo", lib.aclrtGetDeviceInfo);
   bind(handle, "aclrtSubscribeReport", lib.aclrtSubscribeReport);
   bind(handle, "aclrtUnSubscribeReport", lib.aclrtUnSubscribeReport);
   bind(handle, "aclrtProcessReport", lib.aclrtProcessReport);

@@ -52,6 +52,7 @@ struct AclLibrary {
   aclrtDeviceEnablePeerAccess_t aclrtDeviceEnablePeerAccess = nullptr;
   aclrtStreamWaitEvent_t aclrtStreamWaitEvent = nullptr;
   aclrtQueryEventStatus_t aclrtQueryEventStatus = nullptr;  // load: a staging buffer's copies done?
+  aclrtGetDeviceInfo_t aclrtGetDeviceInfo = nullptr;  // newer CANN: a device's physical chip id (NUMA)
   // Host callbacks on a stream: the stream start gate's hold.
   aclrtSubscribeReport_t aclrtSubscribeReport = nullptr;
   aclrtUnSubscribeReport_t aclrtUnSubscribeReport = nullptr;
