@@ -32,14 +32,13 @@ std::string memlock_use_text(const Backend& b) {
 }
 
 // "card 0 -> node 1 -> CPUs 16-31,48-63": where --numa auto places each device's worker.
-std::string numa_map_line(const DeviceInfo& d, const HostTopology& topo, const std::string& backend) {
+std::string numa_map_line(const DeviceInfo& d, const HostTopology& topo) {
   std::string line = "NUMA: card " + std::to_string(d.index) + " -> ";
   const NumaNode* n = d.numa_node >= 0 ? topo.node(d.numa_node) : nullptr;
   if (n) return line + "node " + std::to_string(n->id) + " -> CPUs " + (n->cpus.empty() ? "none (memory-only node)" : format_id_list(n->cpus));
   if (d.numa_node == -1) return line + "no node (its PCI device reports -1): not placed; --numa-map places it";
-  if (backend == "ascend")
-    return line + "node unknown (the ascend backend does not read a device's PCI address yet): not placed; "
-                  "--numa-map places it";
+  if (d.pci_bus_id.empty())
+    return line + "node unknown (the backend found no PCI address for it): not placed; --numa-map places it";
   return line + "node unknown (no sysfs numa_node for its PCI address): not placed; --numa-map places it";
 }
 
@@ -63,7 +62,7 @@ int run_doctor() {
               << ", version " << p.runtime_version << ", " << p.device_count << " device"
               << (p.device_count == 1 ? "" : "s") << "\n";
     for (const auto& d : p.devices) std::cout << "  " << device_line(d) << "\n";
-    for (const auto& d : p.devices) std::cout << "  " << numa_map_line(d, topo, name) << "\n";
+    for (const auto& d : p.devices) std::cout << "  " << numa_map_line(d, topo) << "\n";
     for (const auto& f : p.facts) std::cout << "  " << f.first << ": " << f.second << "\n";
     std::cout << "  memory locking: " << memlock_use_text(*b) << "\n";
     std::cout << "  direct path: "

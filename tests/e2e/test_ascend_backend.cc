@@ -1112,3 +1112,163 @@ TEST(AscendRuntimeDouble, RefusesMoreReadyContextsThanLanesAndForeignSqeValues) 
   }
   unsetenv("DS_ACL_DOUBLE_LOG");
 }
+
+// ---- Each NPU's PCI address through DCMI, and so its NUMA node (device_pci.h) ----
+
+namespace {
+
+// Two devices whose physical ids are 4 and 5 (as ASCEND_RT_VISIBLE_DEVICES=4,5 would
+// give), the DCMI double knowing their PCI addresses, sysfs the recorded two-socket
+// tree. Physical ids 0 and 1 sit on node 1: taking ACL's logical id for the physical
+// one lands there.
+std::map<std::string, std::string> numa_env(const LogFile& log, const std::string& pci) {
+  auto env = double_env(log);
+  env["DS_ACL_DOUBLE_DEVICES"] = "2";
+  env["DS_ACL_DOUBLE_PHY_IDS"] = "4,5";
+  env["DEV_SANDBOX_DCMI_LIB"] = DS_DCMI_DOUBLE;
+  env["DS_DCMI_DOUBLE_PCI"] = "0:0000:af:00.0,1:0000:af:00.0," + pci;
+  env["DS_SYSFS_ROOT"] = std::string(DS_SYSFS_DATA) + "/two_sockets";
+  env["ASCEND_RT_VISIBLE_DEVICES"] = "";  // empty: not set
+  return env;
+}
+
+std::string fact_line(const std::string& out, const std::string& name) {
+  const size_t at = out.find("  " + name + ": ");
+  return at == std::string::npos ? "" : out.substr(at + 2, out.find('\n', at) - at - 2);
+}
+
+// run_json adds --format json.
+std::vector<std::string> run_args(std::vector<std::string> extra) {
+  std::vector<std::string> a = {"--backend", "ascend", "copy", "-t", "all_host_to_all_device_ce_multi_stream", "-s",
+                                "64K", "-n", "4", "-i", "2", "-d", "2", "--validate"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+}  // namespace
+
+TEST(AscendNuma, DoctorPrintsEachCardsPciAddressAndNodeByItsPhysicalId) {
+  LogFile log;
+  const RunResult r = run_tool({"--backend", "ascend", "doctor"}, numa_env(log, "4:0000:18:00.0,5:0000:AF:00.0"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("npu 0: Ascend910B3, PCI 0000:18:00.0, NUMA node 0, HBM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("npu 1: Ascend910B3, PCI 0000:af:00.0, NUMA node 1, HBM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NUMA: card 0 -> node 0 -> CPUs 0-15,32-47"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NUMA: card 1 -> node 1 -> CPUs 16-31,48-63"), std::string::npos) << r.out;
+  EXPECT_EQ(fact_line(r.out, "device -> PCI"),
+            std::string("device -> PCI: DCMI ") + DS_DCMI_DOUBLE + " (physical id from aclrtGetDeviceInfo)");
+  // Per probing process: DCMI initialised once, asked by physical id, then for the
+  // card/device pair it answered (card 100 + phy / 2, device phy % 2 in the double).
+  size_t probing = 0;
+  for (const auto& kv : log.read()) {
+    const auto& calls = kv.second;
+    if (count_calls(calls, "dcmi_init") == 0) continue;
+    ++probing;
+    EXPECT_EQ(count_calls(calls, "dcmi_init"), 1u);
+    std::vector<std::string> asked;
+    for (const Call& c : calls)
+      if (c.name.rfind("dcmi_get", 0) == 0) asked.push_back(c.name + " " + c.args);
+    EXPECT_EQ(asked, (std::vector<std::string>{"dcmi_get_card_id_device_id_from_phyid phy=4",
+                                               "dcmi_get_device_pcie_info_v2 card=102 device=0",
+                                               "dcmi_get_card_id_device_id_from_phyid phy=5",
+                                               "dcmi_get_device_pcie_info_v2 card=102 device=1"}));
+    expect_clean_process(calls, kv.first);
+  }
+  EXPECT_EQ(probing, 1u) << "one probe process asks DCMI";
+}
+
+// --numa auto: both cards' PCI addresses (physical ids 4 and 5) are on node 0 here,
+// so both workers run there with their pages; were the logical ids taken for physical
+// ones, the workers would go to node 1, which this machine does not have.
+TEST(AscendNuma, AutoPutsEachWorkerOnItsCardsNode) {
+  LogFile log;
+  const JsonRun r = run_json(run_args({"--numa", "auto"}), numa_env(log, "4:0000:18:00.0,5:0000:3d:00.0"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.doc["backend"]["devices"][0], "npu 0: Ascend910B3, PCI 0000:18:00.0, NUMA node 0, HBM 64.00 GiB free of 64.00 GiB");
+  EXPECT_EQ(r.doc["backend"]["devices"][1], "npu 1: Ascend910B3, PCI 0000:3d:00.0, NUMA node 0, HBM 64.00 GiB free of 64.00 GiB");
+  const json& res = r.doc["results"][0];
+  EXPECT_EQ(res["validated"], true);
+  EXPECT_EQ(res["numa"]["placed"], true);
+  ASSERT_EQ(res["numa"]["workers"].size(), 2u);
+  for (const json& w : res["numa"]["workers"]) {
+    EXPECT_EQ(w["node"], 0);
+    EXPECT_EQ(w["cpus_pinned"], true);
+    EXPECT_EQ(w["placed"], true);  // the pinned source allocated from the placed thread
+  }
+  EXPECT_EQ(r.err.find("reports no node"), std::string::npos) << r.err;
+}
+
+// Without the physical id attribute, ACL's id is the driver's logical id only while
+// ASCEND_RT_VISIBLE_DEVICES does not renumber the devices.
+TEST(AscendNuma, LogicalIdsAreUsedOnlyWithoutVisibleDevices) {
+  LogFile log;
+  auto env = numa_env(log, "4:0000:18:00.0,5:0000:3d:00.0");
+  env["DS_ACL_DOUBLE_PHY_IDS"] = "unsupported";
+  env["DS_DCMI_DOUBLE_LOGICAL"] = "4,5";  // the driver's logical ids 0 and 1 are chips 4 and 5
+  RunResult r = run_tool({"--backend", "ascend", "doctor"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("npu 1: Ascend910B3, PCI 0000:3d:00.0, NUMA node 0"), std::string::npos) << r.out;
+  EXPECT_NE(fact_line(r.out, "device -> PCI")
+                .find("(ACL device id as the driver's logical id: aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) "
+                      "answered 207000 and ASCEND_RT_VISIBLE_DEVICES is unset)"),
+            std::string::npos)
+      << r.out;
+
+  env["ASCEND_RT_VISIBLE_DEVICES"] = "4,5";
+  r = run_tool({"--backend", "ascend", "doctor"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("npu 0: Ascend910B3, HBM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NUMA: card 0 -> node unknown (the backend found no PCI address for it)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(fact_line(r.out, "device -> PCI"),
+            "device -> PCI: unknown: aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) answered 207000, and "
+            "ASCEND_RT_VISIBLE_DEVICES is set: ACL's device ids are renumbered, not the driver's");
+  // Logical ids asked of DCMI by the first doctor only (devices 0 and 1), none with the devices renumbered.
+  size_t logical = 0;
+  for (const auto& kv : log.read()) logical += count_calls(kv.second, "dcmi_get_card_id_device_id_from_logicid");
+  EXPECT_EQ(logical, 2u);
+}
+
+// No libdcmi.so, or DCMI failing: the nodes are unknown, doctor says why, and a run
+// with --numa auto still works, its workers unplaced.
+TEST(AscendNuma, WithoutDcmiTheNodeIsUnknownAndTheRunStillWorks) {
+  LogFile log;
+  auto missing = numa_env(log, "4:0000:18:00.0,5:0000:3d:00.0");
+  missing["DEV_SANDBOX_DCMI_LIB"] = "/nonexistent/libdcmi.so";
+  auto init_fails = numa_env(log, "4:0000:18:00.0,5:0000:3d:00.0");
+  init_fails["DS_DCMI_DOUBLE_FAIL"] = "dcmi_init:1";
+  auto second_fails = numa_env(log, "4:0000:18:00.0,5:0000:3d:00.0");
+  second_fails["DS_DCMI_DOUBLE_FAIL"] = "dcmi_get_device_pcie_info_v2:2";
+  const struct {
+    std::map<std::string, std::string> env;
+    std::string fact;
+    const char* unplaced;
+  } kCases[] = {
+      {missing,
+       "device -> PCI: unknown: libdcmi.so (the Ascend driver's DCMI) could not be opened: tried "
+       "/nonexistent/libdcmi.so (",
+       "devices 0-1"},
+      {init_fails, std::string("device -> PCI: unknown: dcmi_init (") + DS_DCMI_DOUBLE + ") failed with error -8005",
+       "devices 0-1"},
+      {second_fails,
+       std::string("device -> PCI: DCMI ") + DS_DCMI_DOUBLE +
+           " (device 0: physical id from aclrtGetDeviceInfo); device 1 unknown: dcmi_get_device_pcie_info_v2(card "
+           "102, device 1) failed with error -8005",
+       "device 1"},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.fact);
+    const RunResult d = run_tool({"--backend", "ascend", "doctor"}, c.env);
+    EXPECT_EQ(d.exit_code, 0) << d.err;
+    EXPECT_EQ(fact_line(d.out, "device -> PCI").rfind(c.fact, 0), 0u) << d.out;
+    EXPECT_NE(d.out.find("NUMA: card 1 -> node unknown (the backend found no PCI address for it): not placed"),
+              std::string::npos)
+        << d.out;
+    const JsonRun r = run_json(run_args({"--numa", "auto"}), c.env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.doc["results"][0]["validated"], true);
+    EXPECT_TRUE(r.doc["results"][0]["numa"]["workers"][1]["node"].is_null());
+    EXPECT_NE(r.err.find(std::string("the ascend backend reports no node for ") + c.unplaced), std::string::npos)
+        << r.err;
+  }
+}

@@ -86,6 +86,11 @@
 //   torch_npu/csrc/core/npu/NpuVariables.h (Ascend910B1..B4 = A2, Ascend910_93xx = A3;
 //   the bare "Ascend910B", "Ascend910A", "Ascend910ProB", "Ascend310P*" are older chips).
 //   NOT CONFIRMED: that no other SoC has FFTS+. See ffts_unsupported_reason().
+// - aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value),
+//   ACL_DEV_ATTR_PHY_CHIP_ID 402 ("physical chip id"): hicann/runtime
+//   include/external/acl/acl_rt.h (aclrtDevAttr) and CANN docs "aclrtGetDeviceInfo";
+//   exported by newer CANN only, so bound as optional. The driver's management library
+//   (DCMI) takes that physical id: dcmi_library.h.
 #pragma once
 
 #include <cstddef>
@@ -114,6 +119,8 @@ constexpr aclError ACL_ERROR_REPEAT_INITIALIZE = 100002;
 // driver lacks batched copies.
 constexpr aclError ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
 constexpr aclError ACL_ERROR_RT_REPORT_TIMEOUT = 507012;
+
+constexpr int ACL_DEV_ATTR_PHY_CHIP_ID = 402;  // aclrtDevAttr: the device's physical chip id
 
 using aclrtCallback = void (*)(void*);
 enum aclrtCallbackBlockType : int {
@@ -315,6 +322,8 @@ using aclrtGetVersion_t = aclError (*)(int32_t*, int32_t*, int32_t*);
 using aclsysGetCANNVersion_t = aclError (*)(aclCANNPackageName, aclCANNPackageVersion*);
 using aclrtGetSocName_t = const char* (*)();
 using aclrtGetDeviceCount_t = aclError (*)(uint32_t*);
+// aclrtGetDeviceInfo(deviceId, aclrtDevAttr, value): the enum is passed as its int value.
+using aclrtGetDeviceInfo_t = aclError (*)(uint32_t, int, int64_t*);
 using aclrtSetDevice_t = aclError (*)(int32_t);
 using aclrtResetDevice_t = aclError (*)(int32_t);
 using aclrtGetMemInfo_t = aclError (*)(aclrtMemAttr, size_t*, size_t*);

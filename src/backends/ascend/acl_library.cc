@@ -16,12 +16,39 @@
 namespace ds {
 namespace acl {
 
-namespace {
-
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
 }
+
+// dlerror() repeats the path; keep the reason only. Call right after a failed dlopen.
+std::string dlerror_text_of(const char* err, const std::string& path) {
+  std::string e = err ? err : "not found";
+  if (e.compare(0, path.size() + 2, path + ": ") == 0) e.erase(0, path.size() + 2);
+  return e;
+}
+
+std::string loaded_path(void* handle, const std::string& fallback) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name) return map->l_name;
+  return fallback;
+}
+
+void* open_first(const std::vector<std::string>& candidates, std::string* opened, std::string* tried) {
+  for (const auto& candidate : candidates) {
+    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle) {
+      // The path of the object actually mapped (a bare name resolves through the loader).
+      *opened = candidate.find('/') == std::string::npos ? loaded_path(handle, candidate) : candidate;
+      return handle;
+    }
+    const std::string why = dlerror_text_of(dlerror(), candidate);
+    *tried += (tried->empty() ? "" : ", ") + candidate + " (" + why + ")";
+  }
+  return nullptr;
+}
+
+namespace {
 
 std::string dir_of(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -42,20 +69,6 @@ std::vector<std::string> acl_candidates() {
   return c;
 }
 
-// dlerror() repeats the path; keep the reason only. Call right after a failed dlopen.
-std::string dlerror_text_of(const char* err, const std::string& path) {
-  std::string e = err ? err : "not found";
-  if (e.compare(0, path.size() + 2, path + ": ") == 0) e.erase(0, path.size() + 2);
-  return e;
-}
-
-// The file a handle's object was loaded from.
-std::string loaded_path(void* handle, const std::string& fallback) {
-  link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name) return map->l_name;
-  return fallback;
-}
-
 template <typename F>
 void bind(void* handle, const char* name, F& fn) {
   fn = reinterpret_cast<F>(dlsym(handle, name));
@@ -63,26 +76,11 @@ void bind(void* handle, const char* name, F& fn) {
 
 AclLibrary open_libraries() {
   AclLibrary lib;
-  void* handle = nullptr;
   std::string tried;
-  for (const auto& candidate : acl_candidates()) {
-    handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle) {
-      lib.path = candidate;
-      break;
-    }
-    const std::string why = dlerror_text_of(dlerror(), candidate);
-    tried += (tried.empty() ? "" : ", ") + candidate + " (" + why + ")";
-  }
+  void* handle = open_first(acl_candidates(), &lib.path, &tried);
   if (!handle)
     throw RunError("ascend: AscendCL (libascendcl.so) could not be opened: tried " + tried +
                    "; source CANN's set_env.sh or set DEV_SANDBOX_ACL_LIB=/path/to/libascendcl.so");
-  // The path of the object actually mapped (a bare name resolves through the loader).
-  if (lib.path.find('/') == std::string::npos) {
-    void* sym = dlsym(handle, "aclInit");
-    Dl_info info;
-    if (sym && dladdr(sym, &info) && info.dli_fname) lib.path = info.dli_fname;
-  }
 
   std::string missing;
   auto need = [&](const char* name, auto& fn) {
@@ -127,6 +125,7 @@ AclLibrary open_libraries() {
   bind(handle, "aclrtDeviceEnablePeerAccess", lib.aclrtDeviceEnablePeerAccess);
   bind(handle, "aclrtStreamWaitEvent", lib.aclrtStreamWaitEvent);
   bind(handle, "aclrtQueryEventStatus", lib.aclrtQueryEventStatus);
+  bind(handle, "aclrtGetDeviceInfo", lib.aclrtGetDeviceInfo);
   bind(handle, "aclrtSubscribeReport", lib.aclrtSubscribeReport);
   bind(handle, "aclrtUnSubscribeReport", lib.aclrtUnSubscribeReport);
   bind(handle, "aclrtProcessReport", lib.aclrtProcessReport);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backends/ascend/acl_api.h"
 
@@ -51,6 +52,7 @@ struct AclLibrary {
   aclrtDeviceEnablePeerAccess_t aclrtDeviceEnablePeerAccess = nullptr;
   aclrtStreamWaitEvent_t aclrtStreamWaitEvent = nullptr;
   aclrtQueryEventStatus_t aclrtQueryEventStatus = nullptr;  // load: a staging buffer's copies done?
+  aclrtGetDeviceInfo_t aclrtGetDeviceInfo = nullptr;  // newer CANN: a device's physical chip id (NUMA)
   // Host callbacks on a stream: the stream start gate's hold.
   aclrtSubscribeReport_t aclrtSubscribeReport = nullptr;
   aclrtUnSubscribeReport_t aclrtUnSubscribeReport = nullptr;
@@ -76,6 +78,18 @@ struct AclLibrary {
     if (code != ACL_SUCCESS) fail(call, code, where);
   }
 };
+
+// Shared with the DCMI loader (dcmi_library.cc):
+// The variable's value, "" when unset.
+std::string env_or_empty(const char* name);
+// dlerror()'s text without the path it repeats. Call right after a failed dlopen.
+std::string dlerror_text_of(const char* err, const std::string& path);
+// The file a handle's object was loaded from, else `fallback`.
+std::string loaded_path(void* handle, const std::string& fallback);
+// dlopen (RTLD_NOW | RTLD_LOCAL) of each candidate in turn: the first that opens, with
+// `opened` its file (a bare name resolved through the loader). Null when none did,
+// `tried` then listing "path (why)" for each.
+void* open_first(const std::vector<std::string>& candidates, std::string* opened, std::string* tried);
 
 // Opens the libraries once per process; the backend calls it from init_process only,
 // so a parent that just forks workers never loads them. Throws RunError naming every

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include <algorithm>
 #include <atomic>
@@ -18,12 +19,15 @@
 #include "backend/prepared_lists.h"
 #include "backends/ascend/acl_api.h"
 #include "backends/ascend/acl_library.h"
+#include "backends/ascend/dcmi_library.h"
+#include "backends/ascend/device_pci.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/futex.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
 #include "memory/host_memory.h"
+#include "topology/topology.h"
 
 namespace ds {
 
@@ -760,12 +764,17 @@ class AscendBackend : public Backend {
     p.device_count = static_cast<int>(count);
     const char* soc = lib.aclrtGetSocName ? lib.aclrtGetSocName() : nullptr;
     const std::string soc_text = soc && *soc ? soc : "unknown";
+    std::vector<PhyChipId> phy(count);
     for (uint32_t i = 0; i < count; ++i) {
       const int dev = static_cast<int>(i);
       const std::string where = "device " + std::to_string(i);
       lib.check(lib.aclrtSetDevice(dev), "aclrtSetDevice", where);
       size_t free = 0, total = 0;
       const aclError rc = lib.aclrtGetMemInfo(ACL_HBM_MEM, &free, &total);
+      if (lib.aclrtGetDeviceInfo) {  // the physical id DCMI takes (device_pci.h)
+        phy[i].exported = true;
+        phy[i].rc = lib.aclrtGetDeviceInfo(i, ACL_DEV_ATTR_PHY_CHIP_ID, &phy[i].id);
+      }
       (void)lib.aclrtResetDevice(dev);
       if (rc != ACL_SUCCESS) lib.fail("aclrtGetMemInfo", rc, where);
       DeviceInfo d;
@@ -777,7 +786,17 @@ class AscendBackend : public Backend {
       d.total_bytes = total;
       p.devices.push_back(d);
     }
+    // Each device's PCI address through DCMI, and so its NUMA node (best effort: the
+    // reason goes to doctor when it is unknown).
+    const char* visible = std::getenv("ASCEND_RT_VISIBLE_DEVICES");
+    const DevicePciMap pci = map_devices_to_pci(phy, dcmi::load_dcmi_library(), visible && *visible);
+    for (size_t i = 0; i < p.devices.size(); ++i) {
+      if (pci.address[i].empty()) continue;
+      p.devices[i].pci_bus_id = sysfs_pci_address(pci.address[i]);
+      p.devices[i].numa_node = pci_numa_node(p.devices[i].pci_bus_id);
+    }
     p.facts.push_back({"SoC", soc_text});
+    p.facts.push_back({"device -> PCI", pci.how});
     p.facts.push_back({"runtime library (FFTS+)", lib.rt_path.empty() ? lib.rt_why : lib.rt_path});
     if (!lib.has_ffts_launch()) {
       p.direct_unavailable = lib.rt_why;

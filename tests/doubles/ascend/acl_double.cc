@@ -565,6 +565,33 @@ aclError aclrtGetDeviceCount(uint32_t* count) {
   return dsdouble::kSuccess;
 }
 
+// aclrtGetDeviceInfo: only ACL_DEV_ATTR_PHY_CHIP_ID (402), the device's physical chip id.
+// DS_ACL_DOUBLE_PHY_IDS="4,5" gives logical device i the i-th id (as
+// ASCEND_RT_VISIBLE_DEVICES=4,5 would renumber chips 4 and 5); default: the logical id.
+// DS_ACL_DOUBLE_PHY_IDS=unsupported answers 207000 (a runtime without the attribute).
+aclError aclrtGetDeviceInfo(uint32_t device, int attr, int64_t* value) {
+  log_call("aclrtGetDeviceInfo", fmt("device=%u attr=%d", device, attr));
+  if (aclError rc = enter("aclrtGetDeviceInfo", false)) return rc;
+  if (!value || static_cast<int>(device) >= device_count())
+    return fail(dsdouble::kInvalidParam, fmt("aclrtGetDeviceInfo: no device %u", device));
+  if (attr != 402) return fail(kFeatureNotSupport, fmt("aclrtGetDeviceInfo: attribute %d (test double)", attr));
+  const char* ids = std::getenv("DS_ACL_DOUBLE_PHY_IDS");
+  if (!ids || !*ids) {
+    *value = device;
+    return dsdouble::kSuccess;
+  }
+  if (std::string(ids) == "unsupported")
+    return fail(kFeatureNotSupport, "aclrtGetDeviceInfo: ACL_DEV_ATTR_PHY_CHIP_ID is not supported (test double)");
+  std::istringstream in(ids);
+  std::string item;
+  for (uint32_t i = 0; std::getline(in, item, ','); ++i)
+    if (i == device) {
+      *value = std::atoll(item.c_str());
+      return dsdouble::kSuccess;
+    }
+  return fail(dsdouble::kInvalidParam, fmt("aclrtGetDeviceInfo: DS_ACL_DOUBLE_PHY_IDS has no id for device %u", device));
+}
+
 aclError aclrtSetDevice(int32_t device) {
   log_call("aclrtSetDevice", fmt("device=%d", device));
   if (aclError rc = enter("aclrtSetDevice", false)) return rc;

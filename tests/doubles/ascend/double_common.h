@@ -13,6 +13,12 @@
 //   DS_ACL_DOUBLE_SKEW=bytes     the runtime double reads the SDMA source and destination
 //                                address words this many bytes off (proves a wrong layout fails)
 //   DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1  aclrtMemcpyBatchAsync answers 207000 (no batch in the driver)
+//   DS_ACL_DOUBLE_PHY_IDS=4,5    aclrtGetDeviceInfo(PHY_CHIP_ID) of logical device i: the i-th id
+//                                (default: i); "unsupported": it answers 207000
+// The DCMI double (dcmi_double.cc, libdcmi.so) logs to DS_ACL_DOUBLE_LOG too, and reads:
+//   DS_DCMI_DOUBLE_PCI=4:0000:18:00.0,...  the PCI address of each physical id it knows
+//   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of the driver's logical id i (default: i)
+//   DS_DCMI_DOUBLE_FAIL=name:N   the Nth call of DCMI entry point `name` fails (-8005)
 //   DEV_SANDBOX_KERNEL_RELEASE   the kernel release both the backend and the doubles go by
 // Time (tests/doubles/double_timing.h; unset: copies take what memcpy takes):
 //   DS_ACL_DOUBLE_COPY_NS_PER_KIB=n  every copy task takes at least n ns per KiB it moves;
@@ -106,9 +112,10 @@ inline void log_call(const char* call, const std::string& args) {
   close(fd);
 }
 
-// True when this call of `call` is the one DS_ACL_DOUBLE_FAIL names (counts per process).
-inline bool inject_failure(const char* call) {
-  const char* spec = std::getenv("DS_ACL_DOUBLE_FAIL");
+// True when this call of `call` is the one DS_ACL_DOUBLE_FAIL (or `variable`) names
+// (counts per process).
+inline bool inject_failure(const char* call, const char* variable = "DS_ACL_DOUBLE_FAIL") {
+  const char* spec = std::getenv(variable);
   if (!spec || !*spec) return false;
   static std::mutex mu;
   static std::map<std::string, long> counts;
