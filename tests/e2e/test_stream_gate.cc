@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <limits>
 #include <vector>
 
 #include "cli_harness.h"
@@ -21,7 +22,16 @@ using namespace dstest;
 
 namespace {
 
-double us(const json& r, const char* stage, const char* stat) { return r[stage][stat].get<double>(); }
+// A stage's statistic; NaN (which fails every comparison) and a failure when the
+// result lacks it, e.g. the empty object of a run that failed: a const json's
+// operator[] on a missing key is undefined.
+double us(const json& r, const char* stage, const char* stat) {
+  if (!r.contains(stage) || !r[stage].contains(stat) || !r[stage][stat].is_number()) {
+    ADD_FAILURE() << "no " << stage << "." << stat << " in " << r.dump();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return r[stage][stat].get<double>();
+}
 
 // Copy <= GroupWall in every iteration when the engines start only after the
 // release (which follows the loop's start stamp) and end before `done`.
