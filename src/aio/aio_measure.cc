@@ -309,7 +309,9 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     check_device_count("--workers", nworkers, nworkers, selected.probe.device_count, backend.name());
   else if (p.alloc)
     check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
-  const NumaPlan numa = numa_plan_for(p.numa_request, selected);
+  std::vector<int> placed_devices;  // worker w is placed with device --device-id + w
+  for (int w = 0; w < nworkers; ++w) placed_devices.push_back(p.device_id + w);
+  const NumaPlan numa = numa_plan_for(p.numa_request, selected, placed_devices);
   check_host_needs(aio_needs(p, backend), aio_needs_text(p));
 
   // --files shared across ranks: rank 0 makes the workspaces and the one file set

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,14 +22,15 @@ namespace dstest {
 
 namespace {
 
-[[noreturn]] void exec_tool(const std::vector<std::string>& args) {
+[[noreturn]] void exec_tool(const std::vector<std::string>& args, const std::vector<std::string>& wrap = {}) {
+  std::vector<std::string> all = wrap;
+  if (!wrap.empty()) all.push_back("--");
+  all.push_back(DS_BINARY);
+  all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
-  std::string bin = DS_BINARY;
-  argv.push_back(&bin[0]);
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(&a[0]);
+  for (auto& a : all) argv.push_back(&a[0]);
   argv.push_back(nullptr);
-  execv(bin.c_str(), argv.data());
+  execv(argv[0], argv.data());
   _exit(127);
 }
 
@@ -66,6 +68,17 @@ bool direct_io_works(const std::string& dir) {
   return ok;
 }
 
+std::vector<std::string> docker_profile(bool no_io_uring) {
+#ifdef DS_DOCKER_SECCOMP
+  std::vector<std::string> w = {DS_DOCKER_SECCOMP};
+  if (no_io_uring) w.push_back("--no-io-uring");
+  return w;
+#else
+  (void)no_io_uring;
+  return {};
+#endif
+}
+
 std::string unprivileged_mode(const std::map<std::string, std::string>& env) {
   return nobody_can_run(env) ? "uid 65534" : "without CAP_IPC_LOCK";
 }
@@ -98,7 +111,13 @@ RunResult run_tool_opts(const std::vector<std::string>& args, const RunOptions& 
         prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) != 0 && geteuid() == 0)
       _exit(126);
     if (as_nobody && (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0)) _exit(126);
-    exec_tool(args);
+    if (!options.cpus.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : options.cpus) CPU_SET(c, &set);
+      if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(126);
+    }
+    exec_tool(args, options.wrap);
   }
   close(out[1]);
   close(err[1]);

@@ -20,7 +20,16 @@ struct RunOptions {
   // reach the binary and every absolute path in `env`; otherwise (or when already not
   // root) as the current user without CAP_IPC_LOCK. Either way RLIMIT_MEMLOCK binds.
   bool unprivileged = false;
+  // A launcher the tool runs under: exec'd as wrap[0] wrap[1..] -- DS_BINARY args
+  // (e.g. the Docker-profile seccomp filter, ds-docker-seccomp).
+  std::vector<std::string> wrap;
+  std::vector<int> cpus;  // the CPU affinity the tool starts with (empty: as is)
 };
+
+// The launcher that runs a command under a seccomp filter refusing what Docker's
+// default profile refuses without CAP_SYS_NICE (tests/tools/docker_seccomp.c);
+// `no_io_uring` also refuses io_uring, as newer Docker releases do.
+std::vector<std::string> docker_profile(bool no_io_uring = false);
 
 // How run_tool_opts runs an unprivileged tool here: "uid 65534" or "without CAP_IPC_LOCK".
 std::string unprivileged_mode(const std::map<std::string, std::string>& env);
