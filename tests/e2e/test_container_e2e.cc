@@ -288,3 +288,26 @@ TEST(Container, ACpuSetWithoutTheNodesCpusKeepsItsOwnAndStillBinds) {
 }
 
 }  // namespace
+
+namespace {
+
+// As an unprivileged user inside the profile (uid 65534 where it can reach the
+// binary, else without CAP_IPC_LOCK), with a container's 8 MiB memlock limit:
+// the odirect buffers sim locks fit, the run completes with the one note.
+TEST(Container, UnprivilegedInsideTheProfile) {
+  RunOptions o;
+  o.wrap = docker_profile(true);
+  o.env = {{"DEV_SANDBOX_SIM_DEVICES", "2"}};
+  o.unprivileged = true;
+  o.memlock_limit = 8L << 20;
+  const RunResult r = run_tool_opts({"--backend", "sim", "--model-type", "gqa", "--iodirect", "true", "--sdma", "false",
+                                     "-s", "16K", "-n", "16", "-i", "4", "-d", "2", "--validate"},
+                                    o);
+  ASSERT_EQ(r.exit_code, 0) << unprivileged_mode(o.env) << ": " << r.err;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+  const auto lines = lines_starting(r.err, "");
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+}
+
+}  // namespace
