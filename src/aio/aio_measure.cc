@@ -309,7 +309,9 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     check_device_count("--workers", nworkers, nworkers, selected.probe.device_count, backend.name());
   else if (p.alloc)
     check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
-  const NumaPlan numa = numa_plan_for(p.numa_request, selected);
+  std::vector<int> placed_devices;  // worker w is placed with device --device-id + w
+  for (int w = 0; w < nworkers; ++w) placed_devices.push_back(p.device_id + w);
+  const NumaPlan numa = numa_plan_for(p.numa_request, selected, placed_devices);
   check_host_needs(aio_needs(p, backend), aio_needs_text(p));
 
   // --files shared across ranks: rank 0 makes the workspaces and the one file set
@@ -428,13 +430,12 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
       for (uint64_t i = share_lo; i < share_hi; ++i)
         if (file_of(p, static_cast<size_t>(i)) % nws == w) d.written_per_epoch += p.io_size;
     }
-    if (!block_device_of(files.workspaces[w]->path(), files.fs[w].type, d.dev, d.why)) {
-      d.why += " at " + files.workspaces[w]->path();
-      devices.push_back(d);
-      continue;
-    }
-    auto same = std::find_if(devices.begin(), devices.end(),
-                             [&](const DeviceShare& x) { return x.why.empty() && x.dev.name == d.dev.name; });
+    const bool found = block_device_of(files.workspaces[w]->path(), files.fs[w].type, d.dev, d.why);
+    if (!found) d.why += " at " + files.workspaces[w]->path();
+    // One line per device: directories on one filesystem (its st_dev) or on one disk.
+    auto same = std::find_if(devices.begin(), devices.end(), [&](const DeviceShare& x) {
+      return (x.dev.id == d.dev.id && x.why.empty() == found) || (found && x.why.empty() && x.dev.name == d.dev.name);
+    });
     if (same != devices.end()) {
       same->bytes_per_epoch += d.bytes_per_epoch;
       same->written_per_epoch += d.written_per_epoch;
@@ -504,7 +505,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     // untimed work (setup, --validate's read-back) lands in another's window.
     if (across) cluster_barrier(*p.cluster, cluster_final_timeout_ns(), std::string(name) + ": before its disk counters");
     for (DeviceShare& d : devices)
-      if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.stat_path;
+      if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.source();
     const int64_t t0 = now_ns();
     const LoopResult loop = run_timed_loop(shape, hooks);
     if (across) cluster_barrier(*p.cluster, cluster_final_timeout_ns(), std::string(name) + ": after its last epoch");
@@ -534,7 +535,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
                       << "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)\n";
           }
         } else {
-          io.why = d.why.empty() ? "cannot read " + d.dev.stat_path : d.why;
+          io.why = d.why.empty() ? "cannot read " + d.dev.source() : d.why;
         }
         device_io.push_back(io);
       }

@@ -45,4 +45,13 @@ std::unique_ptr<IoEngine> make_io_engine(AioEngineKind kind, unsigned depth) {
   throw RunError("unknown aio engine");
 }
 
+std::string engine_unavailable(AioEngineKind kind) {
+  try {
+    make_io_engine(kind, 1);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 }  // namespace ds

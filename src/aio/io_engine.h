@@ -75,5 +75,9 @@ std::unique_ptr<IoEngine> make_uring_engine(unsigned depth);
 // --iodepth threads doing pread/pwrite, one request each at a time (always built).
 std::unique_ptr<IoEngine> make_psync_engine(unsigned depth);
 std::unique_ptr<IoEngine> make_io_engine(AioEngineKind kind, unsigned depth);
+// Whether this engine can be set up here (built in, and its setup call allowed:
+// io_uring is refused by kernel.io_uring_disabled and newer container profiles),
+// probed by setting one up with depth 1: "" or why not.
+std::string engine_unavailable(AioEngineKind kind);
 
 }  // namespace ds

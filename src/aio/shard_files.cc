@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -14,18 +15,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "aio/block_device.h"
 #include "core/error.h"
 
 namespace ds {
 
 namespace {
 
-constexpr uint64_t kTmpfsMagic = 0x01021994, kRamfsMagic = 0x858458f6,
+constexpr uint64_t kExtMagic = 0xEF53, kTmpfsMagic = 0x01021994, kRamfsMagic = 0x858458f6,
                    kHugetlbfsMagic = 0x958458f6;
 
 std::string magic_name(uint64_t m) {
   switch (m) {
-    case 0xEF53: return "ext2/ext3/ext4";
+    case kExtMagic: return "ext";
     case 0x58465342: return "xfs";
     case 0x9123683E: return "btrfs";
     case kTmpfsMagic: return "tmpfs";
@@ -60,34 +62,34 @@ std::string unescape(const std::string& s) {
   return out;
 }
 
-bool under(const std::string& path, const std::string& mount) {
-  if (mount == "/") return true;
-  return path.compare(0, mount.size(), mount) == 0 &&
-         (path.size() == mount.size() || path[mount.size()] == '/');
-}
-
-// The type of the mount that holds `real` (an absolute path without links).
-std::string mount_type(const std::string& real) {
+// The type of the mount whose device number is `id` (mountinfo's third field,
+// major:minor). By number, not by path: inside a chroot mountinfo lists the
+// mounts by their paths outside it, or not at all. Every mount of one device
+// has its type. "" when none is listed.
+std::string mount_type(dev_t id) {
   std::ifstream in("/proc/self/mountinfo");
-  std::string line, best_type;
-  size_t best_len = 0;
+  const std::string want = std::to_string(major(id)) + ":" + std::to_string(minor(id));
+  std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string id, parent, dev, root, mount;
-    if (!(fields >> id >> parent >> dev >> root >> mount)) continue;
+    std::string mount_id, parent, dev;
+    if (!(fields >> mount_id >> parent >> dev) || dev != want) continue;
     const size_t sep = line.find(" - ");
     if (sep == std::string::npos) continue;
     std::istringstream tail(line.substr(sep + 3));
     std::string type;
-    if (!(tail >> type)) continue;
-    mount = unescape(mount);
-    // Later lines stack on top of earlier ones at the same point: >= keeps the last.
-    if (under(real, mount) && mount.size() >= best_len) {
-      best_len = mount.size();
-      best_type = type;
-    }
+    if (tail >> type) return unescape(type);
   }
-  return best_type;
+  return "";
+}
+
+// Where no mount lists the device (a chroot): the ext family's magic is one for
+// ext2, ext3 and ext4; a device the ext4 driver mounted has /proc/fs/ext4/<name>.
+std::string ext_type(dev_t id) {
+  const std::string name = block_device_name(id);
+  struct stat st;
+  if (!name.empty() && stat(("/proc/fs/ext4/" + name).c_str(), &st) == 0) return "ext4";
+  return "ext";
 }
 
 void close_quietly(int fd) {
@@ -103,9 +105,10 @@ FilesystemInfo filesystem_of(const std::string& dir) {
   info.magic = static_cast<uint64_t>(static_cast<unsigned long>(st.f_type)) & 0xFFFFFFFFULL;
   info.memory_backed =
       info.magic == kTmpfsMagic || info.magic == kRamfsMagic || info.magic == kHugetlbfsMagic;
-  char real[PATH_MAX];
-  if (realpath(dir.c_str(), real)) info.type = mount_type(real);
-  if (info.type.empty()) info.type = magic_name(info.magic);
+  struct stat sd;
+  if (stat(dir.c_str(), &sd) == 0) info.type = mount_type(sd.st_dev);
+  if (info.type.empty()) info.type = info.magic == kExtMagic && stat(dir.c_str(), &sd) == 0 ? ext_type(sd.st_dev)
+                                                                                           : magic_name(info.magic);
   return info;
 }
 

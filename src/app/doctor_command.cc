@@ -1,13 +1,17 @@
 // `doctor`: what was built, what each backend finds, and the host facts that
 // decide results (CPUs, NUMA, memory, /dev/shm, RLIMIT_MEMLOCK, huge pages).
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
+#include "aio/io_engine.h"
 #include "app/command.h"
 #include "backend/select.h"
 #include "cluster/cluster.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
+#include "memory/host_memory.h"
+#include "topology/placement.h"
 #include "topology/topology.h"
 
 namespace ds {
@@ -42,6 +46,37 @@ std::string numa_map_line(const DeviceInfo& d, const HostTopology& topo) {
   return line + "node unknown (no sysfs numa_node for its PCI address): not placed; --numa-map places it";
 }
 
+std::string yes_or(int err) { return err == 0 ? "yes" : std::string("no (") + std::strerror(err) + ")"; }
+
+// What this process may do here, each probed (a container's seccomp profile and
+// cpuset, /dev/shm's size, memory locking): the one line that says why a run in
+// this environment degrades, and a second with the fixes when something is refused.
+void print_environment() {
+  const PlacementAccess& a = placement_access();
+  const std::string uring = engine_unavailable(AioEngineKind::kUring);
+  std::string shm = "yes";
+  try {
+    ShmRegion::create(4096);
+  } catch (const std::exception& e) {
+    shm = std::string("no (") + e.what() + ")";
+  }
+  const int lock = mlock_probe();
+  const std::string container = container_evidence();
+  std::cout << "environment: placement calls "
+            << (a.all_allowed() ? "all allowed (set_mempolicy, mbind, get_mempolicy, move_pages)"
+                                : "refused: " + a.refused_text())
+            << "; io_uring " << (uring.empty() ? "yes" : "no (" + uring.substr(0, uring.find(';')) + ")")
+            << "; /dev/shm " << format_bytes(shm_free_bytes()) << " free of " << format_bytes(shm_total_bytes())
+            << ", shm_open " << shm << "; mlock " << yes_or(lock) << ", RLIMIT_MEMLOCK " << memlock_text()
+            << "; CPUs allowed " << allowed_cpus_text() << " of " << online_cpus() << " online; container "
+            << (container.empty() ? "none seen" : container) << "\n";
+  std::string fixes;
+  if (!a.all_allowed())
+    fixes += std::string("--numa auto runs unbound and the page census is unknown; ") + kPlacementFix;
+  if (!uring.empty()) fixes += std::string(fixes.empty() ? "" : "; ") + "aio/load --engine libaio or psync work";
+  if (!fixes.empty()) std::cout << "environment: note: " << fixes << "\n";
+}
+
 int run_doctor() {
   const HostTopology topo = read_host_topology();
   std::cout << "dev-sandbox " << DS_VERSION << " (" << DS_BUILD_TYPE << " build)\n";
@@ -73,6 +108,7 @@ int run_doctor() {
             << (numa_nodes() == 1 ? "" : "s") << ", MemAvailable " << format_bytes(mem_available_bytes())
             << ", /dev/shm " << format_bytes(shm_free_bytes()) << " free of "
             << format_bytes(shm_total_bytes()) << ", RLIMIT_MEMLOCK " << memlock_text() << "\n";
+  print_environment();
   for (const NumaNode& n : topo.nodes)
     std::cout << "host: NUMA node " << n.id << ": CPUs " << (n.cpus.empty() ? "none" : format_id_list(n.cpus)) << "\n";
   std::cout << "host: transparent hugepages "

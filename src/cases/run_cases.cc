@@ -46,7 +46,8 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
     if (!params.numa_request.shm_nodes.empty() && c.src != BufKind::kShm)
       throw UsageError("option --shm-numa-nodes: case " + c.name +
                        " has no shared memory region to spread (it applies to the one_share_* and shm_* cases)");
-  numa_plan_for(params.numa_request, selected);  // a node or device that is not there: UsageError
+  // A node or device that is not there: UsageError; a refused explicit placement: RunError.
+  numa_plan_for(params.numa_request, selected, first_devices(multi ? params.devices : 1));
   // Single-card cases use device 0 whatever -d says (d is 1 in their formulas), so
   // the default -d 8 does not stop them on a one-GPU machine.
   if (multi)
@@ -58,7 +59,7 @@ void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, Resu
   for (const auto& run : runs) {
     try {
       CopyParams params = run.params;
-      params.numa = numa_plan_for(params.numa_request, selected);
+      params.numa = numa_plan_for(params.numa_request, selected, first_devices(participating_devices(run.spec, params)));
       CaseResult r = run_case(run.spec, params, *selected.backend);
       writer.add(r);
       if (r.validated) writer.validation(run.spec.name, *r.validated);

@@ -1,11 +1,14 @@
 #include "core/sysinfo.h"
 
 #include <dirent.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -95,6 +98,46 @@ std::string kernel_release() {
   if (forced && *forced) return forced;
   utsname u;
   return uname(&u) == 0 ? std::string(u.release) : std::string();
+}
+
+int mlock_probe() {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return errno;
+  const int rc = mlock(p, page) == 0 ? 0 : errno;
+  if (rc == 0) munlock(p, page);
+  munmap(p, page);
+  return rc;
+}
+
+std::string container_evidence() {
+  if (access("/.dockerenv", F_OK) == 0) return "/.dockerenv";
+  if (access("/run/.containerenv", F_OK) == 0) return "/run/.containerenv";
+  if (std::getenv("KUBERNETES_SERVICE_HOST")) return "KUBERNETES_SERVICE_HOST";
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line))
+    for (const char* tag : {"kubepods", "docker", "containerd", "libpod", "lxc"})
+      if (line.find(tag) != std::string::npos) return std::string("cgroup ") + tag;
+  return "";
+}
+
+std::string allowed_cpus_text() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "unknown";
+  std::string text;
+  for (int c = 0; c < CPU_SETSIZE;) {
+    if (!CPU_ISSET(c, &set)) {
+      ++c;
+      continue;
+    }
+    int e = c;
+    while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
+    text += (text.empty() ? "" : ",") + std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
+    c = e + 1;
+  }
+  return text;
 }
 
 }  // namespace ds

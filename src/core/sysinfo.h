@@ -20,4 +20,13 @@ int numa_nodes();
 // behaviour that depends on the kernel can then be tested on any kernel.
 std::string kernel_release();
 
+// Whether this process can lock memory at all: mlock() of one fresh page, 0 or
+// the errno (probed, not read off the limit).
+int mlock_probe();
+// Signs that this process runs in a container ("/.dockerenv", "/run/.containerenv",
+// "cgroup kubepods", ...), "" when none is seen.
+std::string container_evidence();
+// The CPUs this process may use (its affinity: a container's cpuset, taskset).
+std::string allowed_cpus_text();
+
 }  // namespace ds

@@ -256,7 +256,7 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
     throw RunError("--sdma true: the " + backend.name() + " backend has no direct path");
   if (p.sdma && !selected.probe.direct_unavailable.empty())
     throw RunError("--sdma true: " + selected.probe.direct_unavailable);
-  const NumaPlan numa = numa_plan_for(p.numa_request, selected);  // a node or device not there: UsageError
+  const NumaPlan numa = numa_plan_for(p.numa_request, selected, first_devices(p.devices));  // a node or device not there: UsageError
   const bool across = p.cluster && p.cluster->multi();
   const unsigned k = p.staging_buffers();
   const auto d = static_cast<uint64_t>(p.devices);

@@ -1,6 +1,7 @@
 #include "output/json_writer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace ds {
@@ -28,20 +29,34 @@ json stats_us(const Stats& s) {
 }
 
 json placement_json(const BufferPlacement& b) {
+  const bool known = b.pages.known();
   json nodes = json::object();
   for (int i = 0; i < b.pages.nodes; ++i) nodes[std::to_string(b.pages.node[i])] = b.pages.count[i];
   return json{{"what", b.what},
               {"node", b.node < 0 ? json(nullptr) : json(b.node)},
               {"bound_to", b.bound < 0 ? json(nullptr) : json(b.bound)},
               {"pages", b.pages.pages},
-              {"pages_by_node", nodes},
-              {"pages_absent", b.pages.absent},
-              {"pages_misplaced", b.misplaced()},
-              {"placed", b.node < 0 ? json(nullptr) : json(b.placed())}};
+              // move_pages refused (a container's seccomp profile): where the pages are is unknown
+              {"census", known ? "made" : "refused: move_pages: " + std::string(std::strerror(b.pages.refused))},
+              {"pages_by_node", known ? nodes : json(nullptr)},
+              {"pages_absent", known ? json(b.pages.absent) : json(nullptr)},
+              {"pages_misplaced", known ? json(b.misplaced()) : json(nullptr)},
+              {"placed", b.node < 0 || !known ? json(nullptr) : json(b.placed())}};
+}
+
+const char* cpu_choice_name(CpuChoice c) {
+  switch (c) {
+    case CpuChoice::kNode: return "node";
+    case CpuChoice::kNodeAllowed: return "node_cpus_allowed";  // the node's CPUs in this process's CPU set
+    case CpuChoice::kOutside: return "outside_node";           // none of them allowed: the process's CPUs
+    case CpuChoice::kUnchanged: break;
+  }
+  return "unchanged";
 }
 
 // --numa: each worker's node and CPUs, where its buffers' pages were (move_pages),
-// and the parts of a shared region spread with --shm-numa-nodes.
+// and the parts of a shared region spread with --shm-numa-nodes. What the
+// environment refused (memory policy, the census) is said, never hidden.
 json numa_json(const NumaReport& n) {
   json workers = json::array();
   bool any_node = false;
@@ -49,17 +64,23 @@ json numa_json(const NumaReport& n) {
     json bufs = json::array();
     for (int i = 0; i < w.buffers; ++i) bufs.push_back(placement_json(w.buffer[i]));
     any_node = any_node || w.node >= 0;
+    json policy = nullptr;
+    if (w.node >= 0)
+      policy = w.policy_refused ? "refused: set_mempolicy: " + std::string(std::strerror(w.policy_refused))
+                                : std::string("preferred");
     workers.push_back({{"device", w.device},
                        {"node", w.node < 0 ? json(nullptr) : json(w.node)},
                        {"cpus", w.cpus},
                        {"cpus_pinned", w.pinned != 0},
-                       {"placed", w.node < 0 ? json(nullptr) : json(w.placed())},
+                       {"cpus_from", cpu_choice_name(w.cpu_choice)},
+                       {"memory_policy", policy},
+                       {"placed", w.node < 0 || !w.known() ? json(nullptr) : json(w.placed())},
                        {"buffers", bufs}});
   }
   json shared = json::array();
   for (const BufferPlacement& b : n.shared) shared.push_back(placement_json(b));
   return json{{"mode", n.mode},
-              {"placed", any_node || !n.shared.empty() ? json(n.placed()) : json(nullptr)},
+              {"placed", (any_node || !n.shared.empty()) && n.known() ? json(n.placed()) : json(nullptr)},
               {"workers", workers},
               {"shared_region", shared}};
 }

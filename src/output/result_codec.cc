@@ -44,12 +44,13 @@ void chars_from(const json& j, char (&a)[N]) {
 
 json census_to(const PageCensus& c) {
   const int n = std::max(0, std::min<int>(c.nodes, kCensusNodes));
-  return {{"pages", c.pages}, {"absent", c.absent}, {"other", c.other},
+  return {{"refused", c.refused}, {"pages", c.pages}, {"absent", c.absent}, {"other", c.other},
           {"node", std::vector<int32_t>(c.node, c.node + n)},
           {"count", std::vector<uint64_t>(c.count, c.count + n)}};
 }
 PageCensus census_from(const json& j) {
   PageCensus c;
+  c.refused = j.at("refused");
   c.pages = j.at("pages");
   c.absent = j.at("absent");
   c.other = j.at("other");
@@ -81,7 +82,9 @@ json numa_to(const NumaReport& n) {
   for (const WorkerPlacement& w : n.workers) {
     json bufs = json::array();
     for (int i = 0; i < std::max(0, std::min(w.buffers, kPlacedBuffers)); ++i) bufs.push_back(buffer_to(w.buffer[i]));
-    workers.push_back({{"device", w.device}, {"node", w.node}, {"pinned", w.pinned}, {"cpus", chars_to(w.cpus)},
+    workers.push_back({{"device", w.device}, {"node", w.node}, {"pinned", w.pinned},
+                       {"cpu_choice", static_cast<int32_t>(w.cpu_choice)}, {"policy_refused", w.policy_refused},
+                       {"cpus", chars_to(w.cpus)},
                        {"buffers", bufs}});
   }
   json shared = json::array();
@@ -96,6 +99,11 @@ NumaReport numa_from(const json& j) {
     p.device = w.at("device");
     p.node = w.at("node");
     p.pinned = w.at("pinned");
+    const int32_t choice = w.at("cpu_choice");
+    if (choice < 0 || choice > static_cast<int32_t>(CpuChoice::kOutside))
+      throw RunError("a worker placement with CPU choice " + std::to_string(choice));
+    p.cpu_choice = static_cast<CpuChoice>(choice);
+    p.policy_refused = w.at("policy_refused");
     chars_from(w.at("cpus"), p.cpus);
     const json& bufs = w.at("buffers");
     if (bufs.size() > static_cast<size_t>(kPlacedBuffers))

@@ -1,10 +1,48 @@
 #include "runner/numa_plan.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdio>
 
 namespace ds {
 
-NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected) {
+namespace {
+
+// The cards whose node's CPUs are not all in this process's CPU set (a container
+// pinned to one socket, taskset): "", or what their workers run on instead.
+std::string cpus_outside_text(const NumaPlan& plan, const std::vector<int>& devices) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "";
+  std::vector<int> mine;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) mine.push_back(c);
+  std::string text;
+  for (int d : devices) {
+    const NumaNode* n = plan.topology.node(plan.device_node[static_cast<size_t>(d)]);
+    if (!n || n->cpus.empty()) continue;
+    std::vector<int> both;
+    for (int c : n->cpus)
+      if (c < CPU_SETSIZE && CPU_ISSET(c, &set)) both.push_back(c);
+    if (both.size() == n->cpus.size()) continue;
+    text += std::string(text.empty() ? "" : "; ") + "card " + std::to_string(d) + " (node " + std::to_string(n->id) +
+            ", CPUs " + format_id_list(n->cpus) + ") runs on " +
+            (both.empty() ? "CPUs " + format_id_list(mine) + ", none of them its node's"
+                          : "its node's CPUs " + format_id_list(both) + " only");
+  }
+  return text.empty() ? "" : "this process may use CPUs " + format_id_list(mine) + " only: " + text;
+}
+
+}  // namespace
+
+std::vector<int> first_devices(int n) {
+  std::vector<int> v;
+  for (int i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected, const std::vector<int>& used) {
   std::vector<int> discovered;
   for (const DeviceInfo& d : selected.probe.devices) discovered.push_back(d.numa_node);
   const HostTopology topology = read_host_topology();
@@ -17,6 +55,27 @@ NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& select
                  "dev-sandbox: note: NUMA: this machine has one node (node %d, CPUs %s): every worker and "
                  "buffer is on it, so --numa auto changes nothing here\n",
                  topology.nodes[0].id, format_id_list(topology.nodes[0].cpus).c_str());
+  // What the environment refuses (a container's seccomp profile, a cpuset): said
+  // once, the run goes on without it.
+  std::vector<int> placed;
+  for (size_t d = 0; d < plan.device_node.size(); ++d)
+    if (plan.device_node[d] >= 0 &&
+        (used.empty() || std::find(used.begin(), used.end(), static_cast<int>(d)) != used.end()))
+      placed.push_back(static_cast<int>(d));
+  const PlacementAccess& a = plan.access;
+  if (!placed.empty() && !a.policy_allowed())
+    std::fprintf(stderr,
+                 "dev-sandbox: note: NUMA: placement calls refused here (%s): workers are pinned to their "
+                 "cards' nodes' CPUs, buffers placed by first touch, neither bound nor checked (JSON numa says "
+                 "so); %s\n",
+                 a.refused_text().c_str(), kPlacementFix);
+  else if (!placed.empty() && !a.census_allowed())
+    std::fprintf(stderr,
+                 "dev-sandbox: note: NUMA: where the buffers' pages are is not checked (%s; JSON numa says "
+                 "unknown); %s\n",
+                 a.refused_text().c_str(), kPlacementFix);
+  const std::string outside = cpus_outside_text(plan, placed);
+  if (!outside.empty()) std::fprintf(stderr, "dev-sandbox: note: NUMA: %s\n", outside.c_str());
   std::vector<int> unknown;
   for (size_t d = 0; d < plan.device_node.size(); ++d)
     if (plan.device_node[d] < 0) unknown.push_back(static_cast<int>(d));

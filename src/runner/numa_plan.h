@@ -14,7 +14,14 @@ namespace ds {
 // UsageError for a node or device that is not there. The first call in a process
 // says once on stderr when the machine has one node (only when a NUMA option was
 // typed: a default run's output stays as it was) and, on a machine with several,
-// which devices have no known node (they run unplaced).
-NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected);
+// which devices have no known node (they run unplaced). With --numa auto it also
+// says once what the environment refuses: the placement calls (a container's
+// seccomp profile: the run goes on unbound, JSON numa says so) and, for the
+// devices in `used` (empty: all), node CPUs outside this process's CPU set.
+// RunError when an explicit --numa-map / --shm-numa-nodes needs a refused call.
+NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected,
+                       const std::vector<int>& used = {});
+// Devices 0 .. n-1.
+std::vector<int> first_devices(int n);
 
 }  // namespace ds

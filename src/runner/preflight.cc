@@ -23,9 +23,21 @@ void check_host_needs(const MemoryNeeds& n, const NeedsText& t) {
     throw RunError("not enough memory for " + t.what + ": it needs " + format_bytes(n.host) + " of " + t.host_what +
                    (t.host_detail.empty() ? "" : " (" + t.host_detail + ")") + " but MemAvailable is " +
                    format_bytes(avail) + lower);
-  if (n.shm > 0 && n.shm > shm_free_bytes())
+  if (n.shm > 0 && n.shm > shm_free_bytes()) {
+    // Lowering -s/-n changes what is measured: first say how to give /dev/shm the room.
+    const uint64_t gib = (n.shm + (shm_total_bytes() - shm_free_bytes()) + (1ULL << 30) - 1) >> 30;
+    const std::string in = container_evidence();
     throw RunError("not enough shared memory for " + t.what + ": it needs " + format_bytes(n.shm) +
-                   " in /dev/shm but " + format_bytes(shm_free_bytes()) + " is free" + lower);
+                   " in /dev/shm but " + format_bytes(shm_free_bytes()) + " is free (of " +
+                   format_bytes(shm_total_bytes()) + "); " +
+                   (in.empty() ? "in a container, start it with --shm-size=" + std::to_string(gib) +
+                                     "g (Docker's default is 64 MiB); on a host, mount -o remount,size=" +
+                                     std::to_string(gib) + "G /dev/shm"
+                               : "this looks like a container (" + in + "): start it with --shm-size=" +
+                                     std::to_string(gib) + "g (Docker's default is 64 MiB; Kubernetes: an emptyDir "
+                                     "with medium Memory at /dev/shm)") +
+                   (t.lower.empty() ? "" : "; otherwise, measuring something smaller, " + t.lower));
+  }
   const uint64_t limit = memlock_limit_bytes();
   if (n.locked_per_process > limit)
     throw RunError("memory locking refused for " + t.what + ": it locks " + format_bytes(n.locked_per_process) +

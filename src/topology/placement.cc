@@ -48,6 +48,50 @@ std::string this_thread_cpus() {
 
 const char* numa_mode_name(NumaMode mode) { return mode == NumaMode::kAuto ? "auto" : "off"; }
 
+const char* const kPlacementFix =
+    "to allow them in a container: --cap-add SYS_NICE (set_mempolicy, mbind, get_mempolicy) and, for "
+    "move_pages, a seccomp profile that allows it (Docker's default does not list it)";
+
+bool placement_refused(int err) { return err == EPERM || err == EACCES || err == ENOSYS; }
+
+namespace {
+
+// Each call made with an argument the kernel rejects (EINVAL) before it acts: the
+// answer tells whether the call may be made at all, and nothing changes. A
+// seccomp filter answers before the kernel looks at the arguments.
+int probe_call(long rc) { return rc == 0 || !placement_refused(errno) ? 0 : errno; }
+
+PlacementAccess probe_placement_access() {
+  PlacementAccess a;
+  constexpr int kBadMode = 1000;  // above every MPOL_* mode, below the mode flags
+  a.set_mempolicy = probe_call(set_mempolicy(kBadMode, nullptr, 0));
+  a.mbind = probe_call(mbind(nullptr, 0, kBadMode, nullptr, 0, 0));
+  int mode = 0;
+  a.get_mempolicy = probe_call(get_mempolicy(&mode, nullptr, 0, nullptr, 1U << 20));  // no such flag
+  a.move_pages = probe_call(move_pages(0, 0, nullptr, nullptr, nullptr, 0));  // no pages: a no-op
+  return a;
+}
+
+}  // namespace
+
+const PlacementAccess& placement_access() {
+  static const PlacementAccess access = probe_placement_access();
+  return access;
+}
+
+std::string PlacementAccess::refused_text() const {
+  std::string calls;
+  int err = 0;
+  const std::pair<const char*, int> each[] = {
+      {"set_mempolicy", set_mempolicy}, {"mbind", mbind}, {"get_mempolicy", get_mempolicy}, {"move_pages", move_pages}};
+  for (const auto& c : each)
+    if (c.second) {
+      calls += (calls.empty() ? "" : ", ") + std::string(c.first);
+      err = c.second;
+    }
+  return calls.empty() ? "" : calls + ": " + std::strerror(err);
+}
+
 bool parse_numa_map(const std::string& text, std::vector<std::pair<int, int>>* out) {
   std::vector<std::pair<int, int>> pairs;
   for (const std::string& item : split_commas(text)) {
@@ -88,6 +132,22 @@ NumaPlan make_numa_plan(const NumaRequest& request, const HostTopology& topology
   }
   for (int n : request.shm_nodes) check_node(n, "--shm-numa-nodes");
   plan.shm_nodes = request.shm_nodes;
+  // What was asked for explicitly is refused when this process may not do it.
+  plan.access = placement_access();
+  const PlacementAccess& a = plan.access;
+  auto refuse = [](const std::string& option, const std::string& does, const char* call, int err) {
+    throw RunError("option " + option + " " + does + " with " + call + ", which this process may not make (" + call +
+                   ": " + std::strerror(err) + "); " + kPlacementFix);
+  };
+  if (!request.map.empty() && request.mode == NumaMode::kAuto) {
+    if (a.set_mempolicy) refuse("--numa-map", "places each worker's memory", "set_mempolicy", a.set_mempolicy);
+    if (a.mbind) refuse("--numa-map", "binds each worker's buffers", "mbind", a.mbind);
+  }
+  if (!request.shm_nodes.empty()) {
+    if (a.mbind) refuse("--shm-numa-nodes", "binds the shared region's parts to their nodes", "mbind", a.mbind);
+    if (a.move_pages)
+      refuse("--shm-numa-nodes", "proves where the shared region's pages are", "move_pages", a.move_pages);
+  }
   return plan;
 }
 
@@ -105,6 +165,11 @@ uint64_t PageCensus::on(int node_id) const {
 PageCensus census_pages(const void* ptr, size_t bytes) {
   PageCensus c;
   const size_t page = page_size();
+  if (!placement_access().census_allowed()) {
+    c.refused = placement_access().move_pages;
+    c.pages = (reinterpret_cast<uintptr_t>(ptr) % page + bytes + page - 1) / page;
+    return c;
+  }
   const auto start = reinterpret_cast<uintptr_t>(ptr) & ~(page - 1);
   const auto end = reinterpret_cast<uintptr_t>(ptr) + bytes;
   constexpr size_t kChunk = 4096;
@@ -114,8 +179,13 @@ PageCensus census_pages(const void* ptr, size_t bytes) {
     pages.clear();
     for (; a < end && pages.size() < kChunk; a += page) pages.push_back(reinterpret_cast<void*>(a));
     status.assign(pages.size(), 0);
-    if (move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) != 0)
-      throw sys_error("move_pages (where " + std::to_string(pages.size()) + " pages are)", errno);
+    if (move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) != 0) {
+      const int err = errno;  // a report, never a failure: the nodes are unknown
+      PageCensus unknown;
+      unknown.refused = err != 0 ? err : EIO;
+      unknown.pages = (reinterpret_cast<uintptr_t>(ptr) % page + bytes + page - 1) / page;
+      return unknown;
+    }
     for (int s : status) {
       ++c.pages;
       if (s < 0) {
@@ -163,7 +233,7 @@ void bind_to_node(void* ptr, size_t bytes, int node) {
 
 int worker_node() { return t_worker_node; }
 
-bool BufferPlacement::placed() const { return node < 0 || misplaced() == 0; }
+bool BufferPlacement::placed() const { return node < 0 || (pages.known() && misplaced() == 0); }
 
 // A page not faulted in is not proven to be anywhere: it counts as misplaced.
 uint64_t BufferPlacement::misplaced() const { return node < 0 ? 0 : pages.pages - pages.on(node); }
@@ -182,6 +252,13 @@ void WorkerPlacement::add_buffer(const char* what, const void* ptr, size_t bytes
   buffer[buffers++] = place_record(what, ptr, bytes, node);
 }
 
+bool WorkerPlacement::known() const {
+  if (buffers == 0) return policy_refused == 0;  // nothing to prove it by but the policy that was refused
+  for (int i = 0; i < buffers; ++i)
+    if (!buffer[i].known()) return false;
+  return true;
+}
+
 bool WorkerPlacement::placed() const {
   for (int i = 0; i < buffers; ++i)
     if (!buffer[i].placed()) return false;
@@ -198,20 +275,41 @@ PlacementScope::PlacementScope(const NumaPlan& plan, int device) {
     saved_node_ = t_worker_node;
     restore_ = true;
     if (!n->cpus.empty()) {  // a memory-only node: the CPUs stay as they were
+      // Only the node's CPUs this process may use (a container's cpuset, taskset):
+      // none of them, and the worker keeps the CPUs it may use.
       cpu_set_t set;
       CPU_ZERO(&set);
+      int allowed = 0;
       for (int c : n->cpus)
-        if (c < CPU_SETSIZE) CPU_SET(c, &set);
-      if (sched_setaffinity(0, sizeof set, &set) != 0)
-        throw sys_error("sched_setaffinity(NUMA node " + std::to_string(node) + " CPUs " +
-                            format_id_list(n->cpus) + ") for device " + std::to_string(device),
-                        errno);
-      record_.pinned = 1;
+        if (c < CPU_SETSIZE && CPU_ISSET(c, &saved_cpus_)) {
+          CPU_SET(c, &set);
+          ++allowed;
+        }
+      if (allowed == 0) {
+        record_.cpu_choice = CpuChoice::kOutside;
+      } else {
+        if (sched_setaffinity(0, sizeof set, &set) != 0)
+          throw sys_error("sched_setaffinity(NUMA node " + std::to_string(node) + " CPUs " +
+                              format_id_list(n->cpus) + ") for device " + std::to_string(device),
+                          errno);
+        record_.pinned = 1;
+        record_.cpu_choice = allowed == static_cast<int>(n->cpus.size()) ? CpuChoice::kNode : CpuChoice::kNodeAllowed;
+      }
     }
-    NodeMask mask(node);
-    if (set_mempolicy(MPOL_PREFERRED, mask.words, kMaskBits) != 0)
-      throw sys_error("set_mempolicy(MPOL_PREFERRED, NUMA node " + std::to_string(node) + ")", errno);
-    t_worker_node = node;
+    // The memory policy, where this process may set one; refused, its memory
+    // lands where the (pinned) thread first touches it.
+    int refused = plan.access.set_mempolicy;
+    if (refused == 0) {
+      NodeMask mask(node);
+      if (set_mempolicy(MPOL_PREFERRED, mask.words, kMaskBits) != 0) {
+        if (!placement_refused(errno))
+          throw sys_error("set_mempolicy(MPOL_PREFERRED, NUMA node " + std::to_string(node) + ")", errno);
+        refused = errno;
+      }
+    }
+    record_.policy_refused = refused;
+    // Our own mappings are bound (mbind) only where this process may bind.
+    t_worker_node = refused == 0 && plan.access.mbind == 0 ? node : -1;
     record_.node = node;
   }
   std::snprintf(record_.cpus, sizeof record_.cpus, "%s", this_thread_cpus().c_str());
@@ -220,7 +318,7 @@ PlacementScope::PlacementScope(const NumaPlan& plan, int device) {
 PlacementScope::~PlacementScope() {
   if (!restore_) return;
   t_worker_node = saved_node_;
-  (void)set_mempolicy(MPOL_DEFAULT, nullptr, 0);
+  if (record_.policy_refused == 0) (void)set_mempolicy(MPOL_DEFAULT, nullptr, 0);
   (void)sched_setaffinity(0, sizeof saved_cpus_, &saved_cpus_);
 }
 
@@ -253,6 +351,9 @@ std::vector<BufferPlacement> check_shared_region(const void* ptr, size_t bytes, 
     const std::string what = "shared part " + std::to_string(i);
     parts.push_back(place_record(what.c_str(), static_cast<const char*>(ptr) + off, len, nodes[i]));
     const BufferPlacement& b = parts.back();
+    if (!b.known())
+      throw RunError("--shm-numa-nodes: where the shared region's pages are cannot be proven: move_pages: " +
+                     std::string(std::strerror(b.pages.refused)) + "; " + kPlacementFix);
     if (b.bound != nodes[i] || !b.placed())
       throw RunError("--shm-numa-nodes: shared region part " + std::to_string(i) + " on NUMA node " +
                      std::to_string(nodes[i]) + ": " + std::to_string(b.misplaced()) + " of " +
@@ -260,6 +361,14 @@ std::vector<BufferPlacement> check_shared_region(const void* ptr, size_t bytes, 
                      (b.bound != nodes[i] ? " (its memory policy does not bind it to that node)" : ""));
   }
   return parts;
+}
+
+bool NumaReport::known() const {
+  for (const WorkerPlacement& w : workers)
+    if (!w.known()) return false;
+  for (const BufferPlacement& b : shared)
+    if (!b.known()) return false;
+  return true;
 }
 
 bool NumaReport::placed() const {

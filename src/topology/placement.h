@@ -31,9 +31,35 @@ struct NumaRequest {
 // --numa-map's text, "0:0,1:0,2:1": false when malformed or a device is named twice.
 bool parse_numa_map(const std::string& text, std::vector<std::pair<int, int>>* out);
 
+// Which placement calls this process may make, asked of the kernel (and of any
+// seccomp filter in front of it) with arguments it refuses before acting, so the
+// probe changes nothing. A container under Docker's default seccomp profile
+// without CAP_SYS_NICE may make none of them (EPERM); a kernel without NUMA
+// support answers ENOSYS. 0: allowed; else the errno of the refusal.
+struct PlacementAccess {
+  int set_mempolicy = 0;
+  int mbind = 0;
+  int get_mempolicy = 0;
+  int move_pages = 0;
+  bool policy_allowed() const { return set_mempolicy == 0 && mbind == 0; }
+  bool census_allowed() const { return move_pages == 0; }
+  bool all_allowed() const { return policy_allowed() && census_allowed() && get_mempolicy == 0; }
+  // "set_mempolicy, mbind, get_mempolicy, move_pages (Operation not permitted)";
+  // "" when every call is allowed.
+  std::string refused_text() const;
+};
+// Probed once per process (forked workers inherit the answer with the filter).
+const PlacementAccess& placement_access();
+// An errno that means "this environment does not let us place" (EPERM, EACCES,
+// ENOSYS), as opposed to a wrong argument.
+bool placement_refused(int err);
+// How to allow the placement calls: "start the container with --cap-add SYS_NICE ...".
+extern const char* const kPlacementFix;
+
 // Made in the parent before any worker exists; workers only read it.
 struct NumaPlan {
   NumaMode mode = NumaMode::kOff;
+  PlacementAccess access;  // what this process may do (placement_access())
   HostTopology topology;
   std::vector<int> device_node;  // per device index: its node, < 0 when unknown
   std::vector<int> shm_nodes;    // --shm-numa-nodes: the shared region's parts; empty: not split
@@ -51,6 +77,7 @@ NumaPlan make_numa_plan(const NumaRequest& request, const HostTopology& topology
 // travels from forked workers through shared memory.
 constexpr int kCensusNodes = 8;
 struct PageCensus {
+  int32_t refused = 0;  // errno of a refused move_pages: where the pages are is unknown
   uint64_t pages = 0;   // pages in the range
   uint64_t absent = 0;  // not faulted in, or not queryable
   int32_t nodes = 0;    // entries used in node/count
@@ -58,8 +85,10 @@ struct PageCensus {
   uint64_t count[kCensusNodes] = {};
   uint64_t other = 0;  // on nodes past the first kCensusNodes seen
   uint64_t on(int node_id) const;
+  bool known() const { return refused == 0; }
 };
-// RunError naming move_pages when the kernel refuses the query.
+// Only a report, never a failure: when the kernel refuses the query (or the
+// process may not make it), `refused` holds the errno and the nodes are unknown.
 PageCensus census_pages(const void* ptr, size_t bytes);
 
 // The node a mapping's policy binds it to (MPOL_BIND to exactly one node), else -1.
@@ -78,22 +107,37 @@ struct BufferPlacement {
   int32_t bound = -1;    // bound_node() of its first page
   PageCensus pages;
   // Every page on `node` (true when no node was asked for); a page not faulted
-  // in counts as misplaced.
+  // in counts as misplaced. Unknown when the census was refused (known() false).
+  bool known() const { return node < 0 || pages.known(); }
   bool placed() const;
   uint64_t misplaced() const;
 };
 BufferPlacement place_record(const char* what, const void* ptr, size_t bytes, int node);
 
 constexpr int kPlacedBuffers = 4;
+// How a worker's CPUs were chosen.
+enum class CpuChoice : int32_t {
+  kUnchanged = 0,  // not placed (off, unknown node) or a memory-only node: as the process had them
+  kNode = 1,       // the node's CPUs
+  kNodeAllowed = 2,  // the node's CPUs that this process may use (its CPU set holds only some)
+  kOutside = 3,    // none of the node's CPUs are in this process's CPU set: the CPUs it may use
+};
+
 struct WorkerPlacement {
   int32_t device = -1;
   int32_t node = -1;   // the node it was placed on; -1: not placed (off, unknown node)
-  int32_t pinned = 0;  // its CPUs were set to the node's
+  int32_t pinned = 0;  // its CPUs were set to (some of) the node's
+  CpuChoice cpu_choice = CpuChoice::kUnchanged;
+  // errno of the refused memory-policy call (set_mempolicy) when placed: its
+  // buffers are then placed by first touch from the node's CPUs, not bound.
+  int32_t policy_refused = 0;
   char cpus[256] = {};  // the CPU set it ran with, "0-15,32-47"
   int32_t buffers = 0;
   BufferPlacement buffer[kPlacedBuffers];
   // Records where [ptr, ptr + bytes) is now, expected on this worker's node.
   void add_buffer(const char* what, const void* ptr, size_t bytes);
+  // Every buffer's census was made (no buffers: its memory policy was not refused).
+  bool known() const;
   bool placed() const;
 };
 
@@ -102,7 +146,10 @@ struct WorkerPlacement {
 // node's, its memory policy prefers the node (runtime pinned allocations made
 // later from this thread land there) and our own mappings are bound to it. Undone
 // when the scope ends. Off or unknown: nothing changes; the record still says
-// which CPUs the worker had.
+// which CPUs the worker had. Where this process may not set a memory policy
+// (plan.access, or the call refused with EPERM/ENOSYS), the worker is still pinned
+// and its memory follows the CPUs by first touch: recorded, never a failure. The
+// CPUs are the node's that this process may use; none of them: the process's own.
 class PlacementScope {
  public:
   PlacementScope(const NumaPlan& plan, int device);
@@ -131,6 +178,7 @@ struct NumaReport {
   std::string mode;  // "auto", "off"; empty: not recorded
   std::vector<WorkerPlacement> workers;
   std::vector<BufferPlacement> shared;  // --shm-numa-nodes parts
+  bool known() const;
   bool placed() const;
 };
 

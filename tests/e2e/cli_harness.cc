@@ -8,27 +8,37 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ftw.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <cstring>
+#include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
+#include <thread>
 
 namespace dstest {
 
 namespace {
 
-[[noreturn]] void exec_tool(const std::vector<std::string>& args) {
+[[noreturn]] void exec_tool(const std::vector<std::string>& args, const std::vector<std::string>& wrap = {}) {
+  std::vector<std::string> all = wrap;
+  if (!wrap.empty()) all.push_back("--");
+  all.push_back(DS_BINARY);
+  all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
-  std::string bin = DS_BINARY;
-  argv.push_back(&bin[0]);
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(&a[0]);
+  for (auto& a : all) argv.push_back(&a[0]);
   argv.push_back(nullptr);
-  execv(bin.c_str(), argv.data());
+  execv(argv[0], argv.data());
   _exit(127);
 }
 
@@ -66,6 +76,17 @@ bool direct_io_works(const std::string& dir) {
   return ok;
 }
 
+std::vector<std::string> docker_profile(bool no_io_uring) {
+#ifdef DS_DOCKER_SECCOMP
+  std::vector<std::string> w = {DS_DOCKER_SECCOMP};
+  if (no_io_uring) w.push_back("--no-io-uring");
+  return w;
+#else
+  (void)no_io_uring;
+  return {};
+#endif
+}
+
 std::string unprivileged_mode(const std::map<std::string, std::string>& env) {
   return nobody_can_run(env) ? "uid 65534" : "without CAP_IPC_LOCK";
 }
@@ -98,7 +119,13 @@ RunResult run_tool_opts(const std::vector<std::string>& args, const RunOptions& 
         prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) != 0 && geteuid() == 0)
       _exit(126);
     if (as_nobody && (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0)) _exit(126);
-    exec_tool(args);
+    if (!options.cpus.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : options.cpus) CPU_SET(c, &set);
+      if (sched_setaffinity(0, sizeof set, &set) != 0) _exit(126);
+    }
+    exec_tool(args, options.wrap);
   }
   close(out[1]);
   close(err[1]);
@@ -161,22 +188,146 @@ std::vector<std::string> split_ws(const std::string& line) {
 
 namespace dstest {
 
+namespace {
+
+std::mutex& started_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<int>& started() {
+  static std::set<int> s;
+  return s;
+}
+
+// At the end of every test: whatever it started and did not reap is ended, with
+// its process group, and reaped (a failed assertion must not leave a run going).
+class Reaper : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo&) override {
+    std::set<int> left;
+    {
+      std::lock_guard<std::mutex> lock(started_mutex());
+      left.swap(started());
+    }
+    for (int pid : left) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      int status = 0;
+      waitpid(pid, &status, 0);
+      std::fprintf(stderr, "[harness] ended process %d (and its group), which the test left running\n", pid);
+    }
+  }
+};
+[[maybe_unused]] const bool kReaper = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new Reaper);
+  return true;
+}();
+
+}  // namespace
+
+void track_started(int pid) {
+  std::lock_guard<std::mutex> lock(started_mutex());
+  started().insert(pid);
+}
+
+void forget_started(int pid) {
+  std::lock_guard<std::mutex> lock(started_mutex());
+  started().erase(pid);
+}
+
+bool wait_until(const std::function<bool()>& ready, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    if (ready()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+long cpu_ticks(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(paren + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14) utime = std::atol(field.c_str());
+    if (i == 15) stime = std::atol(field.c_str());
+  }
+  return utime + stime;
+}
+
+namespace {
+
+long voluntary_switches(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::atol(line.c_str() + 24);
+  return -1;
+}
+
+struct Activity {
+  long ticks, switches;
+  explicit Activity(int pid) : ticks(cpu_ticks(pid)), switches(voluntary_switches(pid)) {}
+  bool worked_since(const Activity& base) const {
+    return ticks >= base.ticks + 2 || switches >= base.switches + 20;
+  }
+};
+
+}  // namespace
+
+bool wait_busy(int pid, double seconds) {
+  const Activity base(pid);
+  return wait_until([&] { return Activity(pid).worked_since(base); }, seconds);
+}
+
+std::vector<int> wait_children_busy(int pid, size_t children, double seconds) {
+  std::vector<int> kids;
+  if (!wait_until([&] { return (kids = child_pids(pid)).size() >= children; }, seconds)) return kids;
+  std::vector<Activity> base;
+  for (int k : kids) base.emplace_back(k);
+  wait_until(
+      [&] {
+        for (size_t i = 0; i < kids.size(); ++i)
+          if (!Activity(kids[i]).worked_since(base[i])) return false;
+        return true;
+      },
+      seconds);
+  return child_pids(pid);
+}
+
+ScopedPath::~ScopedPath() {
+  if (path_.empty()) return;
+  nftw(path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return std::remove(p); }, 16,
+       FTW_DEPTH | FTW_PHYS);
+}
+
 int start_tool(const std::vector<std::string>& args, const std::string& out_path,
                const std::string& err_path) {
   const pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);
     const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(o, 1);
     dup2(e, 2);
     exec_tool(args);
   }
+  if (pid > 0) {
+    setpgid(pid, pid);  // also here: the group exists before the parent may signal it
+    track_started(pid);
+  }
   return pid;
 }
 
 int wait_tool(int pid) {
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
+  const bool reaped = waitpid(pid, &status, 0) == pid;
+  forget_started(pid);
+  if (!reaped) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

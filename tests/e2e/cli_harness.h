@@ -1,6 +1,7 @@
 // Running dev-sandbox as a child process and capturing what it prints.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,7 +21,16 @@ struct RunOptions {
   // reach the binary and every absolute path in `env`; otherwise (or when already not
   // root) as the current user without CAP_IPC_LOCK. Either way RLIMIT_MEMLOCK binds.
   bool unprivileged = false;
+  // A launcher the tool runs under: exec'd as wrap[0] wrap[1..] -- DS_BINARY args
+  // (e.g. the Docker-profile seccomp filter, ds-docker-seccomp).
+  std::vector<std::string> wrap;
+  std::vector<int> cpus;  // the CPU affinity the tool starts with (empty: as is)
 };
+
+// The launcher that runs a command under a seccomp filter refusing what Docker's
+// default profile refuses without CAP_SYS_NICE (tests/tools/docker_seccomp.c);
+// `no_io_uring` also refuses io_uring, as newer Docker releases do.
+std::vector<std::string> docker_profile(bool no_io_uring = false);
 
 // How run_tool_opts runs an unprivileged tool here: "uid 65534" or "without CAP_IPC_LOCK".
 std::string unprivileged_mode(const std::map<std::string, std::string>& env);
@@ -30,11 +40,45 @@ RunResult run_tool(const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env = {});
 RunResult run_tool_opts(const std::vector<std::string>& args, const RunOptions& options);
 
-// Starts the tool in the background, its output to files; returns its pid.
+// Starts the tool in the background, in its own process group, its output to
+// files; returns its pid. Whatever a test starts this way and has not reaped when
+// it ends (an assertion returned early) is killed with its group and reaped then.
 int start_tool(const std::vector<std::string>& args, const std::string& out_path,
                const std::string& err_path);
 // Waits for a started tool; its exit code (128+N when killed by signal N).
 int wait_tool(int pid);
+// The same guarantee for a process a test forks itself (mpiexec): `pid` leads its
+// own process group; forget_started() once the test has reaped it.
+void track_started(int pid);
+void forget_started(int pid);
+
+// Polls `ready` every 10 ms until it holds or `seconds` pass; whether it held.
+// Deadlines are generous (a loaded 2-core machine): the condition, not the
+// time, is what a test waits for.
+bool wait_until(const std::function<bool()>& ready, double seconds = 60);
+// CPU time a process has used so far (utime + stime, clock ticks); -1 when gone.
+long cpu_ticks(int pid);
+// Waits until `pid` has visibly worked since the call: used CPU (2 ticks) or,
+// waiting on I/O, slept and woken 20 times. Whether it did within `seconds`.
+bool wait_busy(int pid, double seconds = 60);
+// Waits until `pid` has `children` child processes and each of them, having
+// started, has worked since (wait_busy: its run is under way, not starting up):
+// the children then, or fewer when `seconds` passed first.
+std::vector<int> wait_children_busy(int pid, size_t children, double seconds = 60);
+
+// Removes a file, or a directory with what is in it, when it goes out of scope:
+// also when an assertion ends the test early (/dev/shm workspaces, logs in /tmp).
+class ScopedPath {
+ public:
+  explicit ScopedPath(std::string path) : path_(std::move(path)) {}
+  ~ScopedPath();
+  ScopedPath(const ScopedPath&) = delete;
+  ScopedPath& operator=(const ScopedPath&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 // Pids whose parent is `pid`.
 std::vector<int> child_pids(int pid);
 // Reads a whole file.

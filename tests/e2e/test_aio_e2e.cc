@@ -17,8 +17,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -375,6 +377,7 @@ TEST(AioEndToEnd, ExistingWorkspaceStaysAndKeepKeepsShards) {
 TEST(AioEndToEnd, TmpfsIsRefusedNamingTheFilesystemAndBuffered) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   const std::string ws = "/dev/shm/" + unique_name("ds-aio-e2e");
+  const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
   const auto r = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4",
                            "--epoch-number", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -388,6 +391,7 @@ TEST(AioEndToEnd, TmpfsIsRefusedNamingTheFilesystemAndBuffered) {
 TEST(AioEndToEnd, BufferedOnTmpfsRunsAndSaysSo) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   const std::string ws = "/dev/shm/" + unique_name("ds-aio-e2e");
+  const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
   JsonRun r = run_json({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
                         "--epoch-number", "2", "--buffered", "--validate"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -438,6 +442,7 @@ void ctrl_c_leaves_no_shard_files(const char* engine) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    setpgid(0, 0);
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
@@ -445,25 +450,21 @@ void ctrl_c_leaves_no_shard_files(const char* engine) {
           "--io-number", "32", "--iodepth", "8", "--epoch-number", "1000000", nullptr);
     _exit(127);
   }
-  // Wait until every shard file exists (the epochs are running), then Ctrl-C.
-  bool running = false;
-  for (int i = 0; i < 1000 && !running; ++i) {
-    running = entries(ws).size() >= 32;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  dstest::track_started(pid);  // ended and reaped at the test's end if an assertion returns first
+  // Wait until every shard file exists and the epochs are under way, then Ctrl-C.
+  const bool running = dstest::wait_until([&] { return entries(ws).size() >= 32; });
+  dstest::wait_busy(pid);
   kill(pid, SIGINT);
   int status = 0;
-  bool ended = false;
-  for (int i = 0; i < 1000 && !ended; ++i) {  // 10 s, then it is a failure
-    ended = waitpid(pid, &status, WNOHANG) == pid;
-    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const bool ended = dstest::wait_until([&] { return waitpid(pid, &status, WNOHANG) == pid; });
   if (!ended) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
+  }
+  dstest::forget_started(pid);
+  if (!ended) {
     remove_tree(ws);
-    FAIL() << "still running 10 s after SIGINT";
+    FAIL() << "still running 60 s after SIGINT";
   }
   ASSERT_TRUE(running) << "the shard files never appeared";
   ASSERT_TRUE(WIFEXITED(status));
@@ -535,6 +536,7 @@ TEST(AioPsync, BufferedOnTmpfsValidates) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   for (const char* validate : {"--validate", "--validate=each"}) {
     const std::string ws = "/dev/shm/" + unique_name("ds-aio-psync");
+    const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
     JsonRun r = run_json({"aio", "--workspace", ws, "--engine", "psync", "--io-size", "64K", "--io-number", "12",
                           "--iodepth", "5", "--epoch-number", "2", "--buffered", validate});
     ASSERT_EQ(r.exit_code, 0) << validate << "\n" << r.err;
@@ -644,6 +646,7 @@ TEST(AioWorkspaces, NoSpaceInOneOfTwoIsFoundBeforeWriting) {
   if (fs.dir.empty()) GTEST_SKIP() << fs.error;
   const std::string& mnt = fs.dir;
   const std::string a = "/dev/shm/" + unique_name("ds-aio-ws-a"), b = mnt + "/ws";
+  const dstest::ScopedPath a_guard(a);  // removed also when an assertion ends the test
   const auto r = run_tool({"aio", "--workspace", a, "--workspace", b, "--io-size", "1M", "--io-number", "16",
                            "--epoch-number", "1", "--buffered"});
   const auto left = entries(mnt);
@@ -698,6 +701,7 @@ TEST(AioDevice, ADiskRunShowsTheDeviceMovedTheBytes) {
 TEST(AioDevice, TmpfsSaysNoDeviceWasFound) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   const std::string ws = "/dev/shm/" + unique_name("ds-aio-dev");
+  const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
   const auto t = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
                            "--buffered"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
@@ -851,11 +855,8 @@ TEST(AioWorkers, AKilledWorkerFailsTheRunNamingItAndLeavesNothing) {
                                      out, err);
   ASSERT_GT(pid, 0);
   std::vector<pid_t> kids;
-  for (int i = 0; i < 1000 && kids.size() < 3; ++i) {  // the three workers are running
-    kids = children_of(pid);
-    if (kids.size() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  dstest::wait_until([&] { return (kids = children_of(pid)).size() >= 3; });  // the three workers are running
+  dstest::wait_children_busy(pid, 3);
   if (kids.size() >= 3) kill(kids[1], SIGKILL);
   else kill(pid, SIGKILL);
   const int code = dstest::wait_tool(pid);
@@ -1004,27 +1005,62 @@ TEST(AioMixed, ACorruptedLoadInAMixedEpochFailsValidation) {
 // less than the load moved: stderr says so, and JSON marks it below_95. (64 MiB
 // expected, so the small reads of other tests running meanwhile cannot reach 95%.)
 // Skipped where the disk workspace has no block device.
+// The bytes block device `name` has read so far (/proc/diskstats: sectors x 512).
+uint64_t disk_read_bytes(const std::string& name) {
+  std::ifstream in("/proc/diskstats");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    unsigned maj = 0, min = 0;
+    std::string dev;
+    uint64_t reads = 0, merged = 0, sectors = 0;
+    if (l >> maj >> min >> dev >> reads >> merged >> sectors && dev == name) return sectors * 512;
+  }
+  return 0;
+}
+
 TEST(AioDevice, PageCacheLoadsAreBelow95Percent) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
-  const std::string a = "/dev/shm/" + unique_name("ds-aio-cache"), b = disk_base() + "/" + unique_name("cache");
-  // 64 files of 1 MiB: 32 on the disk, 32 MiB per load epoch, 64 MiB over two.
-  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", a, "--workspace", b, "--buffered", "--io-size",
-                        "1M", "--io-number", "64", "--iodepth", "4", "--epoch-number", "2", "--phases", "load"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json dev = r.result("aio_load")["device_io"];
-  ASSERT_EQ(dev.size(), 2u) << dev;
-  EXPECT_TRUE(dev[0]["device"].is_null()) << "tmpfs: " << dev;
-  if (dev[1]["device"].is_null()) GTEST_SKIP() << "no block device: " << dev[1]["not_found"];
-  const std::string d = dev[1]["device"];
-  EXPECT_EQ(dev[1]["expected_bytes"], 2 * 32 * 1048576);
-  EXPECT_EQ(dev[1]["below_95"], true) << dev;
-  EXPECT_LT(dev[1]["percent"].get<double>(), 95.0) << dev;
-  EXPECT_TRUE(contains(r.err, "dev-sandbox: note: aio_load: device " + d + " read ")) << r.err;
-  EXPECT_TRUE(contains(r.err, " of 64.00 MiB (")) << r.err;
-  EXPECT_TRUE(contains(r.err, "%), below 95%: part of the I/O did not reach that disk")) << r.err;
-  EXPECT_FALSE(exists(a)) << "left behind";
-  EXPECT_FALSE(exists(b)) << "left behind";
+  // The counters are the whole disk's: another tenant reading it meanwhile adds to
+  // them. A run that reads 95% or more is tried again; three such runs are a
+  // failure only if the disk was quiet otherwise (the same time without our run
+  // read less than a tenth of what a load expects): else the test says the disk
+  // was disturbed and is skipped.
+  std::string disturbed;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::string a = "/dev/shm/" + unique_name("ds-aio-cache"), b = disk_base() + "/" + unique_name("cache");
+    const dstest::ScopedPath a_guard(a), b_guard(b);  // removed also when an assertion ends the test
+    // 64 files of 1 MiB: 32 on the disk, 32 MiB per load epoch, 64 MiB over two.
+    const auto t0 = std::chrono::steady_clock::now();
+    JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", a, "--workspace", b, "--buffered", "--io-size",
+                          "1M", "--io-number", "64", "--iodepth", "4", "--epoch-number", "2", "--phases", "load"});
+    const auto took = std::chrono::steady_clock::now() - t0;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json dev = r.result("aio_load")["device_io"];
+    ASSERT_EQ(dev.size(), 2u) << dev;
+    EXPECT_TRUE(dev[0]["device"].is_null()) << "tmpfs: " << dev;
+    if (dev[1]["device"].is_null()) GTEST_SKIP() << "no block device: " << dev[1]["not_found"];
+    const std::string d = dev[1]["device"];
+    EXPECT_EQ(dev[1]["expected_bytes"], 2 * 32 * 1048576);
+    EXPECT_FALSE(exists(a)) << "left behind";
+    EXPECT_FALSE(exists(b)) << "left behind";
+    if (dev[1]["below_95"] == true) {
+      EXPECT_LT(dev[1]["percent"].get<double>(), 95.0) << dev;
+      EXPECT_TRUE(contains(r.err, "dev-sandbox: note: aio_load: device " + d + " read ")) << r.err;
+      EXPECT_TRUE(contains(r.err, " of 64.00 MiB (")) << r.err;
+      EXPECT_TRUE(contains(r.err, "%), below 95%: part of the I/O did not reach that disk")) << r.err;
+      return;
+    }
+    // Was it someone else? The disk's reads over the same time, without our run.
+    const uint64_t before = disk_read_bytes(d);
+    std::this_thread::sleep_for(took);
+    const uint64_t others = disk_read_bytes(d) - before;
+    if (others * 10 >= 64ULL << 20)
+      disturbed = "the disk " + d + " read " + std::to_string(others >> 20) + " MiB in the same time without our run";
+  }
+  if (!disturbed.empty()) GTEST_SKIP() << "disturbed by other I/O on the disk: " << disturbed;
+  FAIL() << "three page-cache loads each read 95% or more of their bytes from a disk that was quiet otherwise";
 }
 
 // --validate each with --workers 3 (and a mixed phase): every worker's files are

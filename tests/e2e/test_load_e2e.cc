@@ -206,6 +206,7 @@ TEST(LoadOutput, StagesLineFollowsTheRowAndAgrees) {
 TEST(LoadWorkspace, TmpfsIsRefusedAndBufferedRuns) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   const std::string ws = "/dev/shm/" + unique_name("ds-load-e2e");
+  const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
   const auto r = run_tool(load_args(ws, {"-s", "64K", "-n", "4"}));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.err, "tmpfs")) << r.err;
@@ -336,6 +337,7 @@ TEST(LoadBackends, AscendDoublesValidateCeAndDirectPath) {
 TEST(LoadBackends, AscendStagingWaitsForQueryEventStatus) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string log = ::testing::TempDir() + unique_name("acl-log");
+  const dstest::ScopedPath log_guard(log);
   const std::map<std::string, std::string> env = {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE},
                                                   {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE},
                                                   {"DS_ACL_DOUBLE_DEVICES", "2"},
@@ -359,9 +361,7 @@ int start_long_load(const std::string& ws, const std::string& tag) {
   const int pid = dstest::start_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "64K", "-n", "16", "-d",
                                       "2", "-i", "1000000", "--timeout", "0"},
                                      ::testing::TempDir() + tag + ".out", ::testing::TempDir() + tag + ".err");
-  for (int i = 0; i < 250 && dstest::child_pids(pid).size() < 2; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  dstest::wait_children_busy(pid, 2);
   return pid;
 }
 

@@ -60,21 +60,27 @@ pid_t spawn(const std::vector<std::string>& cmd, const std::string& out, const s
     execvp(argv[0], argv.data());
     _exit(127);
   }
+  if (pid > 0) {
+    setpgid(pid, pid);
+    dstest::track_started(pid);  // mpiexec and its ranks end with the test, whatever it asserts
+  }
   return pid;
 }
 
 // Waits at most `seconds`; a hang is killed (the whole group) and is a failure.
 int wait_for(pid_t pid, int seconds) {
-  for (int i = 0; i < seconds * 20; ++i) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(-pid, SIGKILL);
   int status = 0;
-  waitpid(pid, &status, 0);
-  ADD_FAILURE() << "mpiexec did not end within " << seconds << " s";
-  return -1;
+  const bool ended = dstest::wait_until([&] { return waitpid(pid, &status, WNOHANG) == pid; }, seconds);
+  if (!ended) {
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  dstest::forget_started(pid);
+  if (!ended) {
+    ADD_FAILURE() << "mpiexec did not end within " << seconds << " s";
+    return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string temp_dir() {
@@ -319,16 +325,18 @@ TEST(MpiAio, ARankKilledMidRunEndsEveryRankAndLeavesNothing) {
   const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "16",
                                          "--epoch-number", "100000", "--buffered"};
   const pid_t pid = spawn(mpi_command(same(3, args)), base + "/out", base + "/err");
-  // Wait until the ranks have made their files, then SIGKILL one rank.
+  // Wait until the ranks have made their files, then SIGKILL one rank. (A
+  // generous deadline: on a loaded machine three ranks may take long to start; if
+  // it passes, the harness ends mpiexec and its ranks with the test.)
   pid_t victim = -1;
-  for (int i = 0; i < 200 && victim < 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (entries(ws) < 3 * 16) continue;
+  dstest::wait_until([&] {
+    if (entries(ws) < 3 * 16) return false;
     for (int child : dstest::child_pids(pid)) {
       const std::string cmd = dstest::slurp("/proc/" + std::to_string(child) + "/cmdline");
       if (cmd.find("dev-sandbox") != std::string::npos) victim = child;
     }
-  }
+    return victim > 0;
+  }, 60);
   ASSERT_GT(victim, 0) << "no rank found under mpiexec " << pid;
   std::vector<int> ranks;
   for (int child : dstest::child_pids(pid)) ranks.push_back(child);
@@ -341,9 +349,7 @@ TEST(MpiAio, ARankKilledMidRunEndsEveryRankAndLeavesNothing) {
     const size_t paren = stat.rfind(')');
     return paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] != 'Z';
   };
-  for (int r : ranks)
-    for (int i = 0; i < 100 && alive(r); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  for (int r : ranks) EXPECT_FALSE(alive(r)) << "rank process " << r << " still there";
+  for (int r : ranks) EXPECT_TRUE(dstest::wait_until([&] { return !alive(r); })) << "rank process " << r << " still there";
   // The other ranks removed theirs (mpiexec's SIGTERM unwinds them); only the
   // SIGKILLed rank's own files can stay, and this test removes them.
   const std::string mine = "dev-sandbox-aio." + std::to_string(victim) + ".";

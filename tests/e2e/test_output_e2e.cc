@@ -217,8 +217,7 @@ TEST(OutputE2e, KilledRunLeavesThePreviousOutputUntouched) {
                               "all_host_to_all_device_ce_multi_stream", "-d", "2", "-s", "64K", "-n", "16",
                               "-i", "100000000", "--format", "json", "--output", path},
                              out, err);
-  for (int i = 0; i < 250 && child_pids(pid).empty(); ++i) usleep(20000);
-  usleep(300000);
+  wait_children_busy(pid, 1);
   kill(pid, SIGKILL);
   wait_tool(pid);
   EXPECT_EQ(slurp(path), "previous\n");
@@ -236,6 +235,7 @@ TEST(OutputE2e, KilledRunLeavesThePreviousOutputUntouched) {
 // once it next writes, its children stopped and its files removed.
 TEST(OutputE2e, ClosedStdoutEndsTheRunQuietlyWithNothingLeft) {
   const std::string ws = "/dev/shm/ds-head-aio-" + std::to_string(getpid());
+  const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
   const std::vector<std::string> commands = {
       std::string(DS_BINARY) + " copy --backend sim -t host_to_device_ce -t host_to_device_batch_ce -t "
                                "all_host_to_all_device_ce_multi_stream -d 2 -s 64K -n 8 -i 20",

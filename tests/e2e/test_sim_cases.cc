@@ -181,9 +181,7 @@ int start_long_fork_run(const std::string& tag, int devices) {
   const int pid = start_tool({"copy", "--backend", "sim", "-t", "one_share_host_to_all_device_ce_multi_stream",
                               "-s", "64K", "-n", "16", "-i", "1000000", "-d", std::to_string(devices)},
                              out, err);
-  for (int i = 0; i < 200 && child_pids(pid).size() < static_cast<size_t>(devices); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  wait_children_busy(pid, static_cast<size_t>(devices));
   return pid;
 }
 
@@ -222,10 +220,7 @@ TEST(ForkCleanup, CtrlCDuringAThreadCase) {
   const int pid = start_tool({"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-s", "64K",
                               "-n", "16", "-i", "1000000", "-d", "3"},
                              out, err);
-  for (int i = 0; i < 200 && child_pids(pid).empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto kids = child_pids(pid);
+  auto kids = wait_children_busy(pid, 1);
   ASSERT_EQ(kids.size(), 1u);  // the runtime lives in one child, threads inside it
   kill(pid, SIGINT);
   EXPECT_EQ(wait_tool(pid), 130);

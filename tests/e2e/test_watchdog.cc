@@ -31,11 +31,8 @@ struct Stalled {
 Stalled stop_a_child(const std::string& tag, const std::vector<std::string>& args, size_t children, size_t which) {
   const std::string out = ::testing::TempDir() + tag + ".out", err = ::testing::TempDir() + tag + ".err";
   const int pid = start_tool(args, out, err);
-  for (int i = 0; i < 250 && child_pids(pid).size() < children; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
   Stalled s{};
-  s.children = child_pids(pid);
+  s.children = wait_children_busy(pid, children);
   if (s.children.size() != children) {
     kill(pid, SIGKILL);
     wait_tool(pid);
@@ -51,8 +48,8 @@ Stalled stop_a_child(const std::string& tag, const std::vector<std::string>& arg
 }
 
 void expect_all_gone(const std::vector<int>& children) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  for (int k : children) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  for (int k : children)
+    EXPECT_TRUE(wait_until([k] { return kill(k, 0) != 0; })) << "child " << k << " still alive";
 }
 
 }  // namespace
@@ -109,6 +106,7 @@ TEST(Watchdog, StoppedThreadCaseEndsTheRun) {
 static void expect_stopped_aio_worker_named(const std::string& tag, const std::vector<std::string>& args,
                                             size_t children, size_t which, const std::string& named) {
   const std::string ws = "/dev/shm/ds-" + tag + "-" + std::to_string(getpid());
+  const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
   const auto before = our_shm_entries();
   std::vector<std::string> cmd = {"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--io-size", "64K",
                                   "--epoch-number", "1000000", "--iodepth", "4", "--timeout", "2"};

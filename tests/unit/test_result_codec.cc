@@ -32,6 +32,7 @@ struct DeviceIoMirror {
   std::string direction;
 };
 struct CensusMirror {
+  int32_t refused;
   uint64_t pages, absent;
   int32_t nodes;
   int32_t node[kCensusNodes];
@@ -45,6 +46,8 @@ struct BufferMirror {
 };
 struct WorkerMirror {
   int32_t device, node, pinned;
+  CpuChoice cpu_choice;
+  int32_t policy_refused;
   char cpus[256];
   int32_t buffers;
   BufferPlacement buffer[kPlacedBuffers];
@@ -101,6 +104,7 @@ BufferPlacement filled_buffer(const char* what, int base) {
   std::strncpy(b.what, what, sizeof b.what - 1);
   b.node = base;
   b.bound = base + 1;
+  b.pages.refused = 13 + base;
   b.pages.pages = 100 + static_cast<uint64_t>(base);
   b.pages.absent = 3;
   b.pages.nodes = 2;
@@ -151,6 +155,8 @@ CaseResult filled() {
   w.device = 1;
   w.node = 0;
   w.pinned = 1;
+  w.cpu_choice = CpuChoice::kNodeAllowed;
+  w.policy_refused = 1;
   std::strncpy(w.cpus, "0-15,32-47", sizeof w.cpus - 1);
   w.buffers = 2;
   w.buffer[0] = filled_buffer("source", 0);

@@ -1,0 +1,313 @@
+// Where users run the tool: inside a container under Docker's default seccomp
+// profile without CAP_SYS_NICE (the launcher tests/tools/docker_seccomp.c refuses,
+// with EPERM, the placement calls that profile refuses, and io_uring with
+// --no-io-uring), and with a CPU set that does not hold the card's node's CPUs.
+// Every measurement completes with one note; the page census reads "unknown";
+// only what was asked for explicitly (--numa-map, --shm-numa-nodes, --engine
+// io_uring) is refused, with the call, the errno and the fix.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "disk_fixtures.h"
+#include "json_checks.h"
+
+using namespace dstest;
+using namespace dstest::disk;
+
+namespace {
+
+class ContainerEnv : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!disk_base().empty()) remove_tree(disk_base());
+  }
+};
+[[maybe_unused]] const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ContainerEnv);
+
+const char* const kPolicyNote = "dev-sandbox: note: NUMA: placement calls refused here (set_mempolicy, mbind, "
+                                "get_mempolicy, move_pages: Operation not permitted)";
+
+RunResult in_container(const std::vector<std::string>& args, bool no_io_uring = false,
+                       const std::map<std::string, std::string>& env = {}) {
+  RunOptions o;
+  o.wrap = docker_profile(no_io_uring);
+  o.env = env;
+  o.env.emplace("DEV_SANDBOX_SIM_DEVICES", "2");
+  return run_tool_opts(args, o);
+}
+
+JsonRun in_container_json(std::vector<std::string> args, bool no_io_uring = false,
+                          const std::map<std::string, std::string>& env = {}) {
+  args.insert(args.end(), {"--format", "json"});
+  JsonRun r;
+  static_cast<RunResult&>(r) = in_container(args, no_io_uring, env);
+  r.doc = json::parse(r.out, nullptr, false);
+  if (r.doc.is_discarded()) r.doc = nullptr;
+  return r;
+}
+
+std::vector<std::string> stderr_lines(const std::string& err) { return lines_starting(err, ""); }
+
+// Each worker placed (node 0), pinned, its memory policy refused and its buffers'
+// pages unknown: what JSON must say when the placement calls are refused.
+void expect_unbound(const json& numa, size_t workers) {
+  ASSERT_TRUE(numa.is_object()) << numa.dump();
+  EXPECT_EQ(numa["mode"], "auto");
+  EXPECT_TRUE(numa["placed"].is_null()) << numa.dump();
+  ASSERT_EQ(numa["workers"].size(), workers) << numa.dump();
+  for (const json& w : numa["workers"]) {
+    EXPECT_EQ(w["node"], 0);
+    EXPECT_EQ(w["cpus_pinned"], true);
+    EXPECT_EQ(w["memory_policy"], "refused: set_mempolicy: Operation not permitted");
+    EXPECT_TRUE(w["placed"].is_null());
+    for (const json& b : w["buffers"]) {
+      EXPECT_EQ(b["census"], "refused: move_pages: Operation not permitted");
+      EXPECT_TRUE(b["pages_by_node"].is_null());
+      EXPECT_TRUE(b["bound_to"].is_null()) << "nothing is bound where mbind is refused";
+      EXPECT_GT(b["pages"].get<uint64_t>(), 0u);
+    }
+  }
+}
+
+TEST(Container, TheLauncherRefusesWhatDockersProfileRefuses) {
+  // The tool's own doctor line says which calls this process may make: probed.
+  const RunResult r = in_container({"--backend", "sim", "doctor"}, true);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("environment: placement calls refused: set_mempolicy, mbind, get_mempolicy, move_pages: "
+                       "Operation not permitted; io_uring no (io_uring_queue_init(1): Operation not permitted)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("environment: note: --numa auto runs unbound"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--cap-add SYS_NICE"), std::string::npos) << r.out;
+  const RunResult open = run_tool({"--backend", "sim", "doctor"});
+  ASSERT_EQ(open.exit_code, 0) << open.err;
+  EXPECT_NE(open.out.find("environment: placement calls all allowed"), std::string::npos) << open.out;
+  EXPECT_EQ(open.out.find("environment: note:"), std::string::npos) << open.out;
+}
+
+// The seed's eight quick-mode combinations: each completes, validated, with the one note.
+TEST(Container, TheSeedsQuickModesRunWithOneNote) {
+  for (const char* model : {"gqa", "mla"})
+    for (const char* iodirect : {"false", "true"})
+      for (const char* sdma : {"false", "true"}) {
+        SCOPED_TRACE(std::string(model) + " iodirect " + iodirect + " sdma " + sdma);
+        const JsonRun r = in_container_json({"--backend", "sim", "--model-type", model, "--iodirect", iodirect,
+                                             "--sdma", sdma, "-s", "16K", "-n", "16", "-i", "4", "-d", "2",
+                                             "--validate"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        ASSERT_EQ(r.doc["results"].size(), 1u) << r.out;
+        const json& res = r.doc["results"][0];
+        EXPECT_EQ(res["validated"], true);
+        expect_unbound(res["numa"], 2);
+        const auto lines = stderr_lines(r.err);
+        ASSERT_EQ(lines.size(), 1u) << r.err;
+        EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+        EXPECT_NE(lines[0].find("--cap-add SYS_NICE"), std::string::npos) << lines[0];
+      }
+}
+
+TEST(Container, TransRunsWithOneNote) {
+  const RunResult r = in_container({"--backend", "sim", "trans", "-t", "H2D", "-s", "4K", "-n", "8", "-i", "4", "-d",
+                                    "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[[ h2d_"), std::string::npos) << r.out;
+  const auto lines = stderr_lines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+}
+
+// --numa off places nothing, so nothing is refused: no note; the census is still
+// a report, "unknown", never a failure (it was one: move_pages EPERM, exit 1).
+TEST(Container, NumaOffRunsAndTheCensusIsUnknown) {
+  const JsonRun r = in_container_json({"--backend", "sim", "--model-type", "gqa", "--iodirect", "true", "--sdma",
+                                       "false", "-s", "16K", "-n", "8", "-i", "2", "-d", "2", "--numa", "off",
+                                       "--validate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const json& numa = r.doc["results"][0]["numa"];
+  EXPECT_EQ(numa["mode"], "off");
+  for (const json& w : numa["workers"])
+    for (const json& b : w["buffers"]) EXPECT_EQ(b["census"], "refused: move_pages: Operation not permitted");
+}
+
+TEST(Container, AioWithLibaioAndPsyncRunsWithOneNote) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* engine : {"libaio", "psync"}) {
+    SCOPED_TRACE(engine);
+    const std::string ws = disk_base() + "/" + unique_name("aio");
+    ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+    const JsonRun r = in_container_json({"--backend", "sim", "aio", "--workspace", ws, "--io-size", "64K",
+                                         "--io-number", "16", "--epoch-number", "2", "--engine", engine,
+                                         "--validate"},
+                                        true);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    expect_unbound(r.result("aio_load")["numa"], 1);
+    const auto lines = stderr_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+    EXPECT_TRUE(entries(ws).empty()) << "shard files left behind";
+    rmdir(ws.c_str());
+  }
+}
+
+TEST(Container, LoadRunsWithOneNote) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("load");
+  ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+  const JsonRun r = in_container_json({"--backend", "sim", "load", "--workspace", ws, "-s", "64K", "-n", "8", "-d",
+                                       "2", "-i", "2", "--warmup", "1", "--validate"},
+                                      true);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("load");
+  EXPECT_EQ(x["validated"], true);
+  expect_unbound(x["numa"], 2);
+  const auto lines = stderr_lines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+  rmdir(ws.c_str());
+}
+
+// What was asked for explicitly is refused cleanly: exit 1, one line naming the
+// option, the call, the errno and the fix; nothing started.
+TEST(Container, ExplicitPlacementIsRefusedNamingTheCallAndTheFix) {
+  struct Ask {
+    std::vector<std::string> args;
+    const char* call;
+  };
+  const std::vector<Ask> asks = {
+      {{"--backend", "sim", "--model-type", "gqa", "--iodirect", "false", "--sdma", "false", "-s", "16K", "-n", "4",
+        "-i", "2", "-d", "2", "--numa-map", "0:0,1:0"},
+       "option --numa-map places each worker's memory with set_mempolicy, which this process may not make "
+       "(set_mempolicy: Operation not permitted)"},
+      {{"--backend", "sim", "--model-type", "mla", "--iodirect", "false", "--sdma", "false", "-s", "16K", "-n", "4",
+        "-i", "2", "-d", "2", "--shm-numa-nodes", "0"},
+       "option --shm-numa-nodes binds the shared region's parts to their nodes with mbind, which this process may "
+       "not make (mbind: Operation not permitted)"},
+      {{"--backend", "sim", "trans", "-s", "4K", "-n", "4", "-i", "2", "-d", "1", "--numa-map", "0:0"},
+       "option --numa-map places each worker's memory with set_mempolicy"},
+  };
+  for (const Ask& a : asks) {
+    SCOPED_TRACE(a.call);
+    const auto before = our_shm_entries();
+    const RunResult r = in_container(a.args);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(r.out, "");
+    const auto lines = stderr_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind(std::string("dev-sandbox: error: ") + a.call, 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find("--cap-add SYS_NICE"), std::string::npos) << lines[0];
+    EXPECT_EQ(our_shm_entries(), before);
+  }
+}
+
+TEST(Container, IoUringAskedForWhereItIsRefusedNamesTheCall) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("uring");
+  ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+  const RunResult r = in_container({"--backend", "sim", "aio", "--workspace", ws, "--io-number", "4",
+                                    "--epoch-number", "1", "--engine", "io_uring"},
+                                   true);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("io_uring_queue_init(64): Operation not permitted"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("use --engine libaio"), std::string::npos) << r.err;
+  EXPECT_TRUE(entries(ws).empty()) << "shard files left behind";
+  rmdir(ws.c_str());
+}
+
+// A recorded two-socket tree: card 1 sits on node 1, whose CPUs (16-31,48-63) this
+// machine's process may not use. Its worker runs on the CPUs it may use, said once
+// and recorded; under the profile, so that node 1 (not on this machine) is never
+// handed to the kernel.
+TEST(Container, ACardWhoseNodesCpusAreOutsideTheCpuSetRunsOnTheAllowedOnes) {
+  const std::map<std::string, std::string> env = {{"DS_SYSFS_ROOT", std::string(DS_SYSFS_DATA) + "/two_sockets"}};
+  const JsonRun r = in_container_json({"--backend", "sim", "--model-type", "gqa", "--iodirect", "false", "--sdma",
+                                       "false", "-s", "16K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+                                      false, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json& workers = r.doc["results"][0]["numa"]["workers"];
+  ASSERT_EQ(workers.size(), 2u);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  int highest = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) highest = c;
+  if (highest >= 16) GTEST_SKIP() << "this machine has CPUs of the recorded node 1";
+  EXPECT_EQ(workers[1]["device"], 1);
+  EXPECT_EQ(workers[1]["node"], 1);
+  EXPECT_EQ(workers[1]["cpus_from"], "outside_node");
+  EXPECT_EQ(workers[1]["cpus_pinned"], false);
+  EXPECT_EQ(workers[0]["cpus_from"], "node_cpus_allowed");  // node 0 is 0-15,32-47: only some are here
+  const auto lines = stderr_lines(r.err);
+  ASSERT_EQ(lines.size(), 2u) << r.err;
+  EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("dev-sandbox: note: NUMA: this process may use CPUs ", 0), 0u) << lines[1];
+  EXPECT_NE(lines[1].find("card 1 (node 1, CPUs 16-31,48-63) runs on CPUs "), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("none of them its node's"), std::string::npos) << lines[1];
+}
+
+// Without the profile: a CPU set of one CPU, and a tree whose node 0 (this
+// machine's) holds only the other one. The worker keeps the CPU it may use and
+// its memory policy still applies.
+TEST(Container, ACpuSetWithoutTheNodesCpusKeepsItsOwnAndStillBinds) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  const std::string root = disk_base().empty() ? std::string() : disk_base() + "/" + unique_name("sysfs");
+  if (root.empty()) GTEST_SKIP() << "no scratch directory";
+  const std::string node = root + "/sys/devices/system/node/node0";
+  ASSERT_EQ(system(("mkdir -p " + node).c_str()), 0);
+  std::ofstream(node + "/cpulist") << cpus[0] << "\n";
+  RunOptions o;
+  o.env = {{"DS_SYSFS_ROOT", root}, {"DEV_SANDBOX_SIM_DEVICES", "1"}};
+  o.cpus = {cpus[1]};
+  RunResult rr = run_tool_opts({"--backend", "sim", "copy", "-t", "all_host_to_all_device_ce_multi_stream", "-s",
+                                "16K", "-n", "8", "-i", "2", "-d", "1", "--validate", "--format", "json"},
+                               o);
+  ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
+  ASSERT_EQ(rr.exit_code, 0) << rr.err;
+  const json doc = json::parse(rr.out);
+  const json& w = doc["results"][0]["numa"]["workers"][0];
+  EXPECT_EQ(w["cpus_from"], "outside_node");
+  EXPECT_EQ(w["cpus"], std::to_string(cpus[1]));
+  EXPECT_EQ(w["memory_policy"], "preferred");
+  EXPECT_EQ(w["placed"], true);
+  EXPECT_NE(rr.err.find("card 0 (node 0, CPUs " + std::to_string(cpus[0]) + ") runs on CPUs " +
+                        std::to_string(cpus[1]) + ", none of them its node's"),
+            std::string::npos)
+      << rr.err;
+}
+
+}  // namespace
+
+namespace {
+
+// As an unprivileged user inside the profile (uid 65534 where it can reach the
+// binary, else without CAP_IPC_LOCK), with a container's 8 MiB memlock limit:
+// the odirect buffers sim locks fit, the run completes with the one note.
+TEST(Container, UnprivilegedInsideTheProfile) {
+  RunOptions o;
+  o.wrap = docker_profile(true);
+  o.env = {{"DEV_SANDBOX_SIM_DEVICES", "2"}};
+  o.unprivileged = true;
+  o.memlock_limit = 8L << 20;
+  const RunResult r = run_tool_opts({"--backend", "sim", "--model-type", "gqa", "--iodirect", "true", "--sdma", "false",
+                                     "-s", "16K", "-n", "16", "-i", "4", "-d", "2", "--validate"},
+                                    o);
+  ASSERT_EQ(r.exit_code, 0) << unprivileged_mode(o.env) << ": " << r.err;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+  const auto lines = lines_starting(r.err, "");
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+}
+
+}  // namespace
