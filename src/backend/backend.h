@@ -95,6 +95,10 @@ class Device {
 
   virtual std::unique_ptr<Stream> create_stream() = 0;
   virtual std::unique_ptr<Event> create_event() = 0;
+  // An event only ever query()'d or waited for, never timed (the load pipeline's
+  // staging reuse): cheaper to record and poll where the runtime has such events
+  // (CU_EVENT_DISABLE_TIMING). The default is create_event().
+  virtual std::unique_ptr<Event> create_polling_event();
   virtual void record(Event& event, Stream& stream) = 0;
   virtual void synchronize(Stream& stream) = 0;
   // Whether everything queued on `stream` before `event` was last recorded there

@@ -62,9 +62,11 @@ class CudaStream : public Stream {
 
 class CudaEvent : public Event {
  public:
-  explicit CudaEvent(const CudaDriver& d) : d_(d) {
-    // Default flags: timing enabled, so cuEventElapsedTime can read it.
-    cuda_check(d_.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+  // CU_EVENT_DEFAULT: timing enabled, so cuEventElapsedTime can read it;
+  // CU_EVENT_DISABLE_TIMING for events that are only polled.
+  CudaEvent(const CudaDriver& d, unsigned flags) : d_(d) {
+    cuda_check(d_.cuEventCreate(&event, flags),
+               flags == CU_EVENT_DEFAULT ? "cuEventCreate" : "cuEventCreate(CU_EVENT_DISABLE_TIMING)");
   }
   ~CudaEvent() override { d_.cuEventDestroy_v2(event); }
   CUevent event = nullptr;
@@ -217,7 +219,10 @@ class CudaDevice : public Device {
   }
 
   std::unique_ptr<Stream> create_stream() override { return std::make_unique<CudaStream>(d_); }
-  std::unique_ptr<Event> create_event() override { return std::make_unique<CudaEvent>(d_); }
+  std::unique_ptr<Event> create_event() override { return std::make_unique<CudaEvent>(d_, CU_EVENT_DEFAULT); }
+  std::unique_ptr<Event> create_polling_event() override {
+    return std::make_unique<CudaEvent>(d_, CU_EVENT_DISABLE_TIMING);
+  }
   std::unique_ptr<StreamGate> create_gate() override {
     CUfunction spin = nullptr;
     if (!d_.cuStreamWaitValue32_v2) {
