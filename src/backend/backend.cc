@@ -41,6 +41,8 @@ std::unique_ptr<StreamGate> Device::create_gate() {
   throw RunError("this backend cannot hold a stream at its start (--stream-start-gate)");
 }
 
+std::unique_ptr<Event> Device::create_polling_event() { return create_event(); }
+
 bool Device::enable_peer_access(int, std::string*) { return true; }
 void Device::prepare_batch(const CopyDesc*, size_t, CopyDir) {}
 void Device::prepare_direct(const CopyDesc*, size_t) {}

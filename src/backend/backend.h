@@ -72,6 +72,10 @@ class StreamGate {
   virtual void hold(Stream& stream) = 0;
   // Let every stream held since the last release() go.
   virtual void release() = 0;
+  // Why the gate let its streams go before release() and holds no more (empty:
+  // it never did), e.g. a submission that stalled while they were held: what ran
+  // from then on ran ungated.
+  virtual std::string let_go() const { return {}; }
 };
 
 // One device as used by one worker. Created on the thread that uses it; the
@@ -95,6 +99,10 @@ class Device {
 
   virtual std::unique_ptr<Stream> create_stream() = 0;
   virtual std::unique_ptr<Event> create_event() = 0;
+  // An event only ever query()'d or waited for, never timed (the load pipeline's
+  // staging reuse): cheaper to record and poll where the runtime has such events
+  // (CU_EVENT_DISABLE_TIMING). The default is create_event().
+  virtual std::unique_ptr<Event> create_polling_event();
   virtual void record(Event& event, Stream& stream) = 0;
   virtual void synchronize(Stream& stream) = 0;
   // Whether everything queued on `stream` before `event` was last recorded there
@@ -143,6 +151,12 @@ class Device {
 // allocation (pinned kinds) or registering memory we mapped ourselves (odirect,
 // shm, registered).
 enum class HostLock { kPinnedAlloc, kRegistration };
+
+// Copies the stream start gate may not hold (Backend::gate_hazard).
+enum class GateHazard {
+  kPageableHost,  // to or from host memory nobody page-locked (pageable, anonymous)
+  kStagedPeer,    // device to device without peer access: staged through the host
+};
 
 enum class Capability {
   kDirect,      // the direct (SDMA-like) H2D path
@@ -195,11 +209,23 @@ class Backend {
   // Whether our own code mlock()s memory of this kind, so that it counts against
   // RLIMIT_MEMLOCK. Memory the vendor's driver pins in its kernel module does not.
   virtual bool mlocks(HostLock /*kind*/) const { return false; }
-  // How many operations one stream can have queued behind a stream start gate:
+  // How many operations one queue can have queued behind a stream start gate:
   // the host queues every copy before it releases the gate, so a queue that
   // fills first would block the host forever. Runs that would need more are
-  // refused up front.
+  // refused up front. A queue is a stream, or, where the streams of a device
+  // share hardware queues (gate_shared_queues()), one of those.
   virtual uint64_t gate_queue_limit() const { return 1024; }
+  // How many hardware queues the streams of one device share, streams taken
+  // round-robin in the order they are made; 0: every stream has its own queue.
+  virtual int gate_shared_queues() const { return 0; }
+  // Where gate_shared_queues() comes from and how to change it, for messages
+  // ("CUDA_DEVICE_MAX_CONNECTIONS=4; it takes 1 to 32").
+  virtual std::string gate_queues_setting() const { return {}; }
+  // Why copies of `hazard`'s kind cannot be queued behind a held stream here:
+  // the runtime may wait for the stream inside the copy call, and the stream
+  // waits for the host (a hang). Empty: they can. Such cases run ungated and
+  // say why.
+  virtual std::string gate_hazard(GateHazard /*hazard*/) const { return {}; }
 
   // Initialise the runtime in this process. Called once per process that uses
   // devices: in each child after fork, or in the only process. Throws RunError.

@@ -83,6 +83,10 @@ void check_fragments(Device& dev, const Buffer& buf, int owner, const Layout& la
   }
 }
 
+// A worker's note is lines: why its batches went out one copy at a time, and,
+// tagged so, why its streams were not (or not always) held by the gate.
+constexpr char kUngatedTag[] = "ungated: ";
+
 Fanout fanout_of(Topology t) {
   switch (t) {
     case Topology::kSingle: return Fanout::kInline;
@@ -147,21 +151,28 @@ class CopyWorker : public LoopWorker {
       src = &own_src_;
     }
     dst_ = make_buffer(spec.dst, *dev_, per);
+    CopyPlan plan;
+    plan.gate = p.gate && ungated_reason(spec, backend).empty();
     // Device 0's memory copied to another device: let the copy go peer to peer.
     if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
       std::string why;
-      if (!dev_->enable_peer_access(0, &why))
+      if (!dev_->enable_peer_access(0, &why)) {
         std::fprintf(stderr,
                      "dev-sandbox: note: device %d has no peer access to device 0 (%s): the "
                      "runtime stages these copies through the host or refuses them\n",
                      w, why.c_str());
+        // A staged copy may wait for its stream inside the call: never behind a hold.
+        const std::string hazard = backend.gate_hazard(GateHazard::kStagedPeer);
+        if (plan.gate && !hazard.empty()) {
+          plan.gate = false;
+          ungated_ = hazard;
+        }
+      }
     }
-    CopyPlan plan;
     plan.dir = direction(spec);
     plan.fragments_per_task = layout.fragments_per_task();
     plan.streams = p.streams;
     plan.submit_mode = p.submit_mode;
-    plan.gate = p.gate && spec.method != CopyMethod::kMemcpy;
     char* s = copy_address(*src, spec.method);
     char* t = copy_address(dst_, spec.method);
     plan.copies.reserve(static_cast<size_t>(layout.fragments()));
@@ -200,8 +211,10 @@ class CopyWorker : public LoopWorker {
   int64_t measured_ns(const IterationRecord&) override { return init_->copy_ns(); }
 
   void finish() override {
+    if (ungated_.empty()) ungated_ = init_->ungated();
     init_.reset();
     note_ = dev_->batch_fallback();
+    if (!ungated_.empty()) note_ += (note_.empty() ? "" : "\n") + std::string(kUngatedTag) + ungated_;
     if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), p_.layout, spec_.name, w_);
   }
   std::string note() const override { return note_; }
@@ -220,6 +233,7 @@ class CopyWorker : public LoopWorker {
   Buffer own_src_, dst_;
   std::unique_ptr<Initiator> init_;
   std::unique_ptr<Memory> staging_;  // --validate each on device memory: one fragment
+  std::string ungated_;              // why this worker's streams were not always held
   std::string note_;
 };
 
@@ -355,23 +369,39 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   // A batch the runtime could not take went out one copy per fragment: say so, and
   // name the method that ran (CE), not the one asked for.
   const std::string ce = method_name(with_method(spec, CopyMethod::kCe), backend);
-  for (const std::string& why_single : loop.notes) {
+  std::vector<std::string> singles, ungated;
+  const std::string static_ungated = p.gate ? ungated_reason(spec, backend) : "";
+  if (!static_ungated.empty()) ungated.push_back(static_ungated);
+  for (const std::string& note : loop.notes) {
+    size_t from = 0;
+    while (from <= note.size()) {
+      const size_t end = std::min(note.find('\n', from), note.size());
+      const std::string line = note.substr(from, end - from);
+      from = end + 1;
+      if (line.empty()) continue;
+      const bool tagged = line.rfind(kUngatedTag, 0) == 0;
+      std::vector<std::string>& into = tagged ? ungated : singles;
+      const std::string text = tagged ? line.substr(sizeof kUngatedTag - 1) : line;
+      if (std::find(into.begin(), into.end(), text) == into.end()) into.push_back(text);
+    }
+  }
+  for (const std::string& why_single : singles) {
     r.notes.push_back(why_single);
     std::fprintf(stderr, "dev-sandbox: note: %s: %s, so every block was its own copy (Method %s)\n",
                  spec.name.c_str(), why_single.c_str(), ce.c_str());
   }
-  if (!r.notes.empty() && spec.method == CopyMethod::kCeBatch) r.method = ce;
+  if (!singles.empty() && spec.method == CopyMethod::kCeBatch) r.method = ce;
   r.block_bytes = layout.unit_bytes();
   r.count = static_cast<uint64_t>(d) * layout.units();
   r.bytes = static_cast<uint64_t>(d) * layout.bytes();
   r.devices = d;
   r.streams = spec.method == CopyMethod::kCeMultiStream ? p.streams : 1;
   if (spec.method == CopyMethod::kCeMultiStream) r.submit_mode = submit_mode_name(p.submit_mode);
-  r.stream_start_gate = p.gate && spec.method != CopyMethod::kMemcpy;
-  if (p.gate && !r.stream_start_gate) {
-    r.notes.push_back("CPU memcpy has no stream to hold: ran ungated");
-    std::fprintf(stderr, "dev-sandbox: note: %s: CPU memcpy has no stream to hold, so it ran ungated\n",
-                 spec.name.c_str());
+  // Gated only if every worker's streams were held in every iteration.
+  r.stream_start_gate = p.gate && ungated.empty();
+  for (const std::string& why : ungated) {
+    r.notes.push_back(why + ": ran ungated");
+    std::fprintf(stderr, "dev-sandbox: note: %s: %s, so it ran ungated\n", spec.name.c_str(), why.c_str());
   }
   r.frags = layout.frags_option();
   r.copies = static_cast<uint64_t>(d) * layout.fragments();

@@ -27,6 +27,13 @@ std::string unsupported_reason(const CaseSpec& spec, const Backend& backend) {
   return "";
 }
 
+std::string ungated_reason(const CaseSpec& spec, const Backend& backend) {
+  if (spec.method == CopyMethod::kMemcpy) return "CPU memcpy has no stream to hold";
+  auto pageable = [](BufKind k) { return k == BufKind::kPageable || k == BufKind::kAnonymous; };
+  if (pageable(spec.src) || pageable(spec.dst)) return backend.gate_hazard(GateHazard::kPageableHost);
+  return "";
+}
+
 std::string method_name(const CaseSpec& spec, const Backend& backend) {
   return method_label(spec.method, backend) + (spec.topology == Topology::kFork ? "-FORK" : "");
 }

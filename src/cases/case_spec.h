@@ -31,6 +31,11 @@ struct CaseSpec {
 CopyDir direction(const CaseSpec& spec);
 // Empty when `backend` can run the case, else why not.
 std::string unsupported_reason(const CaseSpec& spec, const Backend& backend);
+// Why --stream-start-gate on cannot hold this case's streams on `backend`, so it
+// runs ungated (CPU memcpy has none; a runtime that may wait for a held stream
+// inside a copy of pageable memory); empty: it is gated. A copy staged between
+// devices without peer access is known only at setup (the workers say so).
+std::string ungated_reason(const CaseSpec& spec, const Backend& backend);
 std::string method_name(const CaseSpec& spec, const Backend& backend);
 std::string from_label(const CaseSpec& spec, const Backend& backend);
 std::string to_label(const CaseSpec& spec, const Backend& backend);

@@ -29,17 +29,29 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
     const std::string machine = machine_unsupported_reason(c, selected.probe);
     if (!machine.empty()) throw RunError(c.name + ": not supported on this machine: " + machine);
     multi = multi || c.topology != Topology::kSingle;
-    if (params.gate && c.method != CopyMethod::kMemcpy) {
+    if (params.gate && ungated_reason(c, b).empty()) {
       if (!selected.probe.gate_unavailable.empty())
         throw UsageError("--stream-start-gate on: the " + b.name() + " backend cannot hold a stream here: " +
                          selected.probe.gate_unavailable);
-      const uint64_t queued = queued_per_stream(c.method, params.layout.tasks(), params.layout.fragments_per_task(),
-                                                params.streams), limit = b.gate_queue_limit();
+      // Streams that share a hardware queue fill it together.
+      const int queues = b.gate_shared_queues();
+      const int streams = c.method == CopyMethod::kCeMultiStream ? params.streams : 1;
+      const bool shared = queues > 0 && streams > queues;
+      const uint64_t queued = queued_per_queue(c.method, params.layout.tasks(), params.layout.fragments_per_task(),
+                                               params.streams, queues),
+                     limit = b.gate_queue_limit();
       if (queued > limit)
-        throw UsageError("--stream-start-gate on: " + c.name + " would queue " + std::to_string(queued) +
-                         " operations on one stream behind the gate, more than the " + b.name() +
-                         " backend holds (" + std::to_string(limit) + "); lower -n" +
-                         (c.method == CopyMethod::kCeMultiStream ? " or raise -S" : ""));
+        throw UsageError(
+            "--stream-start-gate on: " + c.name + " would queue " + std::to_string(queued) + " operations on " +
+            (shared ? "one of the " + std::to_string(queues) + " hardware queues its " + std::to_string(streams) +
+                          " streams share (" + b.gate_queues_setting() + ")"
+                    : std::string("one stream")) +
+            " behind the gate, more than the " + b.name() + " backend holds (" + std::to_string(limit) +
+            "); lower -n" +
+            (c.method != CopyMethod::kCeMultiStream ? ""
+             : shared                                ? " or give the streams more queues"
+             : queues > 0 ? " or raise -S (up to " + std::to_string(queues) + " streams get a queue each)"
+                          : " or raise -S"));
     }
   }
   for (const auto& c : cases)

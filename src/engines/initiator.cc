@@ -54,6 +54,20 @@ uint64_t queued_per_stream(CopyMethod kind, uint64_t tasks, size_t fragments_per
   return ops + 3;
 }
 
+uint64_t queued_per_queue(CopyMethod kind, uint64_t tasks, size_t fragments_per_task, int streams, int queues) {
+  if (kind != CopyMethod::kCeMultiStream || queues <= 0 || streams <= queues)
+    return queued_per_stream(kind, tasks, fragments_per_task, streams);
+  // Either submit mode gives the first tasks % S streams one task more; the queue
+  // of stream 0 carries streams 0, Q, 2Q, ...: the most streams, and the most of
+  // the larger ones, whatever queue stream 0 lands on.
+  const uint64_t k = std::max<size_t>(1, fragments_per_task);
+  const uint64_t s = static_cast<uint64_t>(streams), q = static_cast<uint64_t>(queues);
+  const uint64_t base = tasks / s, extra = tasks % s;
+  uint64_t ops = 0;
+  for (uint64_t i = 0; i < s; i += q) ops += (base + (i < extra ? 1 : 0)) * k + 3;
+  return ops;
+}
+
 namespace {
 
 // Streams with a start and an end event each; engine time spans the earliest
@@ -101,6 +115,8 @@ class StreamInitiator : public Initiator {
   void wait() override {
     for (auto& s : streams_) device_.synchronize(*s);
   }
+
+  std::string ungated() const override { return gate_ ? gate_->let_go() : std::string(); }
 
   int64_t copy_ns() override {
     int64_t first = std::numeric_limits<int64_t>::max();

@@ -40,6 +40,10 @@ size_t stream_of_task(SubmitMode mode, size_t task, size_t tasks, size_t streams
 // start-gate hold; 0 for CPU memcpy, which has no stream. The stream start gate
 // holds all of them at once, so this must fit the backend's queue.
 uint64_t queued_per_stream(CopyMethod kind, uint64_t tasks, size_t fragments_per_task, int streams);
+// The same for the busiest of `queues` hardware queues the engine's streams share,
+// stream s on queue (s + any offset) mod queues: the sum over the streams of the
+// busiest queue. queues <= 0: every stream its own queue (queued_per_stream).
+uint64_t queued_per_queue(CopyMethod kind, uint64_t tasks, size_t fragments_per_task, int streams, int queues);
 
 // Base Method name of an engine (the fork suffix and the direct-path name are
 // added by the case, which knows topology and backend).
@@ -64,6 +68,9 @@ class Initiator {
   virtual void submit() = 0;
   virtual void wait() = 0;
   virtual int64_t copy_ns() = 0;
+  // With the gate: why it let the streams go early and held no more (empty: it
+  // held every iteration, or there is no gate). Read after the last iteration.
+  virtual std::string ungated() const { return {}; }
 };
 
 std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyPlan plan);

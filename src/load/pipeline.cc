@@ -40,7 +40,8 @@ struct InCopy {
 
 Pipeline::Pipeline(PipelineConfig config, int streams) : c_(std::move(config)) {
   for (int s = 0; s < streams; ++s) streams_.push_back(c_.device->create_stream());
-  for (size_t b = 0; b < c_.staging_host.size(); ++b) events_.push_back(c_.device->create_event());
+  // Polled for staging reuse, never timed.
+  for (size_t b = 0; b < c_.staging_host.size(); ++b) events_.push_back(c_.device->create_polling_event());
   scratch_.resize(c_.copies_per_block);
 }
 

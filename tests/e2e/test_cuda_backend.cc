@@ -749,6 +749,62 @@ TEST(CudaGpuCheck, OptionsAreChecked) {
       << r.out;
 }
 
+// The whole plan without a GPU: --dry-run detects through the double (device 0
+// on node 0 of a recorded two-socket sysfs tree), then every part says what it
+// would run and nothing runs. Both sides of the bench sit on GPU 0's node under
+// the same placement (a numactl that refuses, so taskset with the node's CPUs
+// this process may use); the gate runs, load, ulimit -l 64 and the seccomp
+// launcher (or why not) are in the plan; the budgets add up to 5 minutes.
+TEST(CudaGpuCheck, DryRunPlansEveryPartWithBothBenchSidesOnGpu0sNode) {
+  ASSERT_EQ(std::system((std::string("bash -n ") + DS_GPU_CHECK).c_str()), 0) << "bash -n " << DS_GPU_CHECK;
+  FakeTools tools;
+  tools.add("numactl", "exit 1\n");
+  tools.add("taskset", "exit 0\n");
+  CheckResult r = gpu_check(std::string("PATH=") + tools.dir() + ":$PATH DEV_SANDBOX_CUDA_LIB=" + DS_CUDA_DOUBLE +
+                                " DS_CUDA_DOUBLE_DEVICES=2 DS_SYSFS_ROOT=" + DS_SYSFS_DATA + "/two_sockets",
+                            std::string("--dry-run --no-build --build-dir ") + DS_BINARY_DIR);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("gpu-check: dry run: nothing measured (budgets add up to 300 s)"), std::string::npos) << r.out;
+  for (const char* part : {"== detect: the NVIDIA driver library", "== detect: dev-sandbox --backend cuda doctor",
+                           "== place:", "== types:", "== cases:", "== gate:", "== load:", "== memlock:",
+                           "== seccomp:", "== bench: host_to_device_ce at 512 MiB", "== bench: per-block submit"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  EXPECT_NE(r.out.find("GPU 0 (0000:18:00.0) on NUMA node 0 (sysfs numa_node of 0000:18:00.0)"), std::string::npos)
+      << r.out;
+  // Both sides of each comparison under one placement: "would run: taskset -c <cpus> <binary> ...".
+  std::istringstream lines(r.out);
+  std::string line, ours_prefix, bare_prefix;
+  int bench_lines = 0;
+  while (std::getline(lines, line)) {
+    const size_t ds = line.find(std::string(DS_BINARY_DIR) + "/dev-sandbox --backend cuda copy -t host_to_device_ce -s ");
+    const size_t bare = line.find(std::string(DS_BINARY_DIR) + "/cuda_bare_htod ");
+    if (line.find("would run: taskset -c ") == std::string::npos) continue;
+    if (ds != std::string::npos) ours_prefix = line.substr(0, ds), ++bench_lines;
+    if (bare != std::string::npos) bare_prefix = line.substr(0, bare), ++bench_lines;
+  }
+  EXPECT_EQ(bench_lines, 4) << r.out;
+  EXPECT_FALSE(ours_prefix.empty()) << r.out;
+  EXPECT_EQ(ours_prefix, bare_prefix) << "ours and the bare loop placed differently";
+  EXPECT_NE(r.out.find("--stream-start-gate on --format json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("env CUDA_DEVICE_MAX_CONNECTIONS=8 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-t anonymous_to_device_ce -s 64K -n 16 -i 5 --validate --stream-start-gate on"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(r.out.find("--backend cuda load --workspace ") != std::string::npos ||
+              r.out.find("skipped: no directory that does O_DIRECT") != std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("after ulimit -l 64"), std::string::npos) << r.out;
+  const std::string seccomp = std::string(DS_BINARY_DIR) + "/tests/ds-docker-seccomp";
+  if (access(seccomp.c_str(), X_OK) == 0)
+    EXPECT_NE(r.out.find("would run: " + seccomp + " -- "), std::string::npos) << r.out;
+  else
+    EXPECT_NE(r.out.find("skipped: ds-docker-seccomp not built"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("   PASS"), std::string::npos) << "a dry run measured something: " << r.out;
+  // The O_DIRECT probe's directory is gone again.
+  const std::string leftovers = "ls -d " + std::string(DS_BINARY_DIR) + "/gpu-check-load.* 2>/dev/null";
+  EXPECT_NE(std::system(leftovers.c_str()), 0) << "left a gpu-check-load.* directory in " << DS_BINARY_DIR;
+}
+
 TEST(CudaFork, InProcessAndForkCasesInOneInvocation) {
   // The tool's own process never initialises CUDA, so a fork case after an
   // in-process one still starts clean (the double refuses cuInit in a child of

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <string>
 #include <thread>
@@ -307,6 +308,41 @@ TEST(LoadFailures, AFailingCopyNamesCardBlockAndCall) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.err, "card 0: copy of block 2 (" + ws)) << r.err;
   EXPECT_TRUE(contains(r.err, "cuMemcpyHtoDAsync")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// The staging buffers are freed on cuEventQuery of events made for polling
+// (CU_EVENT_DISABLE_TIMING: no timestamp to write, the cheapest to record and
+// query); the double logs each queried event's flags. Timing events stay for
+// the copy cases.
+TEST(LoadBackends, CudaPollsStagingEventsMadeWithoutTiming) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("cuda-events");
+  char logbuf[] = "/tmp/ds-load-cuda-log-XXXXXX";
+  const int fd = mkstemp(logbuf);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  struct Remove {
+    const char* path;
+    ~Remove() { std::remove(path); }
+  } remove_log{logbuf};
+  const std::map<std::string, std::string> env = {
+      {"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_DEVICES", "2"}, {"DS_CUDA_DOUBLE_LOG", logbuf}};
+  JsonRun r = run_json({"load", "--backend", "cuda", "--workspace", ws, "-s", "16K", "-n", "8", "-d", "2", "-i", "2",
+                        "--warmup", "1", "--validate", "--staging", "2"},
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.result("load")["validated"], true);
+  std::ifstream in(logbuf);
+  std::string line;
+  int queries = 0, timed = 0;
+  while (std::getline(in, line)) {
+    if (line.find(" cuEventQuery -> event=") == std::string::npos) continue;
+    ++queries;
+    if (line.find(" flags=2") == std::string::npos) ++timed;
+  }
+  EXPECT_GT(queries, 0) << "load never polled an event";
+  EXPECT_EQ(timed, 0) << timed << " of " << queries << " polls were of events made with timing";
   EXPECT_FALSE(exists(ws));
 }
 

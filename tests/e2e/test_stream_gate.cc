@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -285,3 +287,161 @@ INSTANTIATE_TEST_SUITE_P(
                    {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE}, {"DS_ACL_DOUBLE_DEVICES", "8"}},
                    "callback-enqueued", "callback-end"}),
     [](const ::testing::TestParamInfo<GateDouble>& i) { return std::string(i.param.name); });
+
+// ---- The cuda backend's gate hazards, through the libcuda double: copies the
+// driver may wait for inside the call (pageable memory, peers without peer
+// access), streams that share hardware queues, and a queue that fills anyway.
+
+namespace {
+
+// The double's call log, in a file of the test's own.
+class DoubleLog {
+ public:
+  DoubleLog() {
+    char buf[] = "/tmp/ds-gate-cuda-log-XXXXXX";
+    const int fd = mkstemp(buf);
+    if (fd >= 0) close(fd);
+    path_ = buf;
+  }
+  ~DoubleLog() { unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+  std::string text() const {
+    std::ifstream in(path_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+ private:
+  std::string path_;
+};
+
+std::map<std::string, std::string> cuda_env(const DoubleLog& log, std::map<std::string, std::string> more = {}) {
+  more["DEV_SANDBOX_CUDA_LIB"] = DS_CUDA_DOUBLE;
+  more["DS_CUDA_DOUBLE_DEVICES"] = "4";
+  more["DS_CUDA_DOUBLE_LOG"] = log.path();
+  return more;
+}
+
+bool has_note(const json& res, const std::string& what) {
+  if (!res.contains("notes") || !res["notes"].is_array()) return false;
+  for (const auto& n : res["notes"])
+    if (n.is_string() && n.get<std::string>().find(what) != std::string::npos) return true;
+  return false;
+}
+
+// What a copy the driver may stage says in the double's log when it was queued
+// behind a hold (tests/doubles/cuda/cuda_double.cc, "Staged async copies").
+constexpr const char* kHang = "HANG:";
+
+}  // namespace
+
+// Copies of pageable memory (anonymous_*, trans's normal and anonymous host
+// types, both directions) are never queued behind a hold: the driver may wait
+// for the stream inside the call. They run ungated and say so; pinned ones in the
+// same invocation stay gated.
+TEST(StreamGateCuda, PageableCopiesRunUngatedAndNeverWaitBehindAHold) {
+  DoubleLog log;
+  JsonRun c = run_json({"--backend", "cuda", "copy", "-t", "anonymous_to_device_ce", "-t", "host_to_device_ce",
+                        "-s", "16K", "-n", "8", "-i", "2", "--validate", "--stream-start-gate", "on", "--timeout",
+                        "20"},
+                       cuda_env(log));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.result("anonymous_to_device_ce")["stream_start_gate"], false);
+  EXPECT_TRUE(has_note(c.result("anonymous_to_device_ce"), "pageable host memory")) << c.out;
+  EXPECT_TRUE(has_note(c.result("anonymous_to_device_ce"), ": ran ungated")) << c.out;
+  EXPECT_EQ(c.result("anonymous_to_device_ce")["validated"], true);
+  EXPECT_EQ(c.result("host_to_device_ce")["stream_start_gate"], true);
+  EXPECT_NE(c.err.find("dev-sandbox: note: anonymous_to_device_ce: the CUDA driver may wait for the stream inside a "
+                       "copy of pageable host memory"),
+            std::string::npos)
+      << c.err;
+
+  JsonRun t = run_json({"--backend", "cuda", "trans", "-d", "1", "-H", "normal", "-H", "anonymous", "-H", "pinned",
+                        "-M", "ce", "-M", "ms_2", "-s", "16K", "-n", "8", "-i", "2", "--validate",
+                        "--stream-start-gate", "on", "--timeout", "20"},
+                       cuda_env(log));
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const char* dir : {"h2d", "d2h"})
+    for (const char* host : {"normal", "anonymous", "pinned"})
+      for (const char* m : {"ce", "ms_2"}) {
+        const std::string name = std::string(dir) + "_" + host + "_normal_" + m;
+        const json res = t.result(name);
+        const bool pinned = std::string(host) == "pinned";
+        EXPECT_EQ(res["stream_start_gate"], pinned) << name;
+        EXPECT_EQ(has_note(res, "pageable host memory"), !pinned) << name << ": " << res.dump();
+        EXPECT_EQ(res["validated"], true) << name;
+      }
+  const std::string text = log.text();
+  EXPECT_EQ(text.find(kHang), std::string::npos) << "a staged copy was queued behind a hold";
+  EXPECT_NE(text.find("staged from pageable memory"), std::string::npos) << "the double staged the pageable copies";
+  EXPECT_NE(text.find("staged to pageable memory"), std::string::npos);
+}
+
+// Device 0's memory copied to a device without peer access is staged through the
+// host: that worker's streams are not held, and the row says it ran ungated.
+// With peer access the same case is gated.
+TEST(StreamGateCuda, CopiesStagedBetweenDevicesWithoutPeerAccessRunUngated) {
+  DoubleLog log;
+  const std::vector<std::string> args = {"--backend", "cuda", "copy", "-t", "one_device_to_all_device_ce", "-d", "2",
+                                         "-s", "16K", "-n", "8", "-i", "2", "--validate", "--stream-start-gate", "on",
+                                         "--timeout", "20"};
+  JsonRun off = run_json(args, cuda_env(log, {{"DS_CUDA_DOUBLE_NO_PEER", "1"}}));
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const json res = off.result("one_device_to_all_device_ce");
+  EXPECT_EQ(res["stream_start_gate"], false);
+  EXPECT_TRUE(has_note(res, "without peer access")) << res.dump();
+  EXPECT_EQ(res["validated"], true);
+  const std::string text = log.text();
+  EXPECT_NE(text.find("staged between devices without peer access"), std::string::npos) << "no staged copies";
+  EXPECT_EQ(text.find(kHang), std::string::npos) << "a staged copy was queued behind a hold";
+
+  JsonRun on = run_json(args, cuda_env(log));
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_EQ(on.result("one_device_to_all_device_ce")["stream_start_gate"], true);
+  EXPECT_TRUE(on.result("one_device_to_all_device_ce")["notes"].empty());
+}
+
+// Streams share the context's CUDA_DEVICE_MAX_CONNECTIONS hardware queues: 4
+// streams of 515 operations each fit one stream's bound, but on 2 queues two of
+// them fill one together (the double's queues hold 1024): refused up front, one
+// line. With 4 queues (one each) the same run is gated and validates.
+TEST(StreamGateCuda, StreamsSharingAHardwareQueueAreBoundTogether) {
+  DoubleLog log;
+  const std::vector<std::string> args = {"--backend", "cuda", "copy", "-t", "all_host_to_all_device_ce_multi_stream",
+                                         "-d", "1", "-S", "4", "-s", "64", "-n", "2048", "-i", "2", "--validate",
+                                         "--stream-start-gate", "on", "--timeout", "20"};
+  const RunResult shared = run_tool(args, cuda_env(log, {{"CUDA_DEVICE_MAX_CONNECTIONS", "2"}}));
+  EXPECT_EQ(shared.exit_code, 2) << shared.out << shared.err;
+  EXPECT_NE(shared.err.find("--stream-start-gate on: all_host_to_all_device_ce_multi_stream would queue 1030 "
+                            "operations on one of the 2 hardware queues its 4 streams share "
+                            "(CUDA_DEVICE_MAX_CONNECTIONS=2; it takes 1 to 32)"),
+            std::string::npos)
+      << shared.err;
+  EXPECT_EQ(std::count(shared.err.begin(), shared.err.end(), '\n'), 1) << shared.err;
+
+  const size_t from = log.text().size();  // the second run's part of the log
+  JsonRun own = run_json(args, cuda_env(log, {{"CUDA_DEVICE_MAX_CONNECTIONS", "4"}}));
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  const json res = own.result("all_host_to_all_device_ce_multi_stream");
+  EXPECT_EQ(res["stream_start_gate"], true);
+  EXPECT_EQ(res["validated"], true);
+  EXPECT_EQ(log.text().find("queue-full", from), std::string::npos) << "a queue filled behind the gate";
+}
+
+// A queue that fills behind the hold although the bound let the run go (the
+// driver gave less room than assumed; here the double's queues hold 256): the
+// submission stalls, the gate lets the streams go after its 1 s bound instead of
+// waiting for the watchdog, and the run completes, validated, marked ungated.
+TEST(StreamGateCuda, ASubmissionStalledBehindTheHoldLetsTheStreamsGo) {
+  DoubleLog log;
+  JsonRun r = run_json({"--backend", "cuda", "copy", "-t", "all_host_to_all_device_ce_multi_stream", "-d", "2", "-S",
+                        "2", "-s", "64", "-n", "1200", "-i", "3", "--validate", "--stream-start-gate", "on",
+                        "--timeout", "20"},
+                       cuda_env(log, {{"DS_CUDA_DOUBLE_QUEUE_DEPTH", "256"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json res = r.result("all_host_to_all_device_ce_multi_stream");
+  EXPECT_EQ(res["stream_start_gate"], false);
+  EXPECT_TRUE(has_note(res, "did not return within 1 s while the streams were held")) << res.dump();
+  EXPECT_EQ(res["validated"], true);
+  EXPECT_NE(log.text().find("queue-full"), std::string::npos) << "the queue never filled: the test shows nothing";
+  EXPECT_NE(r.err.find("so it ran ungated"), std::string::npos) << r.err;
+}

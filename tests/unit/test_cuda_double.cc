@@ -5,9 +5,19 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "backends/cuda/cuda_api.h"
 
@@ -305,4 +315,228 @@ TEST(CudaDouble, Cuda11LookupHasNoV2AndAnswersAsCuda11) {
   // No check against its own version: its newest variant, the original ABI.
   EXPECT_EQ(gpa("cuEventElapsedTime", &fn, 12080, CU_GET_PROC_ADDRESS_LEGACY_STREAM), CUDA_SUCCESS);
   EXPECT_EQ(fn, d113.sym<void*>("cuEventElapsedTime"));
+}
+
+namespace {
+
+// The double's call log in a file of the test's own, named in DS_CUDA_DOUBLE_LOG
+// for its lifetime.
+class DoubleLog {
+ public:
+  DoubleLog() {
+    char buf[] = "/tmp/ds-cuda-double-unit-XXXXXX";
+    const int fd = mkstemp(buf);
+    if (fd >= 0) close(fd);
+    path_ = buf;
+    setenv("DS_CUDA_DOUBLE_LOG", path_.c_str(), 1);
+  }
+  ~DoubleLog() {
+    unsetenv("DS_CUDA_DOUBLE_LOG");
+    std::remove(path_.c_str());
+  }
+  std::string text() const {
+    std::ifstream in(path_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // Waits (generously) until the log holds `what`.
+  bool wait_for(const std::string& what) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (text().find(what) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+ private:
+  std::string path_;
+};
+
+// A page-locked word mapped into the device that stream waits hold on, in
+// rounds: hold() waits for the current round, open() lets it go and starts the
+// next. A failing test still lets every wait go (the destructor opens).
+struct GateWord {
+  explicit GateWord(const Double& d) : d(d) {
+    auto host_alloc = d.sym<PFN_cuMemHostAlloc>("cuMemHostAlloc");
+    auto device_ptr = d.sym<PFN_cuMemHostGetDevicePointer_v2>("cuMemHostGetDevicePointer_v2");
+    EXPECT_EQ(host_alloc(&host, sizeof(uint32_t), kMemHostAllocPortable | kMemHostAllocDeviceMap), CUDA_SUCCESS);
+    word = static_cast<std::atomic<uint32_t>*>(host);
+    if (word) word->store(0);
+    EXPECT_EQ(device_ptr(&device, host, 0), CUDA_SUCCESS);
+  }
+  ~GateWord() { open(); }
+  CUresult hold(CUstream s) const {
+    return d.sym<PFN_cuStreamWaitValue32_v2>("cuStreamWaitValue32_v2")(s, device, round.load(), kStreamWaitValueGeq);
+  }
+  void open() const {
+    if (word) word->store(round.fetch_add(1), std::memory_order_release);
+  }
+  // Once every stream that waited on it is synchronised.
+  void free_word() {
+    if (host) d.sym<PFN_cuMemFreeHost>("cuMemFreeHost")(host);
+    host = nullptr;
+    word = nullptr;
+  }
+  const Double& d;
+  void* host = nullptr;
+  std::atomic<uint32_t>* word = nullptr;
+  mutable std::atomic<uint32_t> round{1};
+  CUdeviceptr device = 0;
+};
+
+// Runs `call` on a thread with `ctx` current; ready() once it returned. Before
+// it joins the thread it lets `gate` go, so a failed test still ends the call.
+class CallThread {
+ public:
+  CallThread(const TwoDevices& t, CUcontext ctx, const GateWord& gate, std::function<CUresult()> call)
+      : gate_(gate) {
+    thread_ = std::thread([this, &t, ctx, call] {
+      t.set_current(ctx);
+      result_.store(call());
+      done_.store(true);
+    });
+  }
+  ~CallThread() {
+    gate_.open();
+    thread_.join();
+  }
+  bool ready() const { return done_.load(); }
+  // Waits (generously) for the call to return; its result, or CUDA_ERROR_UNKNOWN.
+  CUresult wait() const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done_.load() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return done_.load() ? result_.load() : CUDA_ERROR_UNKNOWN;
+  }
+
+ private:
+  const GateWord& gate_;
+  std::atomic<bool> done_{false};
+  std::atomic<CUresult> result_{CUDA_ERROR_UNKNOWN};
+  std::thread thread_;
+};
+
+}  // namespace
+
+// Polling events: CU_EVENT_DISABLE_TIMING is taken and recorded; such an event
+// has no time, and its flags are in the log of every query.
+TEST(CudaDouble, EventsWithoutTimingArePolledButNotTimed) {
+  ASSERT_TRUE(full().ok());
+  DoubleLog log;
+  TwoDevices t(full());
+  auto query = full().sym<PFN_cuEventQuery>("cuEventQuery");
+  CUevent polled = nullptr, bad = nullptr;
+  EXPECT_EQ(t.event_create(&bad, 0x4), CUDA_ERROR_INVALID_VALUE) << "INTERPROCESS needs DISABLE_TIMING";
+  ASSERT_EQ(t.event_create(&polled, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  ASSERT_EQ(t.record(t.event[0], t.stream[0]), CUDA_SUCCESS);
+  ASSERT_EQ(t.record(polled, t.stream[0]), CUDA_SUCCESS);
+  ASSERT_EQ(t.sync(t.stream[0]), CUDA_SUCCESS);
+  EXPECT_EQ(query(polled), CUDA_SUCCESS);
+  float ms = 0;
+  EXPECT_EQ(t.elapsed(&ms, t.event[0], polled), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(query(t.event[0]), CUDA_SUCCESS);
+  const std::string text = log.text();
+  EXPECT_NE(text.find("flags=2"), std::string::npos) << text;
+  EXPECT_NE(text.find("cuEventQuery -> event="), std::string::npos) << text;
+  t.event_destroy(polled);
+}
+
+// An async copy from pageable memory waits for its stream inside the call, as a
+// driver may: on a stream held by a stream wait, the call does not return until
+// the wait is let go, and the double says so ("HANG ... held stream"). From
+// pinned memory the same call returns at once.
+TEST(CudaDouble, APageableCopyOnAHeldStreamWaitsInsideTheCall) {
+  ASSERT_TRUE(full().ok());
+  DoubleLog log;
+  TwoDevices t(full());
+  GateWord gate(full());
+  auto htod = full().sym<PFN_cuMemcpyHtoDAsync_v2>("cuMemcpyHtoDAsync_v2");
+  void* pinned = nullptr;
+  ASSERT_EQ(full().sym<PFN_cuMemHostAlloc>("cuMemHostAlloc")(&pinned, 1024, kMemHostAllocPortable), CUDA_SUCCESS);
+  std::vector<char> pageable(1024, 0x5a);
+  ASSERT_EQ(gate.hold(t.stream[0]), CUDA_SUCCESS);
+  {
+    CallThread from_pinned(t, t.ctx[0], gate, [&] { return htod(t.mem[0], pinned, 1024, t.stream[0]); });
+    EXPECT_EQ(from_pinned.wait(), CUDA_SUCCESS) << "a pinned source is queued behind the hold";
+  }
+  EXPECT_EQ(log.text().find("HANG"), std::string::npos) << log.text();
+  ASSERT_EQ(gate.hold(t.stream[0]), CUDA_SUCCESS);  // held again: the last round was let go
+  {
+    CallThread from_pageable(t, t.ctx[0], gate, [&] { return htod(t.mem[0] + 1024, pageable.data(), 1024, t.stream[0]); });
+    ASSERT_TRUE(log.wait_for("HANG: a copy from pageable memory waits for a held stream")) << log.text();
+    EXPECT_FALSE(from_pageable.ready()) << "returned while its stream was held";
+    gate.open();
+    EXPECT_EQ(from_pageable.wait(), CUDA_SUCCESS);
+  }
+  ASSERT_EQ(t.sync(t.stream[0]), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(reinterpret_cast<void*>(static_cast<uintptr_t>(t.mem[0] + 1024)), pageable.data(), 1024), 0);
+  full().sym<PFN_cuMemFreeHost>("cuMemFreeHost")(pinned);
+  gate.free_word();
+}
+
+// Streams share their context's connections round-robin, each holding
+// DS_CUDA_DOUBLE_QUEUE_DEPTH operations: with one connection, two held streams
+// fill it together and the next submission on either waits for room; with two,
+// the same operations leave room on each.
+TEST(CudaDouble, StreamsSharingAConnectionFillItTogether) {
+  ASSERT_TRUE(full().ok());
+  DoubleLog log;
+  TwoDevices t(full());
+  setenv("DS_CUDA_DOUBLE_QUEUE_DEPTH", "4", 1);
+  struct Unset {
+    ~Unset() {
+      unsetenv("DS_CUDA_DOUBLE_QUEUE_DEPTH");
+      unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    }
+  } unset;
+  // Devices 2 and 3, whose contexts make their connections with their first stream here.
+  for (int dev : {2, 3}) {
+    SCOPED_TRACE(dev);
+    const size_t from = log.text().size();  // this device's part of the log
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", dev == 2 ? "1" : "2", 1);
+    CUcontext ctx = nullptr;
+    ASSERT_EQ(t.retain(&ctx, dev), CUDA_SUCCESS);
+    ASSERT_EQ(t.set_current(ctx), CUDA_SUCCESS);
+    CUstream a = nullptr, b = nullptr;
+    ASSERT_EQ(t.stream_create(&a, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    ASSERT_EQ(t.stream_create(&b, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    CUevent ea = nullptr, eb = nullptr;
+    ASSERT_EQ(t.event_create(&ea, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    ASSERT_EQ(t.event_create(&eb, CU_EVENT_DEFAULT), CUDA_SUCCESS);
+    CUdeviceptr mem = 0;
+    ASSERT_EQ(t.mem_alloc(&mem, 4096), CUDA_SUCCESS);
+    {
+      GateWord gate(full());
+      // Two operations on each stream: 4 on the one connection, or 2 on each of two.
+      ASSERT_EQ(gate.hold(a), CUDA_SUCCESS);
+      ASSERT_EQ(gate.hold(b), CUDA_SUCCESS);
+      ASSERT_EQ(t.record(ea, a), CUDA_SUCCESS);
+      ASSERT_EQ(t.record(eb, b), CUDA_SUCCESS);
+      {
+        CallThread copy(t, ctx, gate, [&] { return t.dtod(mem + 2048, mem, 1024, b); });
+        if (dev == 2) {
+          ASSERT_TRUE(log.wait_for("queue-full")) << log.text();
+          EXPECT_FALSE(copy.ready()) << "a full connection took one more operation";
+          gate.open();
+        }
+        EXPECT_EQ(copy.wait(), CUDA_SUCCESS);
+        if (dev == 3) {
+          EXPECT_EQ(log.text().find("queue-full", from), std::string::npos) << "two connections, two operations each";
+          gate.open();
+        }
+      }
+      EXPECT_EQ(t.sync(a), CUDA_SUCCESS);
+      EXPECT_EQ(t.sync(b), CUDA_SUCCESS);
+      gate.free_word();
+    }
+    t.stream_destroy(a);
+    t.stream_destroy(b);
+    t.event_destroy(ea);
+    t.event_destroy(eb);
+    t.mem_free(mem);
+    t.set_current(nullptr);
+    t.release(dev);
+  }
+  const std::string text = log.text();
+  EXPECT_NE(text.find("connection=1"), std::string::npos) << "two connections on device 3: " << text;
 }

@@ -1,9 +1,11 @@
 // How kernel_copy splits a copy for ds_copy_kernel (copy_kernel_plan.h): the
 // widest unit at which dst + head and src + head are both aligned, with
-// head < width.
+// head < width. And how many hardware queues the start gate's bound counts
+// (cuda_connections.h).
 #include <gtest/gtest.h>
 
 #include "backends/cuda/copy_kernel_plan.h"
+#include "backends/cuda/cuda_connections.h"
 
 using ds::plan_kernel_copy;
 
@@ -39,5 +41,24 @@ TEST(CudaKernelPlan, DifferentMisalignmentFallsBackToTheWidestThatWorks) {
     EXPECT_LT(p.head, p.width);
     EXPECT_EQ((w.dst + p.head) % p.width, 0u);
     EXPECT_EQ((w.src + p.head) % p.width, 0u);
+  }
+}
+
+// CUDA_DEVICE_MAX_CONNECTIONS as the gate's bound reads it: the driver's 8 when
+// unset, 1 to 32; what the driver would not take counts as the tightest bound
+// (1) or its most (32), and the message says so.
+TEST(CudaConnections, ReadAsTheDriverTakesIt) {
+  EXPECT_EQ(ds::cuda_connections(nullptr).count, 8);
+  EXPECT_EQ(ds::cuda_connections("").count, 8);
+  EXPECT_EQ(ds::cuda_connections(nullptr).setting,
+            "CUDA_DEVICE_MAX_CONNECTIONS unset: the driver's default of 8; it takes 1 to 32");
+  EXPECT_EQ(ds::cuda_connections("1").count, 1);
+  EXPECT_EQ(ds::cuda_connections("32").count, 32);
+  EXPECT_EQ(ds::cuda_connections("4").setting, "CUDA_DEVICE_MAX_CONNECTIONS=4; it takes 1 to 32");
+  EXPECT_EQ(ds::cuda_connections("64").count, 32);
+  EXPECT_EQ(ds::cuda_connections("64").setting, "CUDA_DEVICE_MAX_CONNECTIONS=64, taken as 32; it takes 1 to 32");
+  for (const char* bad : {"0", "-3", "eight", "8x", "99999999999999999999"}) {
+    EXPECT_EQ(ds::cuda_connections(bad).count, bad[0] == '9' ? 32 : 1) << bad;
+    EXPECT_NE(ds::cuda_connections(bad).setting.find(", taken as "), std::string::npos) << bad;
   }
 }

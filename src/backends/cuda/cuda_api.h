@@ -61,7 +61,7 @@ enum CUdevice_attribute_enum {
 typedef CUdevice_attribute_enum CUdevice_attribute;
 
 enum CUstream_flags_enum { CU_STREAM_DEFAULT = 0x0, CU_STREAM_NON_BLOCKING = 0x1 };
-enum CUevent_flags_enum { CU_EVENT_DEFAULT = 0x0 };
+enum CUevent_flags_enum { CU_EVENT_DEFAULT = 0x0, CU_EVENT_DISABLE_TIMING = 0x2 };
 
 enum CUmemorytype_enum {
   CU_MEMORYTYPE_HOST = 0x01,

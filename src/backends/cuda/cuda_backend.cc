@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
@@ -15,7 +18,9 @@
 #include "backend/prepared_lists.h"
 #include "backends/cuda/copy_kernel_plan.h"
 #include "backends/cuda/copy_kernel_ptx.h"
+#include "backends/cuda/cuda_connections.h"
 #include "backends/cuda/cuda_driver.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
@@ -62,9 +67,11 @@ class CudaStream : public Stream {
 
 class CudaEvent : public Event {
  public:
-  explicit CudaEvent(const CudaDriver& d) : d_(d) {
-    // Default flags: timing enabled, so cuEventElapsedTime can read it.
-    cuda_check(d_.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+  // CU_EVENT_DEFAULT: timing enabled, so cuEventElapsedTime can read it;
+  // CU_EVENT_DISABLE_TIMING for events that are only polled.
+  CudaEvent(const CudaDriver& d, unsigned flags) : d_(d) {
+    cuda_check(d_.cuEventCreate(&event, flags),
+               flags == CU_EVENT_DEFAULT ? "cuEventCreate" : "cuEventCreate(CU_EVENT_DISABLE_TIMING)");
   }
   ~CudaEvent() override { d_.cuEventDestroy_v2(event); }
   CUevent event = nullptr;
@@ -76,13 +83,49 @@ class CudaEvent : public Event {
 CUstream stream_of(Stream& s) { return static_cast<CudaStream&>(s).stream; }
 CUevent event_of(Event& e) { return static_cast<CudaEvent&>(e).event; }
 
+// The driver calls that queue work on a stream, as the start gate's watcher
+// sees them: while a gate holds this device's streams, each such call stamps
+// when it began and clears the stamp when it returns.
+struct SubmitWatch {
+  std::atomic<bool> armed{false};
+  std::atomic<int64_t> since{0};  // when the call under way began; 0: none
+};
+
+// Marks one queuing call for the watch (two clock reads, only while armed).
+class WatchedCall {
+ public:
+  explicit WatchedCall(SubmitWatch& w) : w_(w.armed.load(std::memory_order_relaxed) ? &w : nullptr) {
+    if (w_) w_->since.store(now_ns(), std::memory_order_relaxed);
+  }
+  ~WatchedCall() {
+    if (w_) w_->since.store(0, std::memory_order_relaxed);
+  }
+  WatchedCall(const WatchedCall&) = delete;
+  WatchedCall& operator=(const WatchedCall&) = delete;
+
+ private:
+  SubmitWatch* w_;
+};
+
+// A queuing call that has not returned after this long, while the streams are
+// held, is taken to wait for room in a queue that only the held work would free.
+constexpr int64_t kGateStallNs = 1000000000;
+constexpr int64_t kGateWatchPollNs = 20000000;
+
 // The stream start gate: a page-locked word mapped into the device. hold() queues
-// a wait for the word to reach this round: cuStreamWaitValue32 where the driver
+// a wait for the word to reach this round: cuStreamWaitValue32_v2 where the driver
 // has it (CUDA 11.7+), else the one-thread spin kernel ds_gate_kernel on the
 // word; release() stores the round from the host.
+// Streams share the context's hardware queues (CUDA_DEVICE_MAX_CONNECTIONS), and a
+// queue full of held work blocks the host inside its next queuing call, before it
+// ever releases: the run is refused up front when the queues would overfill, and,
+// where the driver gave fewer queues or less room than that assumes, a watcher
+// thread that sees a queuing call stuck for kGateStallNs while the streams are
+// held lets them go itself; from then on the gate holds nothing and let_go()
+// says why, so the run finishes, marked ungated.
 class CudaGate : public StreamGate {
  public:
-  CudaGate(const CudaDriver& d, CUfunction spin) : d_(d), spin_(spin) {
+  CudaGate(const CudaDriver& d, CUfunction spin, SubmitWatch& w) : d_(d), spin_(spin), watch_(w) {
     void* p = nullptr;
     check_pinning(d_.cuMemHostAlloc(&p, sizeof(uint32_t), kMemHostAllocPortable | kMemHostAllocDeviceMap),
                   "cuMemHostAlloc (start gate word)", sizeof(uint32_t));
@@ -92,39 +135,90 @@ class CudaGate : public StreamGate {
       d_.cuMemFreeHost(p);
       throw RunError(cuda_error_text("cuMemHostGetDevicePointer_v2 (start gate word)", r));
     }
+    watcher_ = std::thread([this] { watch_loop(); });
   }
   ~CudaGate() override {
     release();
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    watcher_.join();
     for (CUstream s : held_) d_.cuStreamSynchronize(s);  // every hold has read the word
     d_.cuMemFreeHost(word_);
   }
   void hold(Stream& s) override {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (!let_go_.empty()) return;  // a stall let the streams go: ungated from then on
+      if (!watch_.armed.load(std::memory_order_relaxed)) {
+        watch_.armed.store(true, std::memory_order_relaxed);
+        cv_.notify_all();
+      }
+    }
     const CUstream st = stream_of(s);
-    if (d_.cuStreamWaitValue32_v2) {
-      cuda_check(d_.cuStreamWaitValue32_v2(st, device_word_, round_, kStreamWaitValueGeq),
-                 "cuStreamWaitValue32_v2 (start gate)");
-    } else {
-      // ds_gate_kernel(flag, value): a .u64 and a .u32 parameter.
-      CUdeviceptr flag = device_word_;
-      unsigned int value = round_;
-      void* params[] = {&flag, &value};
-      cuda_check(d_.cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, st, params, nullptr),
-                 "cuLaunchKernel(ds_gate_kernel)");
+    {
+      WatchedCall call(watch_);
+      if (d_.cuStreamWaitValue32_v2) {
+        cuda_check(d_.cuStreamWaitValue32_v2(st, device_word_, round_, kStreamWaitValueGeq),
+                   "cuStreamWaitValue32_v2 (start gate)");
+      } else {
+        // ds_gate_kernel(flag, value): a .u64 and a .u32 parameter.
+        CUdeviceptr flag = device_word_;
+        unsigned int value = round_;
+        void* params[] = {&flag, &value};
+        cuda_check(d_.cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, st, params, nullptr),
+                   "cuLaunchKernel(ds_gate_kernel)");
+      }
     }
     if (std::find(held_.begin(), held_.end(), st) == held_.end()) held_.push_back(st);
   }
   void release() override {
+    std::lock_guard<std::mutex> lock(m_);
     word_->store(round_, std::memory_order_release);
     ++round_;
+    watch_.armed.store(false, std::memory_order_relaxed);
+  }
+  std::string let_go() const override {
+    std::lock_guard<std::mutex> lock(m_);
+    return let_go_;
   }
 
  private:
+  // The watcher: idle until a round's first hold, then a look at the queuing
+  // call under way every kGateWatchPollNs until release().
+  void watch_loop() {
+    std::unique_lock<std::mutex> lock(m_);
+    while (!stop_) {
+      if (!watch_.armed.load(std::memory_order_relaxed)) {
+        cv_.wait(lock);
+        continue;
+      }
+      cv_.wait_for(lock, std::chrono::nanoseconds(kGateWatchPollNs));
+      if (stop_ || !watch_.armed.load(std::memory_order_relaxed)) continue;
+      const int64_t since = watch_.since.load(std::memory_order_relaxed);
+      if (since == 0 || now_ns() - since < kGateStallNs) continue;
+      // Under the lock: the round stored is the one being held, never an older one.
+      word_->store(round_, std::memory_order_release);
+      watch_.armed.store(false, std::memory_order_relaxed);
+      let_go_ = "a driver call queuing work did not return within " + std::to_string(kGateStallNs / 1000000000) +
+                " s while the streams were held (their hardware queue was full), and the gate let them go";
+    }
+  }
+
   const CudaDriver& d_;
   CUfunction spin_;
+  SubmitWatch& watch_;
   std::atomic<uint32_t>* word_ = nullptr;
   CUdeviceptr device_word_ = 0;
-  uint32_t round_ = 1;
+  uint32_t round_ = 1;  // written under m_; read unlocked only by hold(), on the thread that writes it
   std::vector<CUstream> held_;
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::string let_go_;
+  std::thread watcher_;
 };
 
 // A CUDA graph of independent memcpy nodes, instantiated once and launched for
@@ -217,7 +311,10 @@ class CudaDevice : public Device {
   }
 
   std::unique_ptr<Stream> create_stream() override { return std::make_unique<CudaStream>(d_); }
-  std::unique_ptr<Event> create_event() override { return std::make_unique<CudaEvent>(d_); }
+  std::unique_ptr<Event> create_event() override { return std::make_unique<CudaEvent>(d_, CU_EVENT_DEFAULT); }
+  std::unique_ptr<Event> create_polling_event() override {
+    return std::make_unique<CudaEvent>(d_, CU_EVENT_DISABLE_TIMING);
+  }
   std::unique_ptr<StreamGate> create_gate() override {
     CUfunction spin = nullptr;
     if (!d_.cuStreamWaitValue32_v2) {
@@ -225,9 +322,10 @@ class CudaDevice : public Device {
       cuda_check(d_.cuModuleGetFunction(&spin, module_, kGateKernelName),
                  std::string("cuModuleGetFunction(") + kGateKernelName + ")");
     }
-    return std::make_unique<CudaGate>(d_, spin);
+    return std::make_unique<CudaGate>(d_, spin, watch_);
   }
   void record(Event& e, Stream& s) override {
+    WatchedCall call(watch_);
     cuda_check(d_.cuEventRecord(event_of(e), stream_of(s)), "cuEventRecord");
   }
   void synchronize(Stream& s) override {
@@ -252,6 +350,7 @@ class CudaDevice : public Device {
 
   void copy_async(const CopyDesc& c, CopyDir dir, Stream& s) override {
     const CUstream st = stream_of(s);
+    WatchedCall call(watch_);
     switch (dir) {
       case CopyDir::kH2D:
         return check_sized(d_.cuMemcpyHtoDAsync_v2(dptr(c.dst), c.src, c.bytes, st), "cuMemcpyHtoDAsync_v2",
@@ -322,6 +421,7 @@ class CudaDevice : public Device {
     const unsigned long long want = (std::max<unsigned long long>(1, units) + kThreads - 1) / kThreads;
     const unsigned blocks = static_cast<unsigned>(std::max<unsigned long long>(
         1, std::min<unsigned long long>(want, 8ULL * static_cast<unsigned>(sm_count_))));
+    WatchedCall call(watch_);
     check_sized(d_.cuLaunchKernel(function_, blocks, 1, 1, kThreads, 1, 1, 0, stream_of(s), params, nullptr),
                 "cuLaunchKernel(ds_copy_kernel)", c.bytes);
   }
@@ -350,6 +450,7 @@ class CudaDevice : public Device {
   void batch(const CopyDesc* descs, size_t n, CUstream st) {
     if (n == 0) return;
     const PreparedList& p = prepared(descs, n);
+    WatchedCall call(watch_);
     if (d_.cuMemcpyBatchAsync) return batch_native(p, st);
     const CUresult r = d_.cuGraphLaunch(p.graph.exec, st);
     if (r != CUDA_SUCCESS)
@@ -457,6 +558,7 @@ class CudaDevice : public Device {
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
   std::vector<CUdevice> peers_;  // primary contexts retained for peer access
+  SubmitWatch watch_;             // this device's queuing calls, for its start gate
   PreparedLists<PreparedList> prepared_{[this](PreparedList& p) { destroy_graph(p.graph); }};
 };
 
@@ -468,6 +570,21 @@ class CudaBackend : public Backend {
   std::string label_prefix() const override { return "cuda"; }
   std::string direct_method() const override { return "BATCH"; }
   bool has(Capability cap) const override { return cap != Capability::kHostMemcpy; }
+  // The gate's bound is per hardware queue: a context's streams share
+  // CUDA_DEVICE_MAX_CONNECTIONS of them, read as the driver reads it.
+  int gate_shared_queues() const override { return connections().count; }
+  std::string gate_queues_setting() const override { return connections().setting; }
+  std::string gate_hazard(GateHazard hazard) const override {
+    switch (hazard) {
+      case GateHazard::kPageableHost:
+        return "the CUDA driver may wait for the stream inside a copy of pageable host memory (it stages the "
+               "bytes through pinned memory of its own), which would hang behind a held stream";
+      case GateHazard::kStagedPeer:
+        return "without peer access the CUDA driver stages device-to-device copies through the host and may "
+               "wait for the stream inside the copy call, which would hang behind a held stream";
+    }
+    return {};
+  }
 
   void init_process() override { cuda_driver(); }
 
@@ -509,10 +626,14 @@ class CudaBackend : public Backend {
     for (const auto& a : d.absent) absent += (absent.empty() ? "" : "; ") + a;
     p.facts.emplace_back("not in this driver", absent.empty() ? "none" : absent);
     p.facts.emplace_back("SM copy kernel", std::string("PTX from ") + kCopyKernelPtxFrom);
-    p.facts.emplace_back("stream start gate", d.cuStreamWaitValue32_v2
-                                                  ? "cuStreamWaitValue32_v2 on a mapped host word"
-                                                  : "spin kernel ds_gate_kernel on a mapped host word (the "
-                                                    "driver has no cuStreamWaitValue32_v2, CUDA 11.7+)");
+    p.facts.emplace_back("stream start gate",
+                         std::string(d.cuStreamWaitValue32_v2
+                                         ? "cuStreamWaitValue32_v2 on a mapped host word"
+                                         : "spin kernel ds_gate_kernel on a mapped host word (the driver has no "
+                                           "cuStreamWaitValue32_v2, CUDA 11.7+)") +
+                             "; at most " + std::to_string(gate_queue_limit()) + " operations held per hardware " +
+                             "queue, a device's streams sharing " + std::to_string(connections().count) + " (" +
+                             connections().setting + ")");
     p.loaded = true;
     return p;
   }
@@ -522,6 +643,8 @@ class CudaBackend : public Backend {
   }
 
  private:
+  static CudaConnections connections() { return cuda_connections(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")); }
+
   static DeviceInfo describe(const CudaDriver& d, int i) {
     CUdevice dev = 0;
     cuda_check(d.cuDeviceGet(&dev, i), "cuDeviceGet(" + std::to_string(i) + ")");

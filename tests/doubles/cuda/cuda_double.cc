@@ -47,6 +47,26 @@
 // address cuMemHostGetDevicePointer_v2 gives) satisfies GEQ/EQ/AND/NOR, polling it
 // with short sleeps; the gate kernel ds_gate_kernel(.u64 flag, .u32 value), on a
 // 1x1x1 grid of 1x1x1 blocks, does the same with GEQ: (int32_t)(*flag - value) >= 0.
+// Hardware queues: each context has CUDA_DEVICE_MAX_CONNECTIONS connections (8
+// unset, 1 to 32), its streams mapped onto them round-robin in creation order
+// (logged: "cuStreamCreate -> stream=S connection=N"). A connection holds
+// DS_CUDA_DOUBLE_QUEUE_DEPTH operations not yet done (default 1024; 0: no limit),
+// counting every copy, batch, graph launch, kernel launch, event record and
+// stream wait of its streams; a submission that finds it full blocks its calling
+// thread (outside the double's lock, logged "queue-full") until one is done, as a
+// driver's does: behind a stream wait that only the caller would release, for
+// ever.
+// Staged async copies: an async copy from or to pageable memory, or between
+// devices whose contexts have no peer access, is staged through the host the way
+// the driver may do it: the call first waits for everything queued on its stream
+// (from pageable memory it then copies the source into a staging buffer at once
+// and queues the copy from there; the others then wait for their own copy too).
+// Such a call on a stream held by a stream wait is the hang a driver may show:
+// logged "-> HANG: ..." with "held stream", said on stderr, and then waited out.
+// Events: cuEventCreate takes CU_EVENT_DEFAULT, BLOCKING_SYNC, DISABLE_TIMING and
+// INTERPROCESS (with DISABLE_TIMING); an event made with DISABLE_TIMING cannot be
+// timed (cuEventElapsedTime*: CUDA_ERROR_INVALID_HANDLE); cuEventQuery logs the
+// event's flags ("-> event=E flags=F").
 // Built with DS_DOUBLE_NO_BATCH: a CUDA 12.4 driver (no cuMemcpyBatchAsync, no
 // cuEventElapsedTime_v2); with DS_DOUBLE_NO_GRAPH as well: CUDA 11.3 (no
 // cuGraphInstantiateWithFlags, and cuGetProcAddress only, answering as CUDA 11
@@ -71,6 +91,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -86,6 +107,7 @@ using namespace ds::cu;
 namespace {
 
 constexpr size_t kTotalMem = 16ULL << 30;
+constexpr unsigned kEventDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMING
 
 // The CUDA version this build of the double is a driver for.
 #if defined(DS_DOUBLE_NO_GRAPH)
@@ -105,11 +127,22 @@ struct Region {
   int device;  // kDevice: owning device
 };
 
+// One of a context's hardware work queues ("connections"): the operations not
+// yet done on every stream mapped onto it. A submission that finds it full waits
+// for one to finish, as a driver's does when a queue has no room.
+struct Connection {
+  std::mutex m;
+  std::condition_variable room;
+  size_t pending = 0;
+};
+
 struct Ctx {
   int device;
   int refs = 0;
   std::vector<std::function<void()>> legacy;  // pending legacy-stream work
   std::set<int> peers;                        // devices whose memory it may reach
+  std::vector<std::unique_ptr<Connection>> connections;  // made with the context's first stream
+  size_t streams_made = 0;                               // streams go onto connections round-robin
 };
 
 // Runs the context's pending legacy-stream work, in order.
@@ -124,6 +157,34 @@ struct Op {
   std::function<void()> run;
 };
 
+struct StreamImpl;
+
+// A submission's room on its stream's connection, taken before the call enters
+// the double's lock (the wait for room must not stop other threads' calls) and
+// given to the operation the call pushes, which frees it when it is done; a call
+// that pushes nothing gives it back.
+class QueueSlot {
+ public:
+  explicit QueueSlot(CUstream s);
+  ~QueueSlot();
+  QueueSlot(const QueueSlot&) = delete;
+  QueueSlot& operator=(const QueueSlot&) = delete;
+  // The connection whose room the next push on this thread takes (null: none).
+  static Connection* take();
+
+ private:
+  Connection* conn_ = nullptr;
+  QueueSlot* outer_ = nullptr;
+};
+thread_local QueueSlot* t_slot = nullptr;
+
+void free_slot(Connection* c) {
+  if (!c) return;
+  std::lock_guard<std::mutex> lock(c->m);
+  --c->pending;
+  c->room.notify_all();
+}
+
 struct StreamImpl {
   std::mutex m;
   std::condition_variable cv, idle;
@@ -132,7 +193,9 @@ struct StreamImpl {
   bool stop = false;
   std::thread worker;
   Ctx* ctx = nullptr;        // the context it was created in
+  Connection* conn = nullptr;  // the hardware queue it was mapped onto
   uint64_t copy_tasks = 0;  // copy tasks run so far (the worker's own count)
+  std::atomic<int> holds{0};  // stream waits queued and not yet passed
 
   StreamImpl() {
     worker = std::thread([this] {
@@ -151,9 +214,14 @@ struct StreamImpl {
       }
     });
   }
+  // Takes the room the calling submission reserved on the connection (QueueSlot).
   void push(std::function<void()> op) {
+    Connection* c = QueueSlot::take();
     std::lock_guard<std::mutex> lock(m);
-    ops.push_back(std::move(op));
+    ops.push_back([op = std::move(op), c] {
+      op();
+      free_slot(c);
+    });
     cv.notify_one();
   }
   void drain() {
@@ -174,6 +242,7 @@ struct EventImpl {
   std::atomic<int64_t> ns{-1};
   bool recorded = false;
   Ctx* ctx = nullptr;  // the context it was created in
+  unsigned flags = 0;  // as created: CU_EVENT_DISABLE_TIMING (0x2) events cannot be timed
 };
 
 struct Copy {
@@ -288,6 +357,52 @@ StreamImpl* stream_of(CUstream s) {
 
 void* vp(CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); }
 
+// CUDA_DEVICE_MAX_CONNECTIONS as a driver takes it: 8 unset, 1 to 32.
+size_t connections_per_context() {
+  const char* e = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  if (!e || !*e) return 8;
+  return static_cast<size_t>(std::min(32, std::max(1, std::atoi(e))));
+}
+
+// DS_CUDA_DOUBLE_QUEUE_DEPTH: operations one connection holds (default 1024; 0: no limit).
+size_t queue_depth() {
+  const char* e = std::getenv("DS_CUDA_DOUBLE_QUEUE_DEPTH");
+  if (!e || !*e) return 1024;
+  return static_cast<size_t>(std::max(0, std::atoi(e)));
+}
+
+QueueSlot::QueueSlot(CUstream s) : outer_(t_slot) {
+  {
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    StreamImpl* st = stream_of(s);
+    conn_ = st ? st->conn : nullptr;
+  }
+  if (conn_) {
+    const size_t depth = queue_depth();
+    std::unique_lock<std::mutex> lock(conn_->m);
+    if (depth > 0 && conn_->pending >= depth) {
+      log_line("queue-full", "stream=%p waits for room: %zu operations pending on its connection",
+               static_cast<void*>(s), conn_->pending);
+      conn_->room.wait(lock, [&] { return conn_->pending < depth; });
+    }
+    ++conn_->pending;
+  }
+  t_slot = this;
+}
+
+QueueSlot::~QueueSlot() {
+  t_slot = outer_;
+  free_slot(conn_);  // the call pushed nothing
+}
+
+Connection* QueueSlot::take() {
+  QueueSlot* slot = t_slot;
+  if (!slot) return nullptr;
+  Connection* c = slot->conn_;
+  slot->conn_ = nullptr;
+  return c;
+}
+
 int device_of(const Ctx* c) { return c ? c->device : -1; }
 
 // A stream handed to a call must belong to the calling thread's current
@@ -312,7 +427,8 @@ constexpr const char* kKnobs = "DS_CUDA_DOUBLE_";
 
 // One copy task on the stream: moves the bytes, then takes whatever is left of
 // its cost (DS_CUDA_DOUBLE_COPY_NS_PER_KIB, _DEVICE_FACTOR, _COLD).
-CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies) {
+CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies,
+                        std::shared_ptr<void> keep = nullptr) {
   CUresult r;
   StreamImpl* st = current_stream(call, s, &r);
   if (!st) return r;
@@ -320,7 +436,7 @@ CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies) 
   uint64_t bytes = 0;
   for (const Copy& c : copies) bytes += c.bytes;
   const int64_t enqueued = dsdouble_timing::mono_ns();
-  st->push([copies, st, device, bytes] {
+  st->push([copies, st, device, bytes, keep] {
     const int64_t t0 = dsdouble_timing::mono_ns();
     dsdouble_timing::trace(kKnobs, device, st, "copy-start", t0);
     for (const Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
@@ -367,9 +483,11 @@ void enqueue_wait(StreamImpl* st, CUdeviceptr addr, uint32_t value, unsigned op,
   const int device = device_of(st->ctx);
   auto* word = static_cast<uint32_t*>(vp(addr));
   const int64_t enqueued = dsdouble_timing::mono_ns();
+  ++st->holds;
   st->push([st, device, word, value, op, call] {
     const bool ok = dsdouble_timing::poll_until(
         [&] { return wait_satisfied(__atomic_load_n(word, __ATOMIC_ACQUIRE), value, op); });
+    --st->holds;
     dsdouble_timing::trace_now(kKnobs, device, st, ok ? "wait-passed" : "wait-timeout");
     if (!ok) {
       log_line(call, "-> wait on %p for %u (op %u) never satisfied: gave up after 120 s", static_cast<void*>(word),
@@ -701,9 +819,13 @@ CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
   }
   auto* impl = new StreamImpl();
   impl->ctx = t_current;
+  if (t_current->connections.empty())
+    for (size_t i = connections_per_context(); i-- > 0;) t_current->connections.push_back(std::make_unique<Connection>());
+  impl->conn = t_current->connections[t_current->streams_made++ % t_current->connections.size()].get();
   g_streams.insert(impl);
   *s = reinterpret_cast<CUstream>(impl);
-  log_line("cuStreamCreate", "-> stream=%p", static_cast<void*>(impl));
+  log_line("cuStreamCreate", "-> stream=%p connection=%zu", static_cast<void*>(impl),
+           (t_current->streams_made - 1) % t_current->connections.size());
   return CUDA_SUCCESS;
 }
 
@@ -737,12 +859,15 @@ CUresult cuEventCreate(CUevent* e, unsigned int flags) {
   ENTER(cuEventCreate, "flags=%u", flags)
   NEED_CTX
   if (!e) return CUDA_ERROR_INVALID_VALUE;
-  if (flags != CU_EVENT_DEFAULT) return CUDA_ERROR_INVALID_VALUE;  // timing events only here
+  // CU_EVENT_BLOCKING_SYNC (0x1), CU_EVENT_DISABLE_TIMING (0x2), CU_EVENT_INTERPROCESS
+  // (0x4, only with DISABLE_TIMING).
+  if ((flags & ~0x7u) || ((flags & 0x4u) && !(flags & kEventDisableTiming))) return CUDA_ERROR_INVALID_VALUE;
   auto* impl = new EventImpl();
   impl->ctx = t_current;
+  impl->flags = flags;
   g_events.insert(impl);
   *e = reinterpret_cast<CUevent>(impl);
-  log_line("cuEventCreate", "-> event=%p", static_cast<void*>(impl));
+  log_line("cuEventCreate", "-> event=%p flags=%u", static_cast<void*>(impl), flags);
   return CUDA_SUCCESS;
 }
 
@@ -757,6 +882,7 @@ CUresult cuEventDestroy_v2(CUevent e) {
 }
 
 CUresult cuEventRecord(CUevent e, CUstream s) {
+  QueueSlot slot(s);
   ENTER(cuEventRecord, "event=%p stream=%p", static_cast<void*>(e), static_cast<void*>(s))
   NEED_CTX
   auto* impl = reinterpret_cast<EventImpl*>(e);
@@ -781,6 +907,7 @@ CUresult cuEventQuery(CUevent e) {
   NEED_INIT
   auto* impl = reinterpret_cast<EventImpl*>(e);
   if (!g_events.count(impl)) return CUDA_ERROR_INVALID_HANDLE;
+  log_line("cuEventQuery", "-> event=%p flags=%u", static_cast<void*>(impl), impl->flags);
   // Never recorded: complete, as the driver says.
   return !impl->recorded || impl->ns.load() >= 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
@@ -797,6 +924,10 @@ CUresult elapsed_common(const char* call, float* ms, CUevent a, CUevent b) {
     return CUDA_ERROR_INVALID_HANDLE;
   }
   if (!x->recorded || !y->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  if ((x->flags | y->flags) & kEventDisableTiming) {
+    log_line(call, "-> CUDA_ERROR_INVALID_HANDLE: an event made with CU_EVENT_DISABLE_TIMING has no time");
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   const int64_t t0 = x->ns.load(), t1 = y->ns.load();
   if (t0 < 0 || t1 < 0) return CUDA_ERROR_NOT_READY;
   *ms = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
@@ -815,38 +946,108 @@ CUresult cuEventElapsedTime_v2(float* ms, CUevent a, CUevent b) {
 }
 #endif
 
+bool pageable(const void* p, size_t bytes) { return p && !find_region(p, bytes); }
+
+// How an async copy reaches the copy engine: directly, or staged by the driver
+// through the host (from or to pageable memory; between devices whose contexts
+// have no peer access).
+enum class Staging { kNone, kFromPageable, kToPageable, kPeer };
+
+// Under the lock, for the current context.
+Staging staging_of(const void* dst, const void* src, size_t bytes) {
+  const Region* d = find_region(dst, bytes);
+  const Region* r = find_region(src, bytes);
+  const bool dst_dev = d && d->kind == Kind::kDevice, src_dev = r && r->kind == Kind::kDevice;
+  if (dst_dev && pageable(src, bytes)) return Staging::kFromPageable;
+  if (src_dev && pageable(dst, bytes)) return Staging::kToPageable;
+  auto unreachable = [](const Region* x) {
+    return x && x->kind == Kind::kDevice && x->device != t_current->device && !t_current->peers.count(x->device);
+  };
+  if (dst_dev && src_dev && (unreachable(d) || unreachable(r))) return Staging::kPeer;
+  return Staging::kNone;
+}
+
+// An async copy the driver stages through the host: "the driver may synchronize
+// with the stream" inside the call (the driver API's "API synchronization
+// behavior"). Modelled as the worst case: the call first waits for everything
+// queued on the stream before it; from pageable memory it then stages the
+// source at once and queues the copy from the staging buffer; to pageable memory
+// or between devices without peer access it queues the copy and waits for it
+// too. A stream held by a stream wait that only the caller would release never
+// gets there: the double logs "-> HANG: ... held stream" and says so on stderr,
+// then waits like the driver (the wait gives up after 120 s).
+CUresult staged_async(const char* call, void* dst, const void* src, size_t bytes, CUstream s, Staging how) {
+  const char* what = how == Staging::kFromPageable ? "from pageable memory"
+                     : how == Staging::kToPageable ? "to pageable memory"
+                                                   : "between devices without peer access";
+  StreamImpl* st = nullptr;
+  {
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    CUresult r;
+    st = current_stream(call, s, &r);
+    if (!st) return r;
+    log_line(call, "-> staged %s: waits for stream %p", what, static_cast<void*>(st));
+    if (st->holds.load() > 0) {
+      log_line(call, "-> HANG: a copy %s waits for a held stream %p (a stream wait only the caller releases)", what,
+               static_cast<void*>(st));
+      std::fprintf(stderr,
+                   "cuda double: %s: a copy %s waits inside the call for stream %p, held by a stream wait: "
+                   "a driver may never return here\n",
+                   call, what, static_cast<void*>(st));
+    }
+  }
+  st->drain();
+  if (how == Staging::kFromPageable) {
+    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                      static_cast<const char*>(src) + bytes);
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    return enqueue_copies(call, s, {{dst, staged->data(), bytes}}, staged);
+  }
+  {
+    std::lock_guard<std::recursive_mutex> lock(g_mutex);
+    const CUresult r = enqueue_copies(call, s, {{dst, src, bytes}});
+    if (r != CUDA_SUCCESS) return r;
+  }
+  st->drain();
+  return CUDA_SUCCESS;
+}
+
+// The async copies: validated under the lock; queued there, or staged after it.
+#define DS_ASYNC_COPY(call, check, dstp, srcp)                                                  \
+  Staging how = Staging::kNone;                                                                 \
+  {                                                                                             \
+    ENTER(call, "dst=%p src=%p bytes=%zu stream=%p", dstp, srcp, bytes, static_cast<void*>(s))  \
+    NEED_CTX                                                                                    \
+    if (!(check)) return CUDA_ERROR_INVALID_VALUE;                                              \
+    how = staging_of(dstp, srcp, bytes);                                                        \
+    if (how == Staging::kNone) return enqueue_copies(#call, s, {{dstp, srcp, bytes}});          \
+  }                                                                                             \
+  return staged_async(#call, dstp, srcp, bytes, s, how);
+
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   submission_stall();
-  ENTER(cuMemcpyAsync, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes, static_cast<void*>(s))
-  NEED_CTX
-  if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies("cuMemcpyAsync", s, {{vp(dst), vp(src), bytes}});
+  QueueSlot slot(s);
+  DS_ASYNC_COPY(cuMemcpyAsync, dst && src, vp(dst), vp(src))
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream s) {
   submission_stall();
-  ENTER(cuMemcpyHtoDAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), src, bytes, static_cast<void*>(s))
-  NEED_CTX
-  if (!is_device(dst, bytes) || !is_host(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies("cuMemcpyHtoDAsync_v2", s, {{vp(dst), src, bytes}});
+  QueueSlot slot(s);
+  DS_ASYNC_COPY(cuMemcpyHtoDAsync_v2, is_device(dst, bytes) && is_host(src, bytes), vp(dst), src)
 }
 
 CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream s) {
   submission_stall();
-  ENTER(cuMemcpyDtoHAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", dst, vp(src), bytes, static_cast<void*>(s))
-  NEED_CTX
-  if (!is_host(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies("cuMemcpyDtoHAsync_v2", s, {{dst, vp(src), bytes}});
+  QueueSlot slot(s);
+  DS_ASYNC_COPY(cuMemcpyDtoHAsync_v2, is_host(dst, bytes) && is_device(src, bytes), dst, vp(src))
 }
 
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
   submission_stall();
-  ENTER(cuMemcpyDtoDAsync_v2, "dst=%p src=%p bytes=%zu stream=%p", vp(dst), vp(src), bytes,
-        static_cast<void*>(s))
-  NEED_CTX
-  if (!is_device(dst, bytes) || !is_device(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  return enqueue_copies("cuMemcpyDtoDAsync_v2", s, {{vp(dst), vp(src), bytes}});
+  QueueSlot slot(s);
+  DS_ASYNC_COPY(cuMemcpyDtoDAsync_v2, is_device(dst, bytes) && is_device(src, bytes), vp(dst), vp(src))
 }
+#undef DS_ASYNC_COPY
 
 // A synchronous copy into device memory that returns before the bytes land:
 // staged (pageable source) or by address (device source), on the legacy stream.
@@ -860,8 +1061,6 @@ void defer_to_device(void* dst, const void* src, size_t bytes, bool stage) {
   }
   log_line("legacy-stream", "deferred dst=%p bytes=%zu", dst, bytes);
 }
-
-bool pageable(const void* p, size_t bytes) { return p && !find_region(p, bytes); }
 
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
   ENTER(cuMemcpy, "dst=%p src=%p bytes=%zu", vp(dst), vp(src), bytes)
@@ -950,6 +1149,7 @@ CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
                             CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
                             CUstream s) {
   submission_stall();
+  QueueSlot slot(s);
   ENTER(cuMemcpyBatchAsync, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
   return batch_common("cuMemcpyBatchAsync", dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, s);
 }
@@ -958,6 +1158,7 @@ CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes,
 CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                                CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream s) {
   submission_stall();
+  QueueSlot slot(s);
   ENTER(cuMemcpyBatchAsync_v2, "count=%zu numAttrs=%zu stream=%p", count, numAttrs, static_cast<void*>(s))
   return batch_common("cuMemcpyBatchAsync_v2", dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, nullptr, s);
 }
@@ -1023,6 +1224,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph g, unsigned long
 
 CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
   submission_stall();
+  QueueSlot slot(s);
   ENTER(cuGraphLaunch, "exec=%p stream=%p", static_cast<void*>(exec), static_cast<void*>(s))
   NEED_CTX
   auto* e = reinterpret_cast<ExecImpl*>(exec);
@@ -1130,6 +1332,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
     }
     if (copy_kernel) submission_stall();
   }
+  QueueSlot slot(s);
   ENTER(cuLaunchKernel, "grid=%ux%ux%u block=%ux%ux%u stream=%p", gx, gy, gz, bx, by, bz,
         static_cast<void*>(s))
   NEED_CTX
@@ -1206,6 +1409,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
 // satisfies the wait: flags CU_STREAM_WAIT_VALUE_GEQ (0) (int32_t)(*addr - value)
 // >= 0, EQ (1), AND (2), NOR (3), optionally | CU_STREAM_WAIT_VALUE_FLUSH.
 CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, uint32_t value, unsigned int flags) {
+  QueueSlot slot(s);
   ENTER(cuStreamWaitValue32_v2, "stream=%p addr=%p value=%u flags=0x%x", static_cast<void*>(s), vp(addr), value,
         flags)
   NEED_CTX
