@@ -115,6 +115,7 @@ struct PublishRace {
   Steps steps;
   std::atomic<uint32_t>* gate = nullptr;
   std::atomic<bool> armed{false};
+  std::atomic<long> engine_tid{0};
 
   static void hook(void* context, SimEngine::HookPoint point) {
     auto& r = *static_cast<PublishRace*>(context);
@@ -125,6 +126,7 @@ struct PublishRace {
       r.steps.wait_for(2);  // until it has raised the flag of its next sleep
     } else if (point == SimEngine::HookPoint::kEngineSleeping) {
       if (r.steps.now() != 1) return;
+      r.engine_tid = syscall(SYS_gettid);
       r.steps.reach(2);     // 2: flag raised, tail_ as it was: the engine is about to sleep
       r.steps.wait_for(3);  // until publish() has cleared the flag and woken no one
       r.steps.reach(4);     // 4: the engine goes to futex_wait; nothing else blocks it now
@@ -149,9 +151,9 @@ TEST(SimEngine, PublishThatClearsTheFlagOfTheEnginesNextSleepStillWakesIt) {
   EXPECT_TRUE(stamped(first));
   // The next op only once the engine sleeps (past step 4 nothing but its futex_wait
   // puts it to sleep), as in a run where the next submission comes a little later.
-  const std::vector<long> engine_thread = other_threads();
-  ASSERT_EQ(1u, engine_thread.size());
-  EXPECT_TRUE(eventually([&] { return thread_state(engine_thread[0]) == 'S'; })) << "the engine never slept";
+  const long engine_tid = race.engine_tid.load();
+  EXPECT_TRUE(eventually([&] { return engine_tid != 0 && thread_state(engine_tid) == 'S'; }))
+      << "the engine never slept";
   engine.stamp(&second);
   const bool woke = eventually([&] { return stamped(second); });
   EXPECT_TRUE(woke) << "lost wake-up: the engine sleeps with an op queued after a publish "
