@@ -24,7 +24,14 @@ void Barrier::abort() {
 
 void Barrier::wait(int64_t timeout_ns) {
   if (is_aborted()) throw Stopped("stopped: another worker failed");
+  if (hook_) hook_(hook_context_);
   const uint32_t gen = s_->generation.load(std::memory_order_acquire);
+  // An abort between the look above and this load has already moved the
+  // generation: gen is the new one, nothing would move it again and the wait below
+  // would last until the timeout (for ever with --timeout 0). abort() stores
+  // `aborted` before it moves the generation, so a look now that gen is read sees
+  // any abort that gen does not wait for.
+  if (is_aborted()) throw Stopped("stopped: another worker failed");
   if (s_->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == s_->parties) {
     s_->arrived.store(0, std::memory_order_relaxed);
     s_->generation.fetch_add(1, std::memory_order_seq_cst);
@@ -35,6 +42,11 @@ void Barrier::wait(int64_t timeout_ns) {
   const int64_t start = now_ns();
   const int64_t deadline = timeout_ns > std::numeric_limits<int64_t>::max() - start ? std::numeric_limits<int64_t>::max()
                                                                                    : start + timeout_ns;
+  // No lost wake-up: the sleep is on `generation` with the value read before this
+  // thread arrived (and before its last look for an abort), and whoever releases
+  // (the last to arrive, abort()) moves `generation` before it wakes, so a release
+  // that lands before futex_wait makes it return at once. (Each sleep is also at
+  // most 100 ms, for Ctrl-C and the timeout.)
   int spins = 0;
   while (s_->generation.load(std::memory_order_acquire) == gen) {
     if (spins < 2000) {

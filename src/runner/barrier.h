@@ -17,6 +17,10 @@ struct BarrierState {
 class Barrier {
  public:
   explicit Barrier(BarrierState* state) : s_(state) {}
+  // Tests only: wait() calls hook(context) after its first look for an abort and
+  // before it reads the generation it may sleep on (tests/unit/test_barrier.cc).
+  using Hook = void (*)(void* context);
+  Barrier(BarrierState* state, Hook hook, void* context) : s_(state), hook_(hook), hook_context_(context) {}
   void init(uint32_t parties);
   // Blocks until all parties arrived. Throws Stopped on abort, RunError after
   // timeout_ns, Interrupted on Ctrl-C.
@@ -27,6 +31,8 @@ class Barrier {
 
  private:
   BarrierState* s_;
+  Hook hook_ = nullptr;
+  void* hook_context_ = nullptr;
 };
 
 }  // namespace ds

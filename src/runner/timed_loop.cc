@@ -135,8 +135,8 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
     publish(mine.barriers, mine.barriers + 1);
     beat(mine, kBarrier, it);
     sync();
-    IterationRecord& r = mine.current;  // the watchdog reads its `submitted`
-    publish(r.submitted, int64_t{0});
+    IterationRecord& r = mine.current;  // the watchdog reads its `submitted` (a PublishedNs)
+    r.submitted = 0;
     beat(mine, kIterate, it);
     r.start = now_ns();
     worker->iterate(it, r);
@@ -175,7 +175,7 @@ std::string stalled_worker(SharedRecords& shared, const LoopShape& shape) {
     const int32_t phase = observe(s.phase);
     if (phase == kDone) continue;
     int64_t last = observe(s.beat_ns);
-    if (phase == kIterate) last = std::max(last, observe(s.current.submitted));
+    if (phase == kIterate) last = std::max(last, s.current.submitted.load());
     if (phase == kBarrier && observe(s.barriers) == latest_barrier) {
       if (last < oldest_wait) {
         oldest_wait = last;
@@ -219,7 +219,7 @@ std::string stalled_worker(SharedRecords& shared, const LoopShape& shape) {
     case kSetup: where = "setup (devices, buffers, registration)"; break;
     case kBefore: where = unit + " (preparing it, untimed)"; break;
     case kIterate:
-      where = unit + " (" + (observe(s.current.submitted) != 0 ? shape.waiting : shape.running) + ")";
+      where = unit + " (" + (s.current.submitted.load() != 0 ? shape.waiting : shape.running) + ")";
       break;
     case kAfter: where = unit + " (checking it, untimed)"; break;
     case kBarrier: where = "the barrier at " + unit + " (the others went on without it)"; break;

@@ -30,10 +30,37 @@ namespace ds {
 
 class Cluster;
 
+// A time the worker writes while the watchdog reads it, perhaps from another
+// process through shared memory: every write and every read of it is the same
+// atomic (an __atomic store with release, a load with acquire, on a plain
+// int64_t), so `r.submitted = now_ns()` in a worker is a publication, never a
+// plain write racing the watchdog's read.
+class PublishedNs {
+ public:
+  PublishedNs() = default;
+  PublishedNs(int64_t ns) { store(ns); }  // implicit, as the int64_t it stands for
+  PublishedNs(const PublishedNs& other) { store(other.load()); }
+  PublishedNs& operator=(const PublishedNs& other) {
+    store(other.load());
+    return *this;
+  }
+  PublishedNs& operator=(int64_t ns) {
+    store(ns);
+    return *this;
+  }
+  operator int64_t() const { return load(); }
+  int64_t load() const { return __atomic_load_n(&ns_, __ATOMIC_ACQUIRE); }
+  void store(int64_t ns) { __atomic_store_n(&ns_, ns, __ATOMIC_RELEASE); }
+
+ private:
+  int64_t ns_ = 0;
+};
+static_assert(sizeof(PublishedNs) == sizeof(int64_t), "a published time is one 64-bit word");
+
 // One worker's times in one iteration, on the monotonic clock (ns).
 struct IterationRecord {
-  int64_t start = 0;      // just before its first submission (the loop)
-  int64_t submitted = 0;  // its last submission returned (the worker)
+  int64_t start = 0;          // just before its first submission (the loop)
+  PublishedNs submitted = 0;  // its last submission returned (the worker; the watchdog reads it live)
   int64_t done = 0;       // its work confirmed complete (the loop)
   int64_t measured = 0;   // the engine's own duration: device events, copy threads, the I/O pass
 };

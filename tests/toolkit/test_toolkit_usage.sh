@@ -14,6 +14,12 @@ expect 2 "only --build-dir" clean dev-sandbox --bogus
 expect 2 "only --build-dir" doctor dev-sandbox --bogus
 expect 2 "only --build-dir" test --bogus
 expect 2 "needs a value" clean dev-sandbox --build-dir
+# stress: its refusals, before anything is built or loaded.
+expect 2 "--seconds" stress --seconds 0
+expect 2 "--seconds" stress --seconds soon
+expect 2 "unknown option" stress --bogus
+expect 2 "accepts a comma-separated list" stress --sanitize memory
+expect 2 "needs a value" stress --sanitize
 # The remembered build directory belongs to one checkout, and clean forgets it.
 state=$(mktemp -d)
 export XDG_STATE_HOME=$state
@@ -35,5 +41,6 @@ grep -q "/some/other/checkout" "$state/ucm-toolkit/dev-sandbox.build-dirs" || { 
 rm -rf "$state"
 out=$("$tk" --help); rc=$?
 [[ "$out" == *"--with-mpi"* ]] || { echo "FAIL: --help does not name build --with-mpi"; fail=1; }
+[[ "$out" == *"stress [--seconds N] [--sanitize"* ]] || { echo "FAIL: --help does not name stress"; fail=1; }
 [[ $rc -eq 0 && "$out" == *"ucm-toolkit test"* ]] || { echo "FAIL: --help"; fail=1; }
 exit $fail

@@ -93,6 +93,33 @@ TEST(Barrier, AbortReleasesWaitersWithStopped) {
   EXPECT_THROW(barrier.wait(kLongNs), ds::Stopped) << "a later wait fails at once";
 }
 
+// Another worker aborts just after wait() has looked for an abort on entry, before
+// it reads the generation it sleeps on (forced: the hook aborts right there). The
+// abort has moved the generation already and nothing moves it again: the wait must
+// still stop (Stopped, at once), not sleep until its timeout.
+TEST(Barrier, AnAbortRightAfterTheEntryCheckStillStopsTheWait) {
+  BarrierState state;
+  Barrier other_worker(&state);
+  int hooked = 0;
+  struct Context {
+    Barrier* aborter;
+    int* hooked;
+  } context{&other_worker, &hooked};
+  Barrier barrier(&state, [](void* c) {
+    auto& ctx = *static_cast<Context*>(c);
+    if ((*ctx.hooked)++ == 0) ctx.aborter->abort();
+  }, &context);
+  barrier.init(2);  // this thread is not the last to arrive: it would sleep
+  try {
+    barrier.wait(kLongNs);
+    FAIL() << "passed a barrier of 2 alone";
+  } catch (const ds::Stopped&) {
+  } catch (const ds::RunError& e) {
+    FAIL() << "the abort was missed: the wait ended only by its timeout: " << e.what();
+  }
+  EXPECT_EQ(1, hooked) << "the hook was not reached";
+}
+
 TEST(Barrier, APartyThatNeverArrivesIsATimeoutNotAStop) {
   BarrierState state;
   Barrier barrier(&state);

@@ -1,6 +1,8 @@
 // The sim copy engine on its own: FIFO order across ring wrap-around, copy lists,
-// event stamps in stream order, the gate, backpressure, draining on destruction.
-// No test asserts a duration: order and content only.
+// event stamps in stream order, the gate, backpressure, draining on destruction,
+// and the two sleep/wake hand-offs under interleavings forced through its hooks.
+// No test asserts a duration: order and content only (deadlines are generous
+// bounds on waits for conditions, never measurements).
 #include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,11 +12,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +63,149 @@ std::vector<long> other_threads() {
     closedir(d);
   }
   return tids;
+}
+
+// Steps of an interleaving forced on two threads, reached in order; each thread
+// waits for the other's step with a generous deadline, so a test whose
+// interleaving never happens fails instead of hanging.
+class Steps {
+ public:
+  void reach(int step) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (step > step_) step_ = step;
+    }
+    cv_.notify_all();
+  }
+  bool wait_for(int step, std::chrono::seconds limit = std::chrono::seconds(30)) {
+    std::unique_lock<std::mutex> lock(m_);
+    return cv_.wait_for(lock, limit, [&] { return step_ >= step; });
+  }
+  int now() {
+    std::lock_guard<std::mutex> lock(m_);
+    return step_;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int step_ = 0;
+};
+
+// Until ready() or the deadline (a bound on a wait, not a measurement).
+template <typename Ready>
+bool eventually(Ready ready, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+bool stamped(const SimEventStamp& e) { return e.ns.load(std::memory_order_acquire) >= 0; }
+
+// publish() stores tail_ and is preempted before it looks at the engine's sleep
+// flag; meanwhile the engine runs the op, goes idle and raises the flag for a new
+// sleep, finding tail_ unchanged; publish() resumes, clears that new flag and
+// wakes a thread that is not yet asleep; the engine then sleeps. Sleeping on
+// tail_ (unchanged), it never woke again: the next publish, once it slept, found
+// the flag clear.
+struct PublishRace {
+  Steps steps;
+  std::atomic<uint32_t>* gate = nullptr;
+  std::atomic<bool> armed{false};
+  std::atomic<long> engine_tid{0};
+
+  static void hook(void* context, SimEngine::HookPoint point) {
+    auto& r = *static_cast<PublishRace*>(context);
+    if (point == SimEngine::HookPoint::kPublished) {
+      if (!r.armed.exchange(false)) return;
+      r.steps.reach(1);     // 1: tail_ stored; the producer stops before it reads the flag
+      release(*r.gate, 1);  // the engine goes on: through the gate and the new op, then idle
+      r.steps.wait_for(2);  // until it has raised the flag of its next sleep
+    } else if (point == SimEngine::HookPoint::kEngineSleeping) {
+      if (r.steps.now() != 1) return;
+      r.engine_tid = syscall(SYS_gettid);
+      r.steps.reach(2);     // 2: flag raised, tail_ as it was: the engine is about to sleep
+      r.steps.wait_for(3);  // until publish() has cleared the flag and woken no one
+      r.steps.reach(4);     // 4: the engine goes to futex_wait; nothing else blocks it now
+    }
+  }
+};
+
+TEST(SimEngine, PublishThatClearsTheFlagOfTheEnginesNextSleepStillWakesIt) {
+  std::atomic<uint32_t> gate{0};
+  PublishRace race;
+  race.gate = &gate;
+  SimEventStamp at_gate, first, second;
+  SimEngine engine(&PublishRace::hook, &race);
+  // A closed gate keeps the engine awake and busy while the next op is published.
+  engine.stamp(&at_gate);
+  engine.wait_gate(&gate, 1);
+  ASSERT_TRUE(eventually([&] { return stamped(at_gate); })) << "the engine never reached the gate";
+  race.armed = true;
+  engine.stamp(&first);  // stops at kPublished: steps 1 and 2 happen inside
+  race.steps.reach(3);   // 3: publish() has returned
+  EXPECT_TRUE(race.steps.wait_for(4)) << "the interleaving was not forced (a hook not reached)";
+  EXPECT_TRUE(stamped(first));
+  // The next op only once the engine sleeps (past step 4 nothing but its futex_wait
+  // puts it to sleep), as in a run where the next submission comes a little later.
+  const long engine_tid = race.engine_tid.load();
+  EXPECT_TRUE(eventually([&] { return engine_tid != 0 && thread_state(engine_tid) == 'S'; }))
+      << "the engine never slept";
+  engine.stamp(&second);
+  const bool woke = eventually([&] { return stamped(second); });
+  EXPECT_TRUE(woke) << "lost wake-up: the engine sleeps with an op queued after a publish "
+                       "cleared the flag of its next sleep";
+  if (!woke) engine.kick();  // let it see the queue, so that the destructor can end it
+  engine.wait_idle();
+  EXPECT_TRUE(stamped(second));
+}
+
+// The producer's side: the engine reports the producer's target done and wakes it
+// after the producer has raised its flag and seen done_ short of the target, but
+// before it is asleep in futex_wait. The wake must not be lost.
+struct WaiterRace {
+  Steps steps;
+  std::atomic<uint32_t>* gate = nullptr;
+  std::atomic<bool> armed{false};
+
+  static void hook(void* context, SimEngine::HookPoint point) {
+    auto& r = *static_cast<WaiterRace*>(context);
+    if (point == SimEngine::HookPoint::kWaiterSleeping) {
+      if (!r.armed.exchange(false)) return;
+      r.steps.reach(1);     // 1: the producer is about to sleep, its target not done
+      release(*r.gate, 1);  // the engine finishes everything
+      r.steps.wait_for(2);  // and has woken the producer, who is not yet asleep
+    } else if (point == SimEngine::HookPoint::kWokeWaiter) {
+      if (r.steps.now() == 1) r.steps.reach(2);
+    }
+  }
+};
+
+TEST(SimEngine, WakeBetweenTheWaitersLastLookAndItsSleepIsNotLost) {
+  std::atomic<uint32_t> gate{0};
+  WaiterRace race;
+  race.gate = &gate;
+  SimEventStamp at_gate, after_gate;
+  SimEngine engine(&WaiterRace::hook, &race);
+  engine.stamp(&at_gate);
+  engine.wait_gate(&gate, 1);
+  engine.stamp(&after_gate);
+  ASSERT_TRUE(eventually([&] { return stamped(at_gate); })) << "the engine never reached the gate";
+  race.armed = true;
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {  // the producer's wait, on a thread this test can wait for
+    engine.wait_idle();
+    returned = true;
+  });
+  const bool woke = eventually([&] { return returned.load(); });
+  EXPECT_TRUE(woke) << "lost wake-up: wait_idle() sleeps with everything done";
+  if (!woke) engine.kick();
+  waiter.join();
+  EXPECT_EQ(2, race.steps.now()) << "the interleaving was not forced (a hook not reached)";
+  EXPECT_TRUE(stamped(after_gate));
 }
 
 TEST(SimEngine, CopiesEveryBlockAcrossRingWrapAround) {

@@ -31,7 +31,10 @@ bool reached(uint32_t now, uint32_t target) { return static_cast<int32_t>(now - 
 
 }  // namespace
 
-SimEngine::SimEngine() : ring_(kRing), lists_(kRing) { thread_ = std::thread([this] { run(); }); }
+SimEngine::SimEngine(Hook hook, void* hook_context)
+    : ring_(kRing), lists_(kRing), hook_(hook), hook_context_(hook_context) {
+  thread_ = std::thread([this] { run(); });
+}
 
 SimEngine::~SimEngine() {
   // Stopping is the last op: everything queued before it still runs.
@@ -55,10 +58,16 @@ uint32_t SimEngine::reserve() {
 void SimEngine::publish() {
   ++pushed_;
   tail_.store(pushed_, std::memory_order_seq_cst);
+  if (hook_) hook_(hook_context_, HookPoint::kPublished);
   // One wake per sleep: clear the flag so the pushes before the engine runs
-  // again do not each pay for a system call.
-  if (engine_sleeping_.load(std::memory_order_seq_cst) && engine_sleeping_.exchange(0))
-    futex_wake_all(&tail_);
+  // again do not each pay for a system call. The flag may belong to a sleep
+  // that began after tail_ was stored (this thread was preempted here): moving
+  // engine_wake_ makes that sleep's futex_wait return, and the engine then sees
+  // the new tail_ (see wait_for_work).
+  if (engine_sleeping_.load(std::memory_order_seq_cst) && engine_sleeping_.exchange(0)) {
+    engine_wake_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&engine_wake_);
+  }
 }
 
 void SimEngine::push(Kind kind, void* a, const void* b, size_t n, uint32_t value) {
@@ -93,17 +102,29 @@ void SimEngine::wait_gate(const std::atomic<uint32_t>* word, uint32_t value) {
 
 void SimEngine::wait_idle() { wait_done(pushed_); }
 
+void SimEngine::kick() {
+  engine_wake_.fetch_add(1, std::memory_order_release);
+  futex_wake_all(&engine_wake_);
+  futex_wake_all(&tail_);  // nobody sleeps on it now; a test of a regression still ends
+  waiter_wake_.fetch_add(1, std::memory_order_release);
+  futex_wake_all(&waiter_wake_);
+}
+
 void SimEngine::wait_done(uint32_t target) {
   auto finished = [&] { return reached(done_.load(std::memory_order_acquire), target); };
   if (finished() || spin_until(finished)) return;
   // Sleep until the engine, having seen the flag, moves waiter_wake_. The flag
   // and the engine's done_ are a store-fence-load pair on each side: either the
-  // engine sees the flag, or this thread sees done_ reach the target.
+  // engine sees the flag, or this thread sees done_ reach the target. seq is
+  // read before the flag is raised, so a wake that lands before futex_wait (or
+  // that clears a flag this thread has raised again since) still changes the
+  // word from seq: futex_wait returns at once and the loop looks again.
   waiter_target_.store(target, std::memory_order_relaxed);
   for (;;) {
     const uint32_t seq = waiter_wake_.load(std::memory_order_acquire);
     waiter_sleeping_.store(1, std::memory_order_seq_cst);
     if (reached(done_.load(std::memory_order_seq_cst), target)) break;
+    if (hook_) hook_(hook_context_, HookPoint::kWaiterSleeping);
     futex_wait(&waiter_wake_, seq, -1);
   }
   waiter_sleeping_.store(0, std::memory_order_relaxed);
@@ -117,24 +138,35 @@ void SimEngine::report_done(uint32_t head) {
     waiter_sleeping_.store(0, std::memory_order_relaxed);
     waiter_wake_.fetch_add(1, std::memory_order_release);
     futex_wake_all(&waiter_wake_);
+    if (hook_) hook_(hook_context_, HookPoint::kWokeWaiter);
   }
 }
 
 uint32_t SimEngine::wait_for_work(uint32_t head) {
   auto ready = [&] { return tail_.load(std::memory_order_acquire) != head; };
   if (spin_until(ready)) return tail_.load(std::memory_order_acquire);
+  // As wait_done(): the flag and tail_ are a store-load pair on each side (either
+  // publish() sees the flag, or this thread sees the new tail_), and the sleep is
+  // on engine_wake_, read before the flag is raised, which every wake moves. A
+  // publish that clears the flag of this sleep after storing tail_ before it
+  // (the lost wake-up of sleeping on tail_ itself) moves engine_wake_ too.
   for (;;) {
+    const uint32_t seq = engine_wake_.load(std::memory_order_acquire);
     engine_sleeping_.store(1, std::memory_order_seq_cst);
     const uint32_t tail = tail_.load(std::memory_order_seq_cst);
     if (tail != head) {
       engine_sleeping_.store(0, std::memory_order_relaxed);
       return tail;
     }
-    futex_wait(&tail_, head, -1);
+    if (hook_) hook_(hook_context_, HookPoint::kEngineSleeping);
+    futex_wait(&engine_wake_, seq, -1);
   }
 }
 
 void SimEngine::pass_gate(const Op& op) {
+  // Safe as it is: the sleep is on the word the releaser stores to, with the value
+  // just seen closed; a release changes that word (its rounds only go forward)
+  // before it wakes, so a release before futex_wait makes futex_wait return.
   auto* word = static_cast<std::atomic<uint32_t>*>(op.a);
   auto open = [&] { return reached(word->load(std::memory_order_acquire), op.value); };
   if (spin_until(open)) return;

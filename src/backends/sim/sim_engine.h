@@ -18,7 +18,19 @@ struct SimEventStamp {
 
 class SimEngine {
  public:
-  SimEngine();
+  // Where a test can stop a thread to force an interleaving of the hand-offs
+  // between the producer and the engine (tests/unit/test_sim_engine.cc).
+  enum class HookPoint {
+    kPublished,       // producer, publish(): tail_ stored, the engine's sleep flag not yet read
+    kEngineSleeping,  // engine, waiting for work: flag raised, nothing new seen, futex_wait next
+    kWaiterSleeping,  // producer, waiting for completion: flag raised, not done, futex_wait next
+    kWokeWaiter,      // engine, report_done(): it has just woken the sleeping producer
+  };
+  // Tests only: called on the thread that reaches each HookPoint. Every engine the
+  // sim backend makes has none: a test of a member that is always null.
+  using Hook = void (*)(void* context, HookPoint point);
+
+  explicit SimEngine(Hook hook = nullptr, void* hook_context = nullptr);
   // Waits for everything queued, then stops the thread. A gate queued with
   // wait_gate() must have been released (or be released by another thread).
   ~SimEngine();
@@ -35,6 +47,11 @@ class SimEngine {
   // the wait; a process-shared word works between processes.
   void wait_gate(const std::atomic<uint32_t>* word, uint32_t value);
   void wait_idle();                                    // every submission done
+  // Tests only: wakes the engine thread and a producer asleep waiting for
+  // completion, whatever word they sleep on, as a wake-up would; each looks again
+  // and sleeps again if nothing changed. Lets a test that caught a lost wake-up
+  // still end the engine.
+  void kick();
   // Operations that can be queued behind a closed gate before the producer would
   // wait for a full ring (which the closed gate never drains): the gate's limit.
   static constexpr uint32_t capacity() { return kRing - 1; }
@@ -64,11 +81,23 @@ class SimEngine {
 
   std::vector<Op> ring_;
   std::vector<std::vector<CopyDesc>> lists_;  // kList descriptors by slot (capacity kept)
+  const Hook hook_;                           // read-only, like the two vectors' pointers
+  void* const hook_context_;
   // Producer-only, engine-only and shared words on their own cache lines.
   alignas(64) uint32_t pushed_ = 0;             // producer: ops published
   uint32_t done_seen_ = 0;                      // producer: its last look at done_
-  alignas(64) std::atomic<uint32_t> tail_{0};   // ops published (futex word for the engine)
+  // The two sleepers (the engine waiting for work, the producer waiting for
+  // completion) each sleep on a word of their own that every wake changes, read
+  // before the sleeper raises its flag: a wake that lands between the flag and the
+  // futex_wait, or that clears the flag of a later sleep than the one it saw the
+  // need for, still changes the word, so futex_wait returns at once and the
+  // sleeper looks again.
+  // (Sleeping on tail_ lost wake-ups: a publish preempted between storing tail_
+  // and clearing the flag could clear the flag of the engine's next sleep, whose
+  // futex_wait then found tail_ unchanged and slept with no one left to wake it.)
+  alignas(64) std::atomic<uint32_t> tail_{0};   // ops published
   std::atomic<uint32_t> engine_sleeping_{0};
+  std::atomic<uint32_t> engine_wake_{0};        // futex word for the engine
   alignas(64) std::atomic<uint32_t> done_{0};   // ops finished, updated every kBatch ops and when idle
   alignas(64) std::atomic<uint32_t> waiter_sleeping_{0};
   std::atomic<uint32_t> waiter_target_{0};      // done_ value the sleeping producer waits for
