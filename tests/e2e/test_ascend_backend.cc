@@ -1117,16 +1117,18 @@ TEST(AscendRuntimeDouble, RefusesMoreReadyContextsThanLanesAndForeignSqeValues) 
 
 namespace {
 
-// Two devices whose physical ids are 4 and 5 (as ASCEND_RT_VISIBLE_DEVICES=4,5 would
-// give), the DCMI double knowing their PCI addresses, sysfs the recorded two-socket
-// tree. Physical ids 0 and 1 sit on node 1: taking ACL's logical id for the physical
-// one lands there.
+// Two devices whose driver (logical and physical) ids are 4 and 5 (as
+// ASCEND_RT_VISIBLE_DEVICES=4,5 would give), the DCMI double knowing their PCI
+// addresses, sysfs the recorded two-socket tree. Ids 0 and 1 sit on node 1: taking
+// ACL's ids for the driver's lands there; so does chip 2, the chip index
+// aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) gives both dies on the A3 SoC.
 std::map<std::string, std::string> numa_env(const LogFile& log, const std::string& pci) {
   auto env = double_env(log);
   env["DS_ACL_DOUBLE_DEVICES"] = "2";
-  env["DS_ACL_DOUBLE_PHY_IDS"] = "4,5";
+  env["DS_ACL_DOUBLE_LOGIC_IDS"] = "4,5";
+  env["DS_ACL_DOUBLE_SOC"] = "Ascend910_9392";
   env["DEV_SANDBOX_DCMI_LIB"] = DS_DCMI_DOUBLE;
-  env["DS_DCMI_DOUBLE_PCI"] = "0:0000:af:00.0,1:0000:af:00.0," + pci;
+  env["DS_DCMI_DOUBLE_PCI"] = "0:0000:af:00.0,1:0000:af:00.0,2:0000:af:00.0," + pci;
   env["DS_SYSFS_ROOT"] = std::string(DS_SYSFS_DATA) + "/two_sockets";
   env["ASCEND_RT_VISIBLE_DEVICES"] = "";  // empty: not set
   return env;
@@ -1147,17 +1149,17 @@ std::vector<std::string> run_args(std::vector<std::string> extra) {
 
 }  // namespace
 
-TEST(AscendNuma, DoctorPrintsEachCardsPciAddressAndNodeByItsPhysicalId) {
+TEST(AscendNuma, DoctorPrintsEachCardsPciAddressAndNodeByItsLogicalId) {
   LogFile log;
   const RunResult r = run_tool({"--backend", "ascend", "doctor"}, numa_env(log, "4:0000:18:00.0,5:0000:AF:00.0"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("npu 0: Ascend910B3, PCI 0000:18:00.0, NUMA node 0, HBM"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("npu 1: Ascend910B3, PCI 0000:af:00.0, NUMA node 1, HBM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("npu 0: Ascend910_9392, PCI 0000:18:00.0, NUMA node 0, HBM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("npu 1: Ascend910_9392, PCI 0000:af:00.0, NUMA node 1, HBM"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NUMA: card 0 -> node 0 -> CPUs 0-15,32-47"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NUMA: card 1 -> node 1 -> CPUs 16-31,48-63"), std::string::npos) << r.out;
   EXPECT_EQ(fact_line(r.out, "device -> PCI"),
-            std::string("device -> PCI: DCMI ") + DS_DCMI_DOUBLE + " (physical id from aclrtGetDeviceInfo)");
-  // Per probing process: DCMI initialised once, asked by physical id, then for the
+            std::string("device -> PCI: DCMI ") + DS_DCMI_DOUBLE + " (logical id from aclrtGetLogicDevIdByUserDevId)");
+  // Per probing process: DCMI initialised once, asked by logical id, then for the
   // card/device pair it answered (card 100 + phy / 2, device phy % 2 in the double).
   size_t probing = 0;
   for (const auto& kv : log.read()) {
@@ -1168,24 +1170,25 @@ TEST(AscendNuma, DoctorPrintsEachCardsPciAddressAndNodeByItsPhysicalId) {
     std::vector<std::string> asked;
     for (const Call& c : calls)
       if (c.name.rfind("dcmi_get", 0) == 0) asked.push_back(c.name + " " + c.args);
-    EXPECT_EQ(asked, (std::vector<std::string>{"dcmi_get_card_id_device_id_from_phyid phy=4",
+    EXPECT_EQ(asked, (std::vector<std::string>{"dcmi_get_card_id_device_id_from_logicid logic=4",
                                                "dcmi_get_device_pcie_info_v2 card=102 device=0",
-                                               "dcmi_get_card_id_device_id_from_phyid phy=5",
+                                               "dcmi_get_card_id_device_id_from_logicid logic=5",
                                                "dcmi_get_device_pcie_info_v2 card=102 device=1"}));
+    EXPECT_EQ(count_calls(calls, "aclrtGetDeviceInfo"), 0u) << "the chip index is not a DCMI id";
     expect_clean_process(calls, kv.first);
   }
   EXPECT_EQ(probing, 1u) << "one probe process asks DCMI";
 }
 
-// --numa auto: both cards' PCI addresses (physical ids 4 and 5) are on node 0 here,
-// so both workers run there with their pages; were the logical ids taken for physical
-// ones, the workers would go to node 1, which this machine does not have.
+// --numa auto: both cards' PCI addresses (driver ids 4 and 5) are on node 0 here,
+// so both workers run there with their pages; were ACL's ids or the chip index taken
+// for the driver's, the workers would go to node 1, which this machine does not have.
 TEST(AscendNuma, AutoPutsEachWorkerOnItsCardsNode) {
   LogFile log;
   const JsonRun r = run_json(run_args({"--numa", "auto"}), numa_env(log, "4:0000:18:00.0,5:0000:3d:00.0"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.doc["backend"]["devices"][0], "npu 0: Ascend910B3, PCI 0000:18:00.0, NUMA node 0, HBM 64.00 GiB free of 64.00 GiB");
-  EXPECT_EQ(r.doc["backend"]["devices"][1], "npu 1: Ascend910B3, PCI 0000:3d:00.0, NUMA node 0, HBM 64.00 GiB free of 64.00 GiB");
+  EXPECT_EQ(r.doc["backend"]["devices"][0], "npu 0: Ascend910_9392, PCI 0000:18:00.0, NUMA node 0, HBM 64.00 GiB free of 64.00 GiB");
+  EXPECT_EQ(r.doc["backend"]["devices"][1], "npu 1: Ascend910_9392, PCI 0000:3d:00.0, NUMA node 0, HBM 64.00 GiB free of 64.00 GiB");
   const json& res = r.doc["results"][0];
   EXPECT_EQ(res["validated"], true);
   EXPECT_EQ(res["numa"]["placed"], true);
@@ -1198,30 +1201,30 @@ TEST(AscendNuma, AutoPutsEachWorkerOnItsCardsNode) {
   EXPECT_EQ(r.err.find("reports no node"), std::string::npos) << r.err;
 }
 
-// Without the physical id attribute, ACL's id is the driver's logical id only while
+// Without a logical id from AscendCL, ACL's id is the driver's logical id only while
 // ASCEND_RT_VISIBLE_DEVICES does not renumber the devices.
-TEST(AscendNuma, LogicalIdsAreUsedOnlyWithoutVisibleDevices) {
+TEST(AscendNuma, AclIdsAreTakenForLogicalIdsOnlyWithoutVisibleDevices) {
   LogFile log;
   auto env = numa_env(log, "4:0000:18:00.0,5:0000:3d:00.0");
-  env["DS_ACL_DOUBLE_PHY_IDS"] = "unsupported";
+  env["DS_ACL_DOUBLE_LOGIC_IDS"] = "unsupported";
   env["DS_DCMI_DOUBLE_LOGICAL"] = "4,5";  // the driver's logical ids 0 and 1 are chips 4 and 5
   RunResult r = run_tool({"--backend", "ascend", "doctor"}, env);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("npu 1: Ascend910B3, PCI 0000:3d:00.0, NUMA node 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("npu 1: Ascend910_9392, PCI 0000:3d:00.0, NUMA node 0"), std::string::npos) << r.out;
   EXPECT_NE(fact_line(r.out, "device -> PCI")
-                .find("(ACL device id as the driver's logical id: aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) "
-                      "answered 207000 and ASCEND_RT_VISIBLE_DEVICES is unset)"),
+                .find("(ACL device id as the driver's logical id: aclrtGetLogicDevIdByUserDevId answered 207000 "
+                      "and ASCEND_RT_VISIBLE_DEVICES is unset)"),
             std::string::npos)
       << r.out;
 
   env["ASCEND_RT_VISIBLE_DEVICES"] = "4,5";
   r = run_tool({"--backend", "ascend", "doctor"}, env);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("npu 0: Ascend910B3, HBM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("npu 0: Ascend910_9392, HBM"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NUMA: card 0 -> node unknown (the backend found no PCI address for it)"), std::string::npos)
       << r.out;
   EXPECT_EQ(fact_line(r.out, "device -> PCI"),
-            "device -> PCI: unknown: aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) answered 207000, and "
+            "device -> PCI: unknown: aclrtGetLogicDevIdByUserDevId answered 207000, and "
             "ASCEND_RT_VISIBLE_DEVICES is set: ACL's device ids are renumbered, not the driver's");
   // Logical ids asked of DCMI by the first doctor only (devices 0 and 1), none with the devices renumbered.
   size_t logical = 0;
@@ -1252,7 +1255,8 @@ TEST(AscendNuma, WithoutDcmiTheNodeIsUnknownAndTheRunStillWorks) {
        "devices 0-1"},
       {second_fails,
        std::string("device -> PCI: DCMI ") + DS_DCMI_DOUBLE +
-           " (device 0: physical id from aclrtGetDeviceInfo); device 1 unknown: dcmi_get_device_pcie_info_v2(card "
+           " (device 0: logical id from aclrtGetLogicDevIdByUserDevId); device 1 unknown: "
+           "dcmi_get_device_pcie_info_v2(card "
            "102, device 1) failed with error -8005",
        "device 1"},
   };
@@ -1271,4 +1275,41 @@ TEST(AscendNuma, WithoutDcmiTheNodeIsUnknownAndTheRunStillWorks) {
     EXPECT_NE(r.err.find(std::string("the ascend backend reports no node for ") + c.unplaced), std::string::npos)
         << r.err;
   }
+}
+
+// ---- Issue 23 §2: the runtime's real behaviour ----
+
+// §2.3: the runtime never puts more than 64 MiB of a host-to-device copy in one SQE
+// (MEMCPY_ASYNC_UNIT_SIZE), and the runtime double refuses a larger SDMA context: a
+// 65 MiB fragment goes out as two contexts (64 MiB + 1 MiB) of one task.
+TEST(AscendFfts, FragmentsAbove64MiBAreSplitIntoContextsOfAtMost64MiB) {
+  LogFile log;
+  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", "all_host_to_all_device_ffts_direct_h2d", "-s", "65M",
+                        "-n", "1", "-i", "1", "--warmup", "0", "-d", "1", "--validate"},
+                       double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = r.result("all_host_to_all_device_ffts_direct_h2d");
+  EXPECT_EQ(res["validated"], true);
+  EXPECT_EQ(res["count"], 1) << "Count is fragments, not contexts";
+  size_t launches = 0;
+  for (const auto& kv : log.read())
+    for (const auto& c : kv.second) {
+      if (c.name != "rtFftsPlusTaskLaunchWithFlag") continue;
+      ++launches;
+      EXPECT_EQ(arg_of(c.args, "contexts"), "2") << c.args;
+      EXPECT_EQ(arg_of(c.args, "ready"), "2") << c.args;
+    }
+  EXPECT_EQ(launches, 1u);
+}
+
+// §2.2: two devices DCMI puts at one PCI address: neither node is guessed.
+TEST(AscendNuma, TwoDevicesAtOnePciAddressAreLeftUnknown) {
+  LogFile log;
+  const RunResult r = run_tool({"--backend", "ascend", "doctor"}, numa_env(log, "4:0000:18:00.0,5:0000:18:00.0"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("npu 0: Ascend910_9392, HBM"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("npu 1: Ascend910_9392, HBM"), std::string::npos) << r.out;
+  EXPECT_EQ(fact_line(r.out, "device -> PCI"),
+            "device -> PCI: unknown: DCMI gave devices 0-1 one PCI address (0000:18:00.0)");
+  EXPECT_NE(r.out.find("NUMA: card 0 -> node unknown"), std::string::npos) << r.out;
 }

@@ -596,12 +596,13 @@ class AscendDevice : public Device {
     rtFftsPlusTaskInfo_t info{};
     info.fftsPlusSqe = &t.sqe;
     info.descBuf = t.device_contexts ? t.device_contexts : static_cast<const void*>(t.contexts.data());
-    info.descBufLen = sizeof(rtFftsPlusSdmaCtx_t) * n;
+    const size_t contexts = t.contexts.size();
+    info.descBufLen = sizeof(rtFftsPlusSdmaCtx_t) * contexts;
     info.descAddrType = t.device_contexts ? RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_DEVICE : RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST;
     const rtError_t rc = lib_.rtFftsPlusTaskLaunchWithFlag(&info, st.handle(), 0);
     if (rc != 0)
       lib_.fail("rtFftsPlusTaskLaunchWithFlag", rc,
-                where_ + ", " + std::to_string(n) + " SDMA context" + (n == 1 ? "" : "s") +
+                where_ + ", " + std::to_string(contexts) + " SDMA context" + (contexts == 1 ? "" : "s") +
                     (t.device_contexts ? " in device memory" : ""));
   }
 
@@ -651,39 +652,57 @@ class AscendDevice : public Device {
     return prepared_.get(d, n, [this](const CopyDesc* descs, size_t count) { return build_task(descs, count); });
   }
 
+  // One fragment is one SDMA context, or several of at most kSdmaMaxContextBytes (the
+  // runtime's own ceiling for one host-to-device SQE), back to back, in the same task.
   FftsTask build_task(const CopyDesc* d, size_t n) {
-    if (n > 0xFFFF) throw RunError("one FFTS+ task holds at most 65535 contexts; lower -f");
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i)
+      total += static_cast<size_t>(std::max<uint64_t>(1, (d[i].bytes + kSdmaMaxContextBytes - 1) / kSdmaMaxContextBytes));
+    if (total > kFftsMaxContexts)
+      throw RunError("one FFTS+ task holds at most " + std::to_string(kFftsMaxContexts) + " SDMA contexts, and this "
+                     "one needs " + std::to_string(total) + " (" + std::to_string(n) + " fragment" +
+                     (n == 1 ? "" : "s") + " in contexts of at most " + format_bytes(kSdmaMaxContextBytes) +
+                     "); lower -f or -s");
     FftsTask t;
-    t.contexts.assign(n, rtFftsPlusSdmaCtx_t{});
-    // The first `lanes` contexts start ready; context i then follows i - lanes.
-    const size_t lanes = std::min<size_t>(n, kFftsMaxReadyLanes);
+    t.contexts.assign(total, rtFftsPlusSdmaCtx_t{});
+    // The first `lanes` contexts start ready; context k then follows k - lanes.
+    const size_t lanes = std::min<size_t>(total, kFftsMaxReadyLanes);
+    size_t k = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (d[i].bytes > 0xFFFFFFFFull) throw RunError("an SDMA context copies at most 4 GiB - 1 bytes; lower -s");
-      rtFftsPlusSdmaCtx_t& c = t.contexts[i];
-      c.contextType = RT_CTX_TYPE_SDMA;
-      c.threadDim = 1;
-      c.sdmaSqeHeader = kSdmaFp32AtomicMoveSqe;
-      c.sourceAddressBaseL = low32(d[i].src);
-      c.sourceAddressBaseH = high32(d[i].src);
-      c.destinationAddressBaseL = low32(d[i].dst);
-      c.destinationAddressBaseH = high32(d[i].dst);
-      c.nonTailDataLength = static_cast<uint32_t>(d[i].bytes);
-      c.tailDataLength = static_cast<uint32_t>(d[i].bytes);
-      if (i >= lanes) {
-        rtFftsPlusSdmaCtx_t& pred = t.contexts[i - lanes];
-        pred.successorList[pred.successorNum++] = static_cast<uint16_t>(i);
-        c.predCntInit = 1;
-        c.predCnt = 1;
-      }
+      uint64_t done = 0;
+      do {
+        const uint64_t len = std::min<uint64_t>(d[i].bytes - done, kSdmaMaxContextBytes);
+        const char* src = static_cast<const char*>(d[i].src) + done;
+        const char* dst = static_cast<const char*>(d[i].dst) + done;
+        rtFftsPlusSdmaCtx_t& c = t.contexts[k];
+        c.contextType = RT_CTX_TYPE_SDMA;
+        c.threadDim = 1;
+        c.sdmaSqeHeader = kSdmaFp32AtomicMoveSqe;
+        c.sourceAddressBaseL = low32(src);
+        c.sourceAddressBaseH = high32(src);
+        c.destinationAddressBaseL = low32(dst);
+        c.destinationAddressBaseH = high32(dst);
+        c.nonTailDataLength = static_cast<uint32_t>(len);
+        c.tailDataLength = static_cast<uint32_t>(len);
+        if (k >= lanes) {
+          rtFftsPlusSdmaCtx_t& pred = t.contexts[k - lanes];
+          pred.successorList[pred.successorNum++] = static_cast<uint16_t>(k);
+          c.predCntInit = 1;
+          c.predCnt = 1;
+        }
+        done += len;
+        ++k;
+      } while (done < d[i].bytes);
     }
+    const size_t n_ctx = total;
     t.sqe.typeBits = sqe_type_bits(RT_FFTS_PLUS_TYPE);
     t.sqe.subType = kFftsSubTypeCommunication;
-    t.sqe.totalContextNum = static_cast<uint16_t>(n);
+    t.sqe.totalContextNum = static_cast<uint16_t>(n_ctx);
     t.sqe.readyContextNum = static_cast<uint16_t>(lanes);
     t.sqe.preloadContextNum = static_cast<uint16_t>(lanes);
     t.sqe.timeout = 0;
-    if (contexts_in_device_memory(n)) {
-      const size_t bytes = sizeof(rtFftsPlusSdmaCtx_t) * n;
+    if (contexts_in_device_memory(n_ctx)) {
+      const size_t bytes = sizeof(rtFftsPlusSdmaCtx_t) * n_ctx;
       if (!arena_) arena_ = std::make_unique<DescArena>(*this);
       t.device_contexts = arena_->take(bytes);
       lib_.check(lib_.aclrtMemcpy(t.device_contexts, bytes, t.contexts.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
@@ -722,6 +741,25 @@ class AscendDevice : public Device {
   std::unique_ptr<DescArena> arena_;
   PreparedLists<FftsTask> prepared_;
 };
+
+// A device's driver ids as AscendCL gives them, for DCMI (device_pci.h): its logical id,
+// and the physical id of that logical id (of the ACL id where there is none).
+DeviceIds driver_ids(const AclLibrary& lib, int dev) {
+  DeviceIds ids;
+  if (lib.aclrtGetLogicDevIdByUserDevId) {
+    int32_t v = -1;
+    ids.logic.exported = true;
+    ids.logic.rc = lib.aclrtGetLogicDevIdByUserDevId(dev, &v);
+    ids.logic.id = v;
+  }
+  if (lib.aclrtGetPhyDevIdByLogicDevId) {
+    int32_t v = -1;
+    ids.phy.exported = true;
+    ids.phy.rc = lib.aclrtGetPhyDevIdByLogicDevId(ids.logic.ok() ? static_cast<int32_t>(ids.logic.id) : dev, &v);
+    ids.phy.id = v;
+  }
+  return ids;
+}
 
 class AscendBackend : public Backend {
  public:
@@ -764,17 +802,14 @@ class AscendBackend : public Backend {
     p.device_count = static_cast<int>(count);
     const char* soc = lib.aclrtGetSocName ? lib.aclrtGetSocName() : nullptr;
     const std::string soc_text = soc && *soc ? soc : "unknown";
-    std::vector<PhyChipId> phy(count);
+    std::vector<DeviceIds> ids(count);
     for (uint32_t i = 0; i < count; ++i) {
       const int dev = static_cast<int>(i);
       const std::string where = "device " + std::to_string(i);
       lib.check(lib.aclrtSetDevice(dev), "aclrtSetDevice", where);
       size_t free = 0, total = 0;
       const aclError rc = lib.aclrtGetMemInfo(ACL_HBM_MEM, &free, &total);
-      if (lib.aclrtGetDeviceInfo) {  // the physical id DCMI takes (device_pci.h)
-        phy[i].exported = true;
-        phy[i].rc = lib.aclrtGetDeviceInfo(i, ACL_DEV_ATTR_PHY_CHIP_ID, &phy[i].id);
-      }
+      ids[i] = driver_ids(lib, dev);
       (void)lib.aclrtResetDevice(dev);
       if (rc != ACL_SUCCESS) lib.fail("aclrtGetMemInfo", rc, where);
       DeviceInfo d;
@@ -789,7 +824,7 @@ class AscendBackend : public Backend {
     // Each device's PCI address through DCMI, and so its NUMA node (best effort: the
     // reason goes to doctor when it is unknown).
     const char* visible = std::getenv("ASCEND_RT_VISIBLE_DEVICES");
-    const DevicePciMap pci = map_devices_to_pci(phy, dcmi::load_dcmi_library(), visible && *visible);
+    const DevicePciMap pci = map_devices_to_pci(ids, dcmi::load_dcmi_library(), visible && *visible);
     for (size_t i = 0; i < p.devices.size(); ++i) {
       if (pci.address[i].empty()) continue;
       p.devices[i].pci_bus_id = sysfs_pci_address(pci.address[i]);

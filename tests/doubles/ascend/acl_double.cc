@@ -565,32 +565,86 @@ aclError aclrtGetDeviceCount(uint32_t* count) {
   return dsdouble::kSuccess;
 }
 
-// aclrtGetDeviceInfo: only ACL_DEV_ATTR_PHY_CHIP_ID (402), the device's physical chip id.
-// DS_ACL_DOUBLE_PHY_IDS="4,5" gives logical device i the i-th id (as
-// ASCEND_RT_VISIBLE_DEVICES=4,5 would renumber chips 4 and 5); default: the logical id.
-// DS_ACL_DOUBLE_PHY_IDS=unsupported answers 207000 (a runtime without the attribute).
+// The driver's ids of each device, as the real runtime gives them (hicann/runtime
+// api_impl.cc GetLogicDevIdByUserDevId, api_c_device.cc rtsGetPhyDevIdByLogicDevId,
+// npu_driver.cc GetChipIdDieId):
+//   DS_ACL_DOUBLE_LOGIC_IDS=4,5  the driver's logical id of ACL (user) device i: the i-th
+//                                entry (as ASCEND_RT_VISIBLE_DEVICES=4,5 renumbers them);
+//                                default i; "unsupported": the call answers 207000
+//   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of logical id i (one driver table, read by
+//                                the DCMI double too); default i
+//   aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID 402) answers the device's chip index,
+//   not a DCMI id: on an Atlas A3 SoC (Ascend910_93*) two dies share one chip
+//   (physical id / 2), elsewhere one die per chip (the physical id);
+//   DS_ACL_DOUBLE_CHIP_IDS=2,2 sets it per ACL device.
+// The old-CANN variant exports neither id call (to stand for a library without them).
+}  // extern "C"
+
+namespace {
+
+std::vector<std::string> id_list(const char* variable) {
+  std::vector<std::string> out;
+  const char* v = std::getenv(variable);
+  std::istringstream in(v ? v : "");
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  return out;
+}
+
+// The i-th entry of `variable`'s list; `fallback` when the list is empty; -1 when it has
+// no entry i.
+long long listed_id(const char* variable, long long i, long long fallback) {
+  const std::vector<std::string> ids = id_list(variable);
+  if (ids.empty()) return fallback;
+  if (i < 0 || static_cast<size_t>(i) >= ids.size()) return -1;
+  return std::atoll(ids[static_cast<size_t>(i)].c_str());
+}
+
+long long logic_of_user(int32_t user) { return listed_id("DS_ACL_DOUBLE_LOGIC_IDS", user, user); }
+long long phy_of_logic(long long logic) { return listed_id("DS_DCMI_DOUBLE_LOGICAL", logic, logic); }
+
+}  // namespace
+
+extern "C" {
+
 aclError aclrtGetDeviceInfo(uint32_t device, int attr, int64_t* value) {
   log_call("aclrtGetDeviceInfo", fmt("device=%u attr=%d", device, attr));
   if (aclError rc = enter("aclrtGetDeviceInfo", false)) return rc;
   if (!value || static_cast<int>(device) >= device_count())
     return fail(dsdouble::kInvalidParam, fmt("aclrtGetDeviceInfo: no device %u", device));
   if (attr != 402) return fail(kFeatureNotSupport, fmt("aclrtGetDeviceInfo: attribute %d (test double)", attr));
-  const char* ids = std::getenv("DS_ACL_DOUBLE_PHY_IDS");
-  if (!ids || !*ids) {
-    *value = device;
-    return dsdouble::kSuccess;
-  }
-  if (std::string(ids) == "unsupported")
-    return fail(kFeatureNotSupport, "aclrtGetDeviceInfo: ACL_DEV_ATTR_PHY_CHIP_ID is not supported (test double)");
-  std::istringstream in(ids);
-  std::string item;
-  for (uint32_t i = 0; std::getline(in, item, ','); ++i)
-    if (i == device) {
-      *value = std::atoll(item.c_str());
-      return dsdouble::kSuccess;
-    }
-  return fail(dsdouble::kInvalidParam, fmt("aclrtGetDeviceInfo: DS_ACL_DOUBLE_PHY_IDS has no id for device %u", device));
+  const long long phy = phy_of_logic(logic_of_user(static_cast<int32_t>(device)));
+  const char* soc = std::getenv("DS_ACL_DOUBLE_SOC");
+  const bool a3 = soc && std::strncmp(soc, "Ascend910_93", 12) == 0;
+  *value = listed_id("DS_ACL_DOUBLE_CHIP_IDS", device, a3 ? phy / 2 : phy);
+  return dsdouble::kSuccess;
 }
+
+#ifndef DS_DOUBLE_OLD_CANN
+aclError aclrtGetLogicDevIdByUserDevId(const int32_t user, int32_t* const logic) {
+  log_call("aclrtGetLogicDevIdByUserDevId", fmt("user=%d", user));
+  if (aclError rc = enter("aclrtGetLogicDevIdByUserDevId", false)) return rc;
+  if (!logic || user < 0 || user >= device_count())
+    return fail(dsdouble::kInvalidParam, fmt("aclrtGetLogicDevIdByUserDevId: no device %d", user));
+  const char* ids = std::getenv("DS_ACL_DOUBLE_LOGIC_IDS");
+  if (ids && std::string(ids) == "unsupported")
+    return fail(kFeatureNotSupport, "aclrtGetLogicDevIdByUserDevId: not supported (test double)");
+  const long long v = logic_of_user(user);
+  if (v < 0) return fail(dsdouble::kInvalidParam, fmt("DS_ACL_DOUBLE_LOGIC_IDS has no id for device %d", user));
+  *logic = static_cast<int32_t>(v);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logic, int32_t* const phy) {
+  log_call("aclrtGetPhyDevIdByLogicDevId", fmt("logic=%d", logic));
+  if (aclError rc = enter("aclrtGetPhyDevIdByLogicDevId", false)) return rc;
+  const long long v = phy_of_logic(logic);
+  if (!phy || logic < 0 || v < 0)
+    return fail(dsdouble::kInvalidParam, fmt("aclrtGetPhyDevIdByLogicDevId: no logical device %d", logic));
+  *phy = static_cast<int32_t>(v);
+  return dsdouble::kSuccess;
+}
+#endif
 
 aclError aclrtSetDevice(int32_t device) {
   log_call("aclrtSetDevice", fmt("device=%d", device));

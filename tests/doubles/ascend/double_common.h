@@ -13,11 +13,14 @@
 //   DS_ACL_DOUBLE_SKEW=bytes     the runtime double reads the SDMA source and destination
 //                                address words this many bytes off (proves a wrong layout fails)
 //   DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1  aclrtMemcpyBatchAsync answers 207000 (no batch in the driver)
-//   DS_ACL_DOUBLE_PHY_IDS=4,5    aclrtGetDeviceInfo(PHY_CHIP_ID) of logical device i: the i-th id
+//   DS_ACL_DOUBLE_LOGIC_IDS=4,5  aclrtGetLogicDevIdByUserDevId of ACL device i: the i-th id
 //                                (default: i); "unsupported": it answers 207000
+//   DS_ACL_DOUBLE_CHIP_IDS=2,2   aclrtGetDeviceInfo(PHY_CHIP_ID) of ACL device i (default: its
+//                                physical id, / 2 on an Ascend910_93* SoC: two dies per chip)
 // The DCMI double (dcmi_double.cc, libdcmi.so) logs to DS_ACL_DOUBLE_LOG too, and reads:
 //   DS_DCMI_DOUBLE_PCI=4:0000:18:00.0,...  the PCI address of each physical id it knows
-//   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of the driver's logical id i (default: i)
+//   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of the driver's logical id i (default: i); the
+//                                AscendCL double's aclrtGetPhyDevIdByLogicDevId reads it too
 //   DS_DCMI_DOUBLE_FAIL=name:N   the Nth call of DCMI entry point `name` fails (-8005)
 //   DEV_SANDBOX_KERNEL_RELEASE   the kernel release both the backend and the doubles go by
 // Time (tests/doubles/double_timing.h; unset: copies take what memcpy takes):

@@ -6,8 +6,9 @@
 // finished context releases its successors. A context encoded at the wrong place
 // moves the wrong bytes or addresses nothing valid, and the run fails.
 // What it refuses, as the runtime and the hardware would: more ready contexts than the
-// 8 SDMA lanes, an SQE that is not FFTS+ or whose subType is not 0x5A, a context that is
-// not a plain SDMA move (sdmaSqeHeader opcode 0 with its address-space bits set), a
+// 8 SDMA lanes, an SDMA context above 64 MiB (the runtime's own ceiling per H2D SQE),
+// an SQE that is not FFTS+ or whose subType is not 0x5A, a context that is not a
+// plain SDMA move (sdmaSqeHeader opcode 0 with its address-space bits set), a
 // context buffer whose length is not 128 x contexts, device context memory that is not
 // device memory, and a stream this instance of the library did not see created (a second
 // copy of libruntime.so). Host contexts are copied at the launch, as the runtime does
@@ -50,6 +51,7 @@ constexpr uint32_t kSqeAddressValid = 0x1E00;    // sssv | dssv | sns | dns
 constexpr uint8_t kSubTypeCommunication = 0x5A;
 constexpr uint16_t kReadyLanes = 8;              // SDMA contexts that can start at once
 constexpr uint16_t kMaxPreload = 128;
+constexpr uint32_t kMaxSdmaBytes = 64u << 20;     // MEMCPY_ASYNC_UNIT_SIZE
 #if defined(__aarch64__)
 constexpr size_t kBarCopyBytes = 4096;
 #else
@@ -130,6 +132,14 @@ std::string run_task(void* arg) {
     const uint32_t len = get<uint32_t>(c, kCtxLen);
     if (len == 0 || get<uint32_t>(c, kCtxTailLen) != len) {
       err = fmt("context %u: data length %u, tail length %u", i, len, get<uint32_t>(c, kCtxTailLen));
+      break;
+    }
+    // The runtime never puts more than MEMCPY_ASYNC_UNIT_SIZE (64 MiB) of a host-to-device
+    // copy in one SQE (base_info.hpp, api.hpp CalculateMemcpyAsyncSingleMaxSize): a
+    // larger SDMA context is not something the hardware is known to take.
+    if (len > kMaxSdmaBytes) {
+      err = fmt("context %u: %u bytes in one SDMA context; the runtime never issues a host-to-device SQE above "
+                "64 MiB (MEMCPY_ASYNC_UNIT_SIZE)", i, len);
       break;
     }
     std::string why;
