@@ -137,6 +137,14 @@ class Device {
   // every batch went out as a batch. The case then names the engine that really
   // ran (CE, not CE-BATCH) and reports this text once.
   virtual std::string batch_fallback() const { return {}; }
+  // Why batches the runtime accepted were copied one block at a time all the same, by
+  // the runtime itself (ascend: aclrtMemcpyBatchAsync loops single copies where the
+  // driver has no batch copy); empty otherwise. The Method is then CE-BATCH-LOOP, and
+  // this text is reported once.
+  virtual std::string batch_runtime_loop() const { return {}; }
+  // Anything else about how this device's copies ran that a result should say (e.g.
+  // where the direct path keeps its descriptors), each reported once.
+  virtual std::vector<std::string> notes() const { return {}; }
 };
 
 // Host memory a case locks, by how it is made: the runtime's own page-locked

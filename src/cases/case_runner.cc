@@ -92,6 +92,21 @@ Fanout fanout_of(Topology t) {
   return Fanout::kInline;
 }
 
+// A worker's notes reach the runner as one text (the timed loop's note): a line each,
+// "<kind>\t<text>", kind "single" (batches issued as single copies: Method CE), "loop"
+// (batches the runtime looped itself: Method CE-BATCH-LOOP) or "" (said as it is).
+std::string worker_notes(const Device& dev, const std::vector<std::string>& own) {
+  std::string s;
+  auto add = [&](const char* kind, const std::string& text) {
+    if (!text.empty()) s += (s.empty() ? "" : "\n") + std::string(kind) + "\t" + text;
+  };
+  add("single", dev.batch_fallback());
+  add("loop", dev.batch_runtime_loop());
+  for (const std::string& n : dev.notes()) add("", n);
+  for (const std::string& n : own) add("", n);
+  return s;
+}
+
 CaseSpec with_method(CaseSpec spec, CopyMethod method) {
   spec.method = method;
   return spec;
@@ -201,7 +216,7 @@ class CopyWorker : public LoopWorker {
 
   void finish() override {
     init_.reset();
-    note_ = dev_->batch_fallback();
+    note_ = worker_notes(*dev_, notes_);
     if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), p_.layout, spec_.name, w_);
   }
   std::string note() const override { return note_; }
@@ -221,6 +236,7 @@ class CopyWorker : public LoopWorker {
   std::unique_ptr<Initiator> init_;
   std::unique_ptr<Memory> staging_;  // --validate each on device memory: one fragment
   std::string note_;
+  std::vector<std::string> notes_;  // this worker's own (e.g. a source left unregistered)
 };
 
 }  // namespace
@@ -352,15 +368,39 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   r.from = from_label(spec, backend);
   r.to = to_label(spec, backend);
   r.method = method_name(spec, backend);
-  // A batch the runtime could not take went out one copy per fragment: say so, and
-  // name the method that ran (CE), not the one asked for.
+  // A batch the runtime could not take went out one copy per fragment, and one it took
+  // may have been looped by the runtime: say so, and name the method that ran (CE, or
+  // CE-BATCH-LOOP), not the one asked for. Every other note is said as it is.
   const std::string ce = method_name(with_method(spec, CopyMethod::kCe), backend);
-  for (const std::string& why_single : loop.notes) {
-    r.notes.push_back(why_single);
-    std::fprintf(stderr, "dev-sandbox: note: %s: %s, so every block was its own copy (Method %s)\n",
-                 spec.name.c_str(), why_single.c_str(), ce.c_str());
+  const std::string batch = method_label(CopyMethod::kCeBatch, backend);
+  std::string looped = r.method;
+  if (looped.compare(0, batch.size(), batch) == 0) looped.insert(batch.size(), "-LOOP");
+  bool single = false, runtime_loop = false;
+  for (const std::string& text : loop.notes) {
+    size_t at = 0;
+    while (at <= text.size()) {
+      const size_t end = std::min(text.find('\n', at), text.size());
+      const std::string line = text.substr(at, end - at);
+      at = end + 1;
+      const size_t tab = line.find('\t');
+      const std::string kind = tab == std::string::npos ? "" : line.substr(0, tab);
+      const std::string what = tab == std::string::npos ? line : line.substr(tab + 1);
+      if (what.empty() || std::find(r.notes.begin(), r.notes.end(), what) != r.notes.end()) continue;
+      r.notes.push_back(what);
+      if (kind == "single") {
+        single = true;
+        std::fprintf(stderr, "dev-sandbox: note: %s: %s, so every block was its own copy (Method %s)\n",
+                     spec.name.c_str(), what.c_str(), ce.c_str());
+      } else if (kind == "loop") {
+        runtime_loop = true;
+        std::fprintf(stderr, "dev-sandbox: note: %s: %s (Method %s)\n", spec.name.c_str(), what.c_str(),
+                     (spec.method == CopyMethod::kCeBatch ? looped : r.method).c_str());
+      } else {
+        std::fprintf(stderr, "dev-sandbox: note: %s: %s\n", spec.name.c_str(), what.c_str());
+      }
+    }
   }
-  if (!r.notes.empty() && spec.method == CopyMethod::kCeBatch) r.method = ce;
+  if (spec.method == CopyMethod::kCeBatch) r.method = single ? ce : runtime_loop ? looped : r.method;
   r.block_bytes = layout.unit_bytes();
   r.count = static_cast<uint64_t>(d) * layout.units();
   r.bytes = static_cast<uint64_t>(d) * layout.bytes();

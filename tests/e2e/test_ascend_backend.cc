@@ -83,6 +83,12 @@ size_t count_calls(const std::vector<Call>& calls, const std::string& name) {
   return n;
 }
 
+size_t count_text(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 bool creates_streams(const std::vector<Call>& calls) { return count_calls(calls, "aclrtCreateStream") > 0; }
 
 // One process's calls: aclInit first and once, every resource released, registration
@@ -158,7 +164,9 @@ struct AscendCase {
 
 const AscendCase kCases[] = {
     {"host_to_device_ce", false, false, "acl::host::0", "acl::device::0", "CE"},
-    {"host_to_device_batch_ce", false, false, "acl::host::0", "acl::device::0", "CE-BATCH"},
+    // The runtime loops single copies inside aclrtMemcpyBatchAsync where the driver has
+    // no batch copy (the double's default): the Method says so.
+    {"host_to_device_batch_ce", false, false, "acl::host::0", "acl::device::0", "CE-BATCH-LOOP"},
     {"host_to_device_ce_multi_stream", false, false, "acl::host::0", "acl::device::0", "CE-MS"},
     {"device_to_host_ce", false, false, "acl::device::0", "acl::host::0", "CE"},
     {"device_to_device_ce", false, false, "acl::device::0", "acl::device::0", "CE"},
@@ -476,21 +484,35 @@ TEST(AscendNoFfts, MissingRuntimeLibraryIsRefusedButCeStillRuns) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
-// The batch copy API where the library exports it, else the documented fallback.
+// The batch copy API where the library exports it, else the documented fallback. A
+// batch the runtime takes it copies one block at a time itself (a driver without the
+// batch feature, the double's default): Method CE-BATCH-LOOP and a note say so.
 TEST(AscendBatch, UsesTheBatchApiOrSaysItFellBack) {
   {
     LogFile log;
-    const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n",
-                                  "8", "-i", "2", "--validate"},
-                                 double_env(log));
+    JsonRun r = run_json({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n", "8", "-i",
+                          "2", "--validate"},
+                         double_env(log));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    size_t batches = 0, singles = 0;
+    size_t batches = 0, singles = 0, loops = 0;
     for (const auto& kv : log.read()) {
       batches += count_calls(kv.second, "aclrtMemcpyBatchAsync");
       singles += count_calls(kv.second, "aclrtMemcpyAsync");
+      for (const auto& c : kv.second)
+        loops += c.name == "aclrtMemcpyBatchAsync.loop" && c.args == "copies=8 attribute_lookups=16 synchronous=0";
     }
     EXPECT_EQ(batches, 4u) << "warmup 2 + 2 iterations, one batch each";
+    EXPECT_EQ(loops, 4u) << "each looped by the runtime";
     EXPECT_EQ(singles, 0u);
+    const json res = r.result("host_to_device_batch_ce");
+    EXPECT_EQ(res["method"], "CE-BATCH-LOOP");
+    const std::string note = "aclrtMemcpyBatchAsync took each batch, which the CANN runtime does only where the "
+                             "driver has no batch copy (FEATURE_MEMCPY_BATCH_ASYNC): it issued one copy per block "
+                             "itself, two pointer-attribute look-ups each";
+    EXPECT_EQ(res["notes"], json::array({note})) << r.out;
+    EXPECT_EQ(count_text(r.err, "dev-sandbox: note: host_to_device_batch_ce: " + note + " (Method CE-BATCH-LOOP)"),
+              1u)
+        << r.err;
   }
   {
     LogFile log;
@@ -559,11 +581,6 @@ size_t count_all(const CallLog& log, const std::string& name) {
   return n;
 }
 
-size_t count_text(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 const char* kPageableNote = "dev-sandbox: note: this CANN has no aclrtHostRegisterV2";
 
@@ -841,12 +858,13 @@ TEST(AscendAlignment, AioReadsIntoAlignedPinnedMemory) {
   rmdir(dir.c_str());
 }
 
-// A driver without batched copies answers aclrtMemcpyBatchAsync with 207000: every block
+// The runtime answers aclrtMemcpyBatchAsync with 207000, copying nothing, where the
+// driver has its own batch copy (and on a SoC without batch copies): every block
 // becomes its own aclrtMemcpyAsync, the Method says CE, stderr says why once, JSON too.
 TEST(AscendBatch, NotSupportedAnswerFallsBackToSingleCopiesAndSaysSo) {
   LogFile log;
   auto env = double_env(log);
-  env["DS_ACL_DOUBLE_BATCH_UNSUPPORTED"] = "1";
+  env["DS_ACL_DOUBLE_BATCH_FEATURE"] = "1";
   JsonRun r = run_json({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n", "8", "-i",
                         "2", "--validate"},
                        env);
@@ -855,7 +873,9 @@ TEST(AscendBatch, NotSupportedAnswerFallsBackToSingleCopiesAndSaysSo) {
   EXPECT_EQ(res["validated"], true) << r.out;
   EXPECT_EQ(res["method"], "CE") << r.out;
   const std::string note = "dev-sandbox: note: host_to_device_batch_ce: aclrtMemcpyBatchAsync answered 207000 "
-                           "(feature not supported by this driver), so every block was its own copy (Method CE)";
+                           "(feature not supported), as the CANN runtime does where the driver has its own batch copy "
+                           "(FEATURE_MEMCPY_BATCH_ASYNC) or the SoC has none, so every block was its own copy "
+                           "(Method CE)";
   EXPECT_EQ(count_text(r.err, note), 1u) << r.err;
   const CallLog calls = log.read();
   EXPECT_EQ(count_all(calls, "aclrtMemcpyBatchAsync"), 2u) << "the refused call, and its -> 207000 line; no more";
@@ -863,14 +883,15 @@ TEST(AscendBatch, NotSupportedAnswerFallsBackToSingleCopiesAndSaysSo) {
 
   LogFile jlog;
   auto jenv = double_env(jlog);
-  jenv["DS_ACL_DOUBLE_BATCH_UNSUPPORTED"] = "1";
+  jenv["DS_ACL_DOUBLE_BATCH_FEATURE"] = "1";
   const RunResult j = run_tool({"--backend", "ascend", "trans", "-t", "H2D", "-H", "pinned", "-M", "batch_ce", "-s",
                                 "4K", "-n", "8", "-i", "2", "-d", "2", "--format", "json"},
                                jenv);
   ASSERT_EQ(j.exit_code, 0) << j.err;
   EXPECT_NE(j.out.find("\"method\": \"CE-FORK\""), std::string::npos) << j.out;
-  EXPECT_NE(j.out.find("\"notes\": [\n        \"aclrtMemcpyBatchAsync answered 207000 (feature not supported by this "
-                       "driver)\"\n      ]"),
+  EXPECT_NE(j.out.find("\"notes\": [\n        \"aclrtMemcpyBatchAsync answered 207000 (feature not supported), as "
+                       "the CANN runtime does where the driver has its own batch copy (FEATURE_MEMCPY_BATCH_ASYNC) or "
+                       "the SoC has none\"\n      ]"),
             std::string::npos)
       << j.out;
   EXPECT_EQ(count_text(j.err, "answered 207000"), 1u) << "said once for both workers: " << j.err;
@@ -1312,4 +1333,19 @@ TEST(AscendNuma, TwoDevicesAtOnePciAddressAreLeftUnknown) {
   EXPECT_EQ(fact_line(r.out, "device -> PCI"),
             "device -> PCI: unknown: DCMI gave devices 0-1 one PCI address (0000:18:00.0)");
   EXPECT_NE(r.out.find("NUMA: card 0 -> node unknown"), std::string::npos) << r.out;
+}
+
+// §2.4: a SoC without batch copies (not Atlas A2/A3) gets 207000 from the runtime too.
+TEST(AscendBatch, SocWithoutBatchCopiesGets207000AndSingleCopies) {
+  LogFile log;
+  auto env = double_env(log);
+  env["DS_ACL_DOUBLE_SOC"] = "Ascend310P3";
+  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-s", "4K", "-n", "4", "-i",
+                        "1", "--validate"},
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json res = r.result("host_to_device_batch_ce");
+  EXPECT_EQ(res["method"], "CE");
+  EXPECT_EQ(res["validated"], true);
+  EXPECT_EQ(count_all(log.read(), "aclrtMemcpyBatchAsync.loop"), 0u);
 }

@@ -529,9 +529,19 @@ class AscendDevice : public Device {
                "aclrtMemcpyAsync", where_);
   }
 
+  // What the CANN runtime does with aclrtMemcpyBatchAsync (hicann/runtime, RT0 d8beaaf
+  // through HEAD): rtsMemcpyBatchAsync (api_c_memory.cc) answers "feature not supported"
+  // (207000) on a SoC without RT_FEATURE_TASK_MEMORY_BATCH_COPY (Atlas A2/A3 have it);
+  // ApiImpl::MemcpyBatchAsync (api_impl.cc) then asks the driver for
+  // FEATURE_MEMCPY_BATCH_ASYNC: without it, LoopMemcpyAsync issues one async copy per
+  // block itself (two pointer-attribute look-ups each, and a stream synchronisation plus
+  // a synchronous copy for an unregistered host side) and the call succeeds; with it,
+  // the runtime returns RT_ERROR_DRV_NOT_SUPPORT, i.e. 207000 again, having copied
+  // nothing. So an accepted batch was never one batched submission, and a 207000 means
+  // the driver (or SoC) has a batch copy the runtime does not drive.
   void copy_batch(const CopyDesc* d, size_t n, CopyDir dir, Stream& s) override {
     // The batch API copies host to device or device to host only (CANN docs); where the
-    // library lacks it or the driver refused it (207000), one aclrtMemcpyAsync per block,
+    // library lacks it or the runtime refused it (207000), one aclrtMemcpyAsync per block,
     // and batch_fallback() says so: the Method then names CE, not CE-BATCH.
     std::string single;
     if (!lib_.aclrtMemcpyBatchAsync)
@@ -567,8 +577,7 @@ class AscendDevice : public Device {
                                                    n, &attr, &attr_index, 1, &fail_index,
                                                    stream_of(s).handle());
     if (rc == ACL_ERROR_RT_FEATURE_NOT_SUPPORT) {
-      // The driver lacks batched copies (e.g. 910B drivers without the feature): from
-      // now on every block is its own copy.
+      // Nothing was copied (see above): from now on every block is its own copy.
       batch_refused_ = true;
       batch_fallback_ = batch_refused_text;
       for (size_t i = 0; i < n; ++i) copy_async(d[i], dir, s);
@@ -578,9 +587,11 @@ class AscendDevice : public Device {
       lib_.fail("aclrtMemcpyBatchAsync", rc,
                 where_ + ", " + std::to_string(n) + " copies" +
                     (fail_index < n ? ", failIndex " + std::to_string(fail_index) : ""));
+    batch_looped_ = true;  // accepted: the runtime looped single copies (see above)
   }
 
   std::string batch_fallback() const override { return batch_fallback_; }
+  std::string batch_runtime_loop() const override { return batch_looped_ ? batch_loop_text : ""; }
 
   void prepare_direct(const CopyDesc* d, size_t n) override {
     if (n > 0) task(d, n);
@@ -735,9 +746,14 @@ class AscendDevice : public Device {
   std::vector<void*> dsts_, srcs_;
   std::vector<size_t> sizes_;
   std::string batch_fallback_;  // why batches went out as single copies; empty: they did not
-  bool batch_refused_ = false;  // the driver answered 207000: no more batch calls
+  bool batch_refused_ = false;  // the runtime answered 207000: no more batch calls
+  bool batch_looped_ = false;   // the runtime took a batch (and looped single copies)
   static constexpr const char* batch_refused_text =
-      "aclrtMemcpyBatchAsync answered 207000 (feature not supported by this driver)";
+      "aclrtMemcpyBatchAsync answered 207000 (feature not supported), as the CANN runtime does where the driver has "
+      "its own batch copy (FEATURE_MEMCPY_BATCH_ASYNC) or the SoC has none";
+  static constexpr const char* batch_loop_text =
+      "aclrtMemcpyBatchAsync took each batch, which the CANN runtime does only where the driver has no batch copy "
+      "(FEATURE_MEMCPY_BATCH_ASYNC): it issued one copy per block itself, two pointer-attribute look-ups each";
   std::unique_ptr<DescArena> arena_;
   PreparedLists<FftsTask> prepared_;
 };
@@ -847,7 +863,9 @@ class AscendBackend : public Backend {
                        lib.aclrtMemcpyBatchAsync
                            ? "aclrtMemcpyBatchAsync, one call per batch, host to device and device to host "
                              "only (an experimental CANN interface; other directions: one aclrtMemcpyAsync per "
-                             "block)"
+                             "block). The CANN runtime loops single copies inside it where the driver has no batch "
+                             "copy (Method CE-BATCH-LOOP) and answers 207000 where it has one or the SoC has none "
+                             "(then one aclrtMemcpyAsync per block, Method CE)"
                            : "fallback: aclrtMemcpyBatchAsync is not exported by this CANN, so one "
                              "aclrtMemcpyAsync per block in one submission loop"});
     p.register_unavailable = lib.register_missing();

@@ -16,9 +16,10 @@
 // to register memory that is neither from aclrtMallocHost nor locked (mlock), refuses
 // ACL_HOST_REG_PINNED for aclrtMallocHost memory, refuses to record an event again that
 // a stream waited on unless aclrtResetEvent came in between (events of
-// aclrtCreateEventExWithFlag are reused instead and refuse aclrtResetEvent), and with
-// DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1 answers aclrtMemcpyBatchAsync with 207000 as a
-// driver without batched copies does. Each stream is announced to the runtime double it
+// aclrtCreateEventExWithFlag are reused instead and refuse aclrtResetEvent), and does
+// with aclrtMemcpyBatchAsync what the CANN runtime does: 207000 on a SoC without batch
+// copies or, with DS_ACL_DOUBLE_BATCH_FEATURE=1, for a driver that has its own batch
+// copy; otherwise one copy per block, looped inside the call. Each stream is announced to the runtime double it
 // is linked against (libruntime.so, as the real libascendcl.so depends on it), which
 // launches only on streams of its own instance.
 // Callbacks (aclrtSubscribeReport, aclrtUnSubscribeReport, aclrtLaunchCallback,
@@ -35,6 +36,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -189,6 +191,15 @@ bool in_malloc_host(uint64_t addr, uint64_t len) {
   if (it == m.begin()) return false;
   --it;
   return addr + len <= it->first + it->second;
+}
+
+// Whether [addr, addr+len) lies inside one registration (any flags). Caller holds st().mu.
+[[maybe_unused]] bool in_registration(uint64_t addr, uint64_t len) {
+  auto& m = st().registrations;
+  auto it = m.upper_bound(addr);
+  if (it == m.begin()) return false;
+  --it;
+  return addr + len <= it->first + it->second.size;
 }
 
 // The kernel release as the runtime sees it (the tests set DEV_SANDBOX_KERNEL_RELEASE).
@@ -1291,10 +1302,18 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
   log_call("aclrtMemcpyBatchAsync", fmt("count=%zu num_attrs=%zu stream=%p", n, num_attrs, stream));
   if (aclError rc = enter("aclrtMemcpyBatchAsync", true)) return rc;
   if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: unknown stream");
-  // A driver without batched copies (the runtime's feature check says no).
-  if (dsdouble::env_long("DS_ACL_DOUBLE_BATCH_UNSUPPORTED", 0)) {
-    log_call("aclrtMemcpyBatchAsync", "-> 207000 feature not supported");
-    if (fail_index) *fail_index = SIZE_MAX;
+  // As the CANN runtime decides (api_c_memory.cc rtsMemcpyBatchAsync, api_impl.cc
+  // MemcpyBatchAsync): a SoC without batch copies, and a driver that has its own
+  // (FEATURE_MEMCPY_BATCH_ASYNC, DS_ACL_DOUBLE_BATCH_FEATURE=1), both get 207000 and
+  // nothing is copied; otherwise the runtime loops single copies (below).
+  const char* soc = std::getenv("DS_ACL_DOUBLE_SOC");
+  // CHIP_910_B_93 (Atlas A2: Ascend910B1..B4, A3: Ascend910_93xx; config/910_B_93/dev_info_reg.cc).
+  const bool batch_soc = !soc || (std::strncmp(soc, "Ascend910B", 10) == 0 && std::isdigit(static_cast<unsigned char>(soc[10]))) ||
+                         std::strncmp(soc, "Ascend910_93", 12) == 0;
+  const bool driver_batch = dsdouble::env_long("DS_ACL_DOUBLE_BATCH_FEATURE", 0) != 0;
+  if (!batch_soc || driver_batch) {
+    log_call("aclrtMemcpyBatchAsync", !batch_soc ? "-> 207000 chip type does not support MemcpyBatchAsync"
+                                                 : "-> 207000 driver has FEATURE_MEMCPY_BATCH_ASYNC");
     return fail(kFeatureNotSupport, "aclrtMemcpyBatchAsync: feature not support (test double)");
   }
   if (n == 0 || num_attrs == 0 || !attrs || !attr_indexes || attr_indexes[0] != 0)
@@ -1327,7 +1346,29 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
       return rc;
     }
   }
-  for (const CopyOp& c : ops) api_enqueue_copy(stream, run_copy, new CopyOp(c), c.n);
+  // LoopMemcpyAsync: per copy, the attributes of both pointers (already checked above),
+  // then one async copy; an unregistered host side waits for the stream and copies
+  // synchronously.
+  size_t synchronous = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int kind = attrs[0].dstLoc.type == 1 ? 1 : 2;
+    const void* host = kind == 1 ? srcs[i] : dsts[i];
+    bool known;
+    {
+      std::lock_guard<std::mutex> lock(st().mu);
+      known = in_malloc_host(reinterpret_cast<uint64_t>(host), sizes[i]) ||
+              in_registration(reinterpret_cast<uint64_t>(host), sizes[i]);
+    }
+    if (known) {
+      api_enqueue_copy(stream, run_copy, new CopyOp(ops[i]), ops[i].n);
+    } else {
+      static_cast<DStream*>(stream)->wait_idle();
+      std::memcpy(ops[i].dst, ops[i].src, ops[i].n);
+      ++synchronous;
+    }
+  }
+  log_call("aclrtMemcpyBatchAsync.loop",
+           fmt("copies=%zu attribute_lookups=%zu synchronous=%zu", n, 2 * n, synchronous));
   return dsdouble::kSuccess;
 }
 #endif

@@ -12,7 +12,9 @@
 //   DS_ACL_DOUBLE_NO_PEER=1      aclrtDeviceCanAccessPeer says no, aclrtDeviceEnablePeerAccess fails
 //   DS_ACL_DOUBLE_SKEW=bytes     the runtime double reads the SDMA source and destination
 //                                address words this many bytes off (proves a wrong layout fails)
-//   DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1  aclrtMemcpyBatchAsync answers 207000 (no batch in the driver)
+//   DS_ACL_DOUBLE_BATCH_FEATURE=1  the driver has its own batch copy (FEATURE_MEMCPY_BATCH_ASYNC):
+//                                aclrtMemcpyBatchAsync answers 207000, as the CANN runtime does;
+//                                without it the call loops single copies (as the runtime does)
 //   DS_ACL_DOUBLE_LOGIC_IDS=4,5  aclrtGetLogicDevIdByUserDevId of ACL device i: the i-th id
 //                                (default: i); "unsupported": it answers 207000
 //   DS_ACL_DOUBLE_CHIP_IDS=2,2   aclrtGetDeviceInfo(PHY_CHIP_ID) of ACL device i (default: its
