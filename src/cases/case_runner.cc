@@ -145,6 +145,10 @@ class CopyWorker : public LoopWorker {
       t.lower = "lower -s or -n";
       check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
     }
+    // Only the direct path reads host memory through its registration; a CE copy from
+    // memory the device could not register reads it unregistered, and says so.
+    const bool direct = spec.method == CopyMethod::kDirect;
+    std::string unregistered;
     const Buffer* src = &shared.buffer;
     if (spec.src == BufKind::kShm) {
       // The region is mapped in every child (inherited); each registers it itself.
@@ -152,16 +156,21 @@ class CopyWorker : public LoopWorker {
         own_src_.kind = BufKind::kShm;
         own_src_.host = own_src_.device = shared.shm->ptr();
         own_src_.bytes = per;
-      } else {
+      } else if (direct) {
         own_src_ = register_region(BufKind::kShm, *dev_, shared.shm->ptr(), per);
+      } else {
+        own_src_ = register_region_for_ce(BufKind::kShm, *dev_, shared.shm->ptr(), per, &unregistered);
+        unregistered_note("source", spec.src, unregistered);
       }
       src = &own_src_;
     } else if (!spec.shared_src) {
-      own_src_ = make_buffer(spec.src, *dev_, per);
+      own_src_ = direct ? make_buffer(spec.src, *dev_, per) : make_buffer_for_ce(spec.src, *dev_, per, &unregistered);
+      unregistered_note("source", spec.src, unregistered);
       fill_fragments(*dev_, own_src_, w, layout);
       src = &own_src_;
     }
-    dst_ = make_buffer(spec.dst, *dev_, per);
+    dst_ = direct ? make_buffer(spec.dst, *dev_, per) : make_buffer_for_ce(spec.dst, *dev_, per, &unregistered);
+    unregistered_note("destination", spec.dst, unregistered);
     // Device 0's memory copied to another device: let the copy go peer to peer.
     if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
       std::string why;
@@ -227,6 +236,12 @@ class CopyWorker : public LoopWorker {
  private:
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
 
+  void unregistered_note(const char* side, BufKind kind, const std::string& why) {
+    if (!why.empty())
+      notes_.push_back(std::string(side) + " memory (" + label_kind(kind) + ") not registered with the device: " + why +
+                       "; the CE copies use it unregistered");
+  }
+
   PlacementScope placed_;  // first: the CPUs and memory policy everything after is made under
   int w_;
   const CaseSpec& spec_;
@@ -280,9 +295,12 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   // Locked per process, counting only what our own code mlock()s (the backend says
   // which): fork children each lock their own; threads share one process.
   const uint64_t procs_share = spec.topology == Topology::kFork ? 1 : dd;
+  // A registration a CE case does without when it fails (make_buffer_for_ce) is not
+  // required up front; the direct path's is.
   auto mlocked = [&](BufKind k) {
     HostLock how;
-    return host_lock_of(k, &how) && backend.mlocks(how);
+    return host_lock_of(k, &how) && backend.mlocks(how) &&
+           (how != HostLock::kRegistration || spec.method == CopyMethod::kDirect);
   };
   const bool src_locked = mlocked(spec.src) && !(spec.src == BufKind::kShm && spec.method == CopyMethod::kMemcpy);
   uint64_t locked = 0;

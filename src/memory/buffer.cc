@@ -48,6 +48,29 @@ Buffer register_region(BufKind kind, Device& device, void* ptr, size_t bytes) {
   return b;
 }
 
+Buffer register_region_for_ce(BufKind kind, Device& device, void* ptr, size_t bytes, std::string* why) {
+  why->clear();
+  try {
+    return register_region(kind, device, ptr, bytes);
+  } catch (const RunError& e) {
+    *why = e.what();
+  }
+  Buffer b;
+  b.kind = kind;
+  b.bytes = bytes;
+  b.host = b.device = ptr;
+  return b;
+}
+
+Buffer make_buffer_for_ce(BufKind kind, Device& device, size_t bytes, std::string* why) {
+  why->clear();
+  if (kind != BufKind::kOdirect && kind != BufKind::kRegistered) return make_buffer(kind, device, bytes);
+  auto m = map_anonymous(bytes, true);
+  Buffer b = register_region_for_ce(kind, device, m->host_ptr(), bytes, why);
+  b.memory = std::move(m);
+  return b;
+}
+
 Buffer make_buffer(BufKind kind, Device& device, size_t bytes) {
   Buffer b;
   switch (kind) {

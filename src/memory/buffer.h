@@ -48,4 +48,12 @@ Buffer make_buffer(BufKind kind, Device& device, size_t bytes);
 // Registers memory someone else owns (the shared region) with `device`.
 Buffer register_region(BufKind kind, Device& device, void* ptr, size_t bytes);
 
+// The same for a copy engine (CE) copy, which reads host memory by its CPU address and
+// so does not need the registration: where registering fails (the runtime has no
+// registration, refuses it, or its pages cannot be locked) the memory stays
+// unregistered and *why says why (empty when it was registered). Only the direct path,
+// which reads the mapped address, needs the registration.
+Buffer make_buffer_for_ce(BufKind kind, Device& device, size_t bytes, std::string* why);
+Buffer register_region_for_ce(BufKind kind, Device& device, void* ptr, size_t bytes, std::string* why);
+
 }  // namespace ds

@@ -25,9 +25,9 @@
 //   (hicann/runtime docs/03_api_ref); aclrtHostGetDevicePointer(void* pHost,
 //   void** pDevice, uint32_t flag) as declared in hicann/runtime's AscendCL sources
 //   (note: host first, unlike cudaHostGetDevicePointer). Docs "aclrtHostRegister": it
-//   maps only; "aclrtMemcpyAsync": from pageable (not page-locked) host memory the
-//   call returns only after the copy is done; both register pages: on kernels 5.10 and
-//   older only aclrtMallocHost memory may be registered.
+//   maps (whether the runtime then treats the memory as page-locked for
+//   aclrtMemcpyAsync is not documented, and not measured here); both register pages:
+//   on kernels 5.10 and older only aclrtMallocHost memory may be registered.
 // - aclrtDeviceCanAccessPeer(int32_t* canAccessPeer, int32_t deviceId, int32_t
 //   peerDeviceId), aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags = 0):
 //   CANN docs of the same names; enabling is per device and one way (the current device

@@ -87,17 +87,6 @@ const char* kPinHint =
     "; the Ascend driver pins these pages itself: if a memory-lock limit refused them, raise it with "
     "`ulimit -l unlimited`";
 
-// Said once per process, at the first registration without aclrtHostRegisterV2.
-void note_pageable_registration() {
-  static pid_t noted = 0;
-  if (noted == getpid()) return;
-  noted = getpid();
-  std::fprintf(stderr,
-               "dev-sandbox: note: this CANN has no aclrtHostRegisterV2, so aclrtHostRegister maps odirect/shm "
-               "memory without page-locking it: CE copies from it are pageable (each aclrtMemcpyAsync returns "
-               "after its copy)\n");
-}
-
 // One IO task's FFTS+ launch, built once (at setup, by prepare_direct): the SQE and
 // the SDMA contexts, and, when the contexts are larger than what the runtime sends
 // through its PCIe BAR pool, a copy of them in device memory that every launch uses in
@@ -394,7 +383,9 @@ class AscendDevice : public Device {
   std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
     // Memory not from aclrtMallocHost (odirect mmap, shared memory). Registration is
     // always mapped (the direct path reads the mapped address); CE copies use the CPU
-    // address, which is page-locked only through aclrtHostRegisterV2's PINNED flag.
+    // address. aclrtHostRegisterV2's PINNED flag also asks the runtime to page-lock it;
+    // aclrtHostRegister (V1) maps only, and how the runtime's CE copies treat memory
+    // registered that way has not been measured here.
     const std::string missing = lib_.register_missing();
     if (!missing.empty()) throw RunError("ascend: " + missing);
     if (reinterpret_cast<uintptr_t>(ptr) % kRegisterAlign != 0)
@@ -414,7 +405,6 @@ class AscendDevice : public Device {
     if (lib_.has_register_v2()) {
       dev = register_v2(ptr, span, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED, where + ", MAPPED | PINNED");
     } else {
-      note_pageable_registration();
       const aclError r = lib_.aclrtHostRegister(ptr, span, ACL_HOST_REGISTER_MAPPED, &dev);
       if (r != ACL_SUCCESS) lib_.fail("aclrtHostRegister", r, where, kPinHint);
     }
@@ -880,14 +870,14 @@ class AscendBackend : public Backend {
                                : "";
     std::string reg;
     if (!p.register_unavailable.empty())
-      reg = "not available: " + p.register_unavailable;
+      reg = "not available: " + p.register_unavailable +
+            "; CE cases copy from that memory unregistered, the direct path is refused";
     else if (lib.has_register_v2())
-      reg = "aclrtHostRegisterV2(MAPPED | PINNED) + aclrtHostGetDevicePointer: page-locked, CE copies from it are "
-            "asynchronous" + lock_first;
+      reg = "aclrtHostRegisterV2(MAPPED | PINNED) + aclrtHostGetDevicePointer: mapped, and page-locked by the "
+            "runtime" + lock_first;
     else
-      reg = "aclrtHostRegister (mapped only; this CANN has no aclrtHostRegisterV2/aclrtHostGetDevicePointer): CE "
-            "copies from registered memory are pageable on this CANN (each aclrtMemcpyAsync returns after its "
-            "copy)" + lock_first;
+      reg = "aclrtHostRegister (mapped; this CANN has no aclrtHostRegisterV2/aclrtHostGetDevicePointer, so nothing "
+            "asks the runtime to page-lock it)" + lock_first;
     p.facts.push_back({"host registration (odirect, shm)", reg});
     p.facts.push_back({"stream start gate", p.gate_unavailable.empty()
                                                 ? "a blocking host callback (aclrtLaunchCallback) at the head of "
