@@ -200,6 +200,10 @@ class Backend {
   virtual bool has(Capability cap) const = 0;
   // Device memory lives in host RAM (sim): the host memory check counts it.
   virtual bool device_memory_is_host() const { return false; }
+  // Empty when memory from Device::alloc_pinned can be the buffer of an O_DIRECT read or
+  // write; else why not. The disk buffers copies also use (load's staging, aio
+  // --io-type alloc) are then memory we map and register (memory/buffer.h make_io_buffer).
+  virtual std::string pinned_direct_io_unsupported() const { return {}; }
   // Whether our own code mlock()s memory of this kind, so that it counts against
   // RLIMIT_MEMLOCK. Memory the vendor's driver pins in its kernel module does not.
   virtual bool mlocks(HostLock /*kind*/) const { return false; }

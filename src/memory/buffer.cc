@@ -71,6 +71,38 @@ Buffer make_buffer_for_ce(BufKind kind, Device& device, size_t bytes, std::strin
   return b;
 }
 
+IoBuffer make_io_buffer(Device& device, size_t bytes, bool mapped, const std::string& pinned_unusable,
+                        const std::string& what) {
+  IoBuffer b;
+  if (pinned_unusable.empty()) {
+    b.memory = device.alloc_pinned(bytes, mapped);
+    b.host = b.memory->host_ptr();
+    b.device = b.memory->device_ptr();
+    return b;
+  }
+  std::string pages;
+  b.memory = map_huge_first(bytes, &pages);
+  b.kind = BufKind::kOdirect;
+  b.host = b.device = b.memory->host_ptr();
+  std::string locked = ", locked";
+  try {
+    b.lock = lock_pages(b.host, bytes);
+  } catch (const RunError& e) {
+    locked = ", not locked by us (" + std::string(e.what()) + ")";
+  }
+  std::string registered = ", registered with the device";
+  try {
+    b.registration = device.register_host(b.host, bytes, true);
+    b.device = b.registration->device_ptr();
+  } catch (const RunError& e) {
+    if (mapped) throw;
+    registered = ", not registered with the device (" + std::string(e.what()) + ")";
+  }
+  b.note = what + ": mmap memory on " + pages + locked + registered + ", not the backend's pinned memory: " +
+           pinned_unusable;
+  return b;
+}
+
 Buffer make_buffer(BufKind kind, Device& device, size_t bytes) {
   Buffer b;
   switch (kind) {

@@ -2,6 +2,8 @@
 // (tests/doubles/ascend): every case with --validate, the seed's commands, the call
 // order and cleanup the doubles log, injected failures, and machines without FFTS+.
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,7 +22,9 @@
 #include "backends/ascend/acl_library.h"
 #include "backends/ascend/ascend_backend.h"
 #include "cli_harness.h"
+#include "disk_fixtures.h"
 #include "json_checks.h"
+#include "memory/buffer.h"
 
 using namespace dstest;
 
@@ -1393,4 +1397,154 @@ TEST(AscendBatch, SocWithoutBatchCopiesGets207000AndSingleCopies) {
   EXPECT_EQ(res["method"], "CE");
   EXPECT_EQ(res["validated"], true);
   EXPECT_EQ(count_all(log.read(), "aclrtMemcpyBatchAsync.loop"), 0u);
+}
+
+// ---- §2.1: O_DIRECT I/O into aclrtMallocHost memory fails with EFAULT ----
+
+namespace {
+
+extern "C" char** environ;
+
+// This test binary again, running only `test` with `env` added; its exit code.
+int rerun_self(const std::string& test, const std::map<std::string, std::string>& env, std::string* out) {
+  const std::string log = ::testing::TempDir() + "ds-acl-rerun-" + std::to_string(getpid());
+  std::vector<std::string> vars;
+  for (char** e = environ; *e; ++e) {
+    const std::string v(*e);
+    if (!env.count(v.substr(0, v.find('=')))) vars.push_back(v);
+  }
+  for (const auto& kv : env) vars.push_back(kv.first + "=" + kv.second);
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(&v[0]);
+  envp.push_back(nullptr);
+  std::string filter = "--gtest_filter=" + test;
+  char self[] = "/proc/self/exe";
+  char* argv[] = {self, &filter[0], nullptr};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, self, &fa, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  *out = slurp(log);
+  std::remove(log.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A 64 KiB file of a known pattern in `dir`, its path.
+std::string pattern_file(const std::string& dir) {
+  const std::string path = dir + "/" + dstest::disk::unique_name("acl-odirect");
+  std::string bytes(64 << 10, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13 + 7);
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+}  // namespace
+
+// With the LD_PRELOAD shim (as on the real card, UCM 734318ce): an O_DIRECT read into the
+// double's aclrtMallocHost memory fails with EFAULT, a buffered one works, and the memory
+// make_io_buffer gives where the backend says so (our own registered mapping) takes
+// O_DIRECT. Run in a child of this binary, which the shim is preloaded into.
+TEST(AscendDirectIo, PinnedMemoryFailsODirectReadsAndOurMappingTakesThem) {
+  const std::string base = dstest::disk::disk_base();
+  if (base.empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!std::getenv("DS_ASCEND_DIRECT_IO_CHILD")) {
+    LogFile log;
+    auto env = double_env(log);
+    env["DEV_SANDBOX_ACL_RT_LIB"] = DS_RT_DOUBLE;
+    env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
+    env["DS_ASCEND_DIRECT_IO_CHILD"] = "1";
+    std::string out;
+    const int rc = rerun_self("AscendDirectIo.PinnedMemoryFailsODirectReadsAndOurMappingTakesThem", env, &out);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
+    EXPECT_NE(out.find("corrupt_shim: pid"), std::string::npos) << "the shim stood for the driver: " << out;
+    return;
+  }
+  const std::string path = pattern_file(base);
+  const std::string want = slurp(path);
+  {
+    auto backend = ds::make_ascend_backend();
+    backend->init_process();
+    auto dev = backend->open_device(0);
+    const int direct = open(path.c_str(), O_RDONLY | O_DIRECT);
+    const int buffered = open(path.c_str(), O_RDONLY);
+    ASSERT_GE(direct, 0);
+    ASSERT_GE(buffered, 0);
+    auto pinned = dev->alloc_pinned(want.size(), false);
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(pinned->host_ptr()) % 4096, 0u);
+    errno = 0;
+    EXPECT_EQ(pread(direct, pinned->host_ptr(), want.size(), 0), -1) << "O_DIRECT into aclrtMallocHost memory";
+    EXPECT_EQ(errno, EFAULT) << std::strerror(errno);
+    EXPECT_EQ(pread(buffered, pinned->host_ptr(), want.size(), 0), static_cast<ssize_t>(want.size()));
+    EXPECT_EQ(std::memcmp(pinned->host_ptr(), want.data(), want.size()), 0);
+    const std::string why = backend->pinned_direct_io_unsupported();
+    EXPECT_EQ(why, "aclrtMallocHost memory fails O_DIRECT I/O with EFAULT (UCM 734318ce)");
+    ds::IoBuffer own = ds::make_io_buffer(*dev, want.size(), true, why, "test buffers");
+    EXPECT_EQ(own.kind, ds::BufKind::kOdirect);
+    EXPECT_NE(own.device, own.host) << "registered: the mapped address";
+    EXPECT_EQ(pread(direct, own.host, want.size(), 0), static_cast<ssize_t>(want.size())) << std::strerror(errno);
+    EXPECT_EQ(std::memcmp(own.host, want.data(), want.size()), 0);
+    EXPECT_NE(own.note.find("test buffers: mmap memory on "), std::string::npos) << own.note;
+    EXPECT_NE(own.note.find(", registered with the device, not the backend's pinned memory: " + why), std::string::npos)
+        << own.note;
+    ds::IoBuffer pinned_io = ds::make_io_buffer(*dev, want.size(), false, "", "test buffers");
+    EXPECT_EQ(pinned_io.kind, ds::BufKind::kPinned) << "buffered I/O: aclrtMallocHost";
+    EXPECT_TRUE(pinned_io.note.empty());
+    close(direct);
+    close(buffered);
+  }
+  std::remove(path.c_str());
+}
+
+// aio --io-type alloc with O_DIRECT (libaio and psync) through the doubles and the shim:
+// its buffers are our registered mapping (old code read into aclrtMallocHost memory and
+// failed with EFAULT); with --buffered they are aclrtMallocHost memory.
+TEST(AscendDirectIo, AioAllocReadsWithODirectIntoRegisteredMmapMemory) {
+  const std::string base = dstest::disk::disk_base();
+  if (base.empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* engine : {"libaio", "psync"}) {
+    SCOPED_TRACE(engine);
+    LogFile log;
+    auto env = double_env(log);
+    env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
+    const std::string ws = base + "/" + dstest::disk::unique_name("acl-aio");
+    JsonRun r = run_json({"--backend", "ascend", "aio", "--workspace", ws, "--io-type", "alloc", "--engine", engine,
+                          "--io-size", "64K", "--io-number", "8", "--epoch-number", "1", "--validate"},
+                         env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json load = r.result("aio_load");
+    EXPECT_EQ(load["to"], "acl::odirect_mmap::0");
+    EXPECT_EQ(load["validated"], true);
+    ASSERT_EQ(load["notes"].size(), 1u) << r.out;
+    const std::string note = load["notes"][0];
+    EXPECT_EQ(note.rfind("--io-type alloc buffers: mmap memory on ", 0), 0u) << note;
+    EXPECT_NE(note.find(", registered with the device, not the backend's pinned memory: aclrtMallocHost memory "
+                        "fails O_DIRECT I/O with EFAULT (UCM 734318ce)"),
+              std::string::npos)
+        << note;
+    const CallLog calls = log.read();
+    EXPECT_EQ(count_all(calls, "aclrtMallocHost"), 0u);
+    EXPECT_EQ(count_all(calls, "aclrtHostRegisterV2"), 2u) << "dump and load workers, one registration each";
+    EXPECT_EQ(r.err.find("corrupt_shim"), std::string::npos) << "no O_DIRECT I/O reached memory DMA cannot: " << r.err;
+    for (const auto& kv : calls) expect_clean_process(kv.second, kv.first);
+  }
+  // Buffered I/O (tmpfs has no O_DIRECT): aclrtMallocHost memory, as before.
+  LogFile log;
+  auto env = double_env(log);
+  env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
+  const std::string ws = "/dev/shm/" + dstest::disk::unique_name("acl-aio-buf");
+  JsonRun r = run_json({"--backend", "ascend", "aio", "--workspace", ws, "--io-type", "alloc", "--io-size", "64K",
+                        "--io-number", "8", "--epoch-number", "1", "--buffered", "--validate"},
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.result("aio_load")["to"], "acl::host::0");
+  EXPECT_TRUE(r.result("aio_load")["notes"].is_null() || r.result("aio_load")["notes"].empty());
+  EXPECT_EQ(count_all(log.read(), "aclrtMallocHost"), 2u) << "buffered I/O: aclrtMallocHost memory";
+  EXPECT_FALSE(dstest::disk::exists(ws));
 }

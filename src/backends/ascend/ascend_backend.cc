@@ -785,6 +785,12 @@ class AscendBackend : public Backend {
   // The driver pins pinned and registered memory itself; only on kernels 5.10 and
   // older do we lock our own mappings with mlock before registering them.
   bool mlocks(HostLock kind) const override { return kind == HostLock::kRegistration && lock_before_register(); }
+  // The driver maps aclrtMallocHost memory so that O_DIRECT I/O into it fails with EFAULT
+  // (ModelEngine-Group/unified-cache-management commit 734318ce, PR #850, which moved
+  // UCM's O_DIRECT buffers to mmap memory registered with aclrtHostRegister for it).
+  std::string pinned_direct_io_unsupported() const override {
+    return "aclrtMallocHost memory fails O_DIRECT I/O with EFAULT (UCM 734318ce)";
+  }
 
   void init_process() override {
     lib_ = &load_acl_library();

@@ -11,7 +11,8 @@
 // nor registered with ACL_HOST_REG_PINNED) returns only after the copy: the log says
 // pageable=1 for those.
 // Like the real runtime it hands out aclrtMallocHost memory that is 64-byte but not
-// 4 KiB aligned, refuses to register an address or length that is not 4 KiB aligned
+// 4 KiB aligned and that O_DIRECT I/O cannot use (EFAULT; with the LD_PRELOAD shim of
+// tests/shims, which the ascend tests load), refuses to register an address or length that is not 4 KiB aligned
 // (107000), refuses on kernels 5.10 and older (DEV_SANDBOX_KERNEL_RELEASE, else uname)
 // to register memory that is neither from aclrtMallocHost nor locked (mlock), refuses
 // ACL_HOST_REG_PINNED for aclrtMallocHost memory, refuses to record an event again that
@@ -31,6 +32,7 @@
 // DS_DOUBLE_NO_REGISTER_V2 is defined (an older CANN), and without those,
 // aclrtHostRegister/aclrtHostUnregister, aclrtCreateEventExWithFlag and
 // aclrtMemcpyBatchAsync when DS_DOUBLE_OLD_CANN is defined (CANN before 8.1).
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
@@ -200,6 +202,12 @@ bool in_malloc_host(uint64_t addr, uint64_t len) {
   if (it == m.begin()) return false;
   --it;
   return addr + len <= it->first + it->second.size;
+}
+
+// An entry point of the LD_PRELOAD shim (tests/shims/corrupt_shim.c), null without it.
+template <typename F>
+F no_dma_hook(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
 }
 
 // The kernel release as the runtime sees it (the tests set DEV_SANDBOX_KERNEL_RELEASE).
@@ -771,6 +779,10 @@ aclError aclrtMallocHost(void** ptr, size_t size) {
     st().pinned[reinterpret_cast<uint64_t>(p)] = size;
     st().pinned_base[reinterpret_cast<uint64_t>(p)] = reinterpret_cast<uint64_t>(base);
   }
+  // The driver maps this memory so that the block layer cannot pin it: O_DIRECT I/O into
+  // it fails with EFAULT (UCM commit 734318ce, PR #850). The LD_PRELOAD shim
+  // (tests/shims/corrupt_shim.c) makes the kernel answer so, where it is loaded.
+  if (auto add = no_dma_hook<void (*)(void*, size_t)>("ds_shim_no_dma_add")) add(base, size + 4096);
   *ptr = p;
   log_call("aclrtMallocHost", fmt("size=%zu ptr=0x%llx", size, (unsigned long long)reinterpret_cast<uint64_t>(p)));
   return dsdouble::kSuccess;
@@ -792,6 +804,8 @@ aclError aclrtFreeHost(void* ptr) {
       return dsdouble::kInvalidParam;
     }
   }
+  if (auto remove = no_dma_hook<void (*)(void*)>("ds_shim_no_dma_remove"))
+    remove(reinterpret_cast<void*>(st().pinned_base.at(it->first)));
   munmap(reinterpret_cast<void*>(st().pinned_base.at(it->first)), it->second + 4096);
   st().pinned_base.erase(it->first);
   st().pinned.erase(it);
