@@ -156,6 +156,7 @@ class LoadWorker : public LoopWorker {
                           static_cast<size_t>(f.bytes)});
     }
     pipeline_ = std::make_unique<Pipeline>(std::move(c), p.streams);
+    if (p.sdma) dev_->prepare_direct(nullptr, 0);  // what the direct path needs first (ascend on x86: its proof)
     if (p.validate) scratch_ = alloc_pageable(static_cast<size_t>(p.layout.largest_fragment()));
   }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <future>
@@ -306,6 +307,20 @@ class AscendGate : public StreamGate {
   std::vector<std::pair<aclrtStream, std::unique_ptr<Ticket>>> held_;
 };
 
+// Host-to-device SDMA is not supported on x86 hosts: the CANN runtime stopped turning
+// H2D copies of mapped host memory into SDMA copies there ("On x86, hardware does not
+// support using sdma for h2d copy", ConvertMappedAddrToDevice in api_impl.cc;
+// hicann/runtime b7bb740, cann/runtime issue #594). Our direct path is exactly such a
+// copy, so on an x86 host every device proves it first with one small validated copy
+// (AscendDevice::prove_sdma_from_host) before its first direct task.
+#if defined(__x86_64__) || defined(__i386__)
+constexpr bool kProveSdmaFromHost = true;
+#else
+constexpr bool kProveSdmaFromHost = false;
+#endif
+
+constexpr int64_t kProofWaitNs = 2000000000LL;  // how long the proof copy may take
+
 class AscendDevice : public Device {
  public:
   AscendDevice(const AclLibrary& lib, int index, pid_t owner_pid)
@@ -583,12 +598,16 @@ class AscendDevice : public Device {
   std::string batch_fallback() const override { return batch_fallback_; }
   std::string batch_runtime_loop() const override { return batch_looped_ ? batch_loop_text : ""; }
 
+  // Setup of the direct path (n = 0: nothing to prepare yet, as load asks): on an x86
+  // host first the proof that SDMA reads host memory there at all.
   void prepare_direct(const CopyDesc* d, size_t n) override {
+    prove_sdma_from_host();
     if (n > 0) task(d, n);
   }
 
   void direct_task(const CopyDesc* d, size_t n, Stream& s) override {
     if (!lib_.has_ffts_launch()) throw RunError("FFTS+ is not available: " + lib_.rt_why);
+    prove_sdma_from_host();
     if (n == 0) return;
     AscendStream& st = stream_of(s);
     const FftsTask& t = task(d, n);
@@ -633,6 +652,69 @@ class AscendDevice : public Device {
   }
 
  private:
+  // On an x86 host (kProveSdmaFromHost), once per device: one 4 KiB FFTS+ SDMA copy from
+  // registered pinned host memory into this device, read back and compared. A RunError
+  // "not supported on this machine: ..." when its bytes do not arrive, it fails, or it
+  // does not complete within kProofWaitNs (its memory and stream are then left alone:
+  // releasing what a copy may still use would wait for it).
+  void prove_sdma_from_host() {
+    if (!kProveSdmaFromHost || proof_done_) return;
+    proof_done_ = true;  // before the proof's own direct_task
+    constexpr size_t kBytes = 4096;
+    std::string why;
+    std::unique_ptr<Memory> src, dst;
+    std::unique_ptr<Stream> stream;
+    std::unique_ptr<Event> done;
+    try {
+      src = alloc_pinned(kBytes, true);
+      dst = alloc_device(kBytes);
+      auto* bytes = static_cast<unsigned char*>(src->host_ptr());
+      std::vector<unsigned char> back(kBytes);
+      for (size_t i = 0; i < kBytes; ++i) {
+        bytes[i] = static_cast<unsigned char>(i * 31 + 17);
+        back[i] = static_cast<unsigned char>(~bytes[i]);  // what the device holds first
+      }
+      copy_sync({dst->device_ptr(), back.data(), kBytes}, CopyDir::kH2D);
+      stream = create_stream();
+      done = create_event();
+      const CopyDesc d{dst->device_ptr(), src->device_ptr(), kBytes};
+      direct_task(&d, 1, *stream);
+      // Recorded on its stream only (record() would join a timing stream of the device's
+      // other streams).
+      lib_.check(lib_.aclrtRecordEvent(event_of(*done).handle(), stream_of(*stream).handle()), "aclrtRecordEvent",
+                 where_ + ", the proof copy");
+      const int64_t until = now_ns() + kProofWaitNs;
+      while (lib_.aclrtQueryEventStatus) {
+        int status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        lib_.check(lib_.aclrtQueryEventStatus(event_of(*done).handle(), &status), "aclrtQueryEventStatus",
+                   where_ + ", the proof copy");
+        if (status == ACL_EVENT_RECORDED_STATUS_COMPLETE) break;
+        if (now_ns() > until) {
+          (void)done.release();
+          (void)stream.release();
+          (void)src.release();
+          (void)dst.release();
+          why = "did not complete within " + std::to_string(kProofWaitNs / 1000000000LL) + " s";
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (why.empty()) {
+        synchronize(*stream);  // reports a copy that failed
+        copy_sync({back.data(), dst->device_ptr(), kBytes}, CopyDir::kD2H);
+        for (size_t i = 0; i < kBytes && why.empty(); ++i)
+          if (back[i] != bytes[i])
+            why = "completed without delivering its bytes (first difference at offset " + std::to_string(i) + ")";
+      }
+    } catch (const RunError& e) {
+      why = std::string("failed: ") + e.what();
+    }
+    if (!why.empty())
+      throw RunError("not supported on this machine: host-to-device SDMA does not work on this x86 host (the CANN "
+                     "runtime itself does not use it on x86: hicann/runtime b7bb740, cann/runtime issue #594): a "
+                     "validated 4 KiB FFTS+ SDMA copy from registered host memory to " + where_ + " " + why);
+  }
+
   // aclrtHostRegisterV2 with `flags`, then the mapped device address.
   void* register_v2(void* ptr, size_t span, uint32_t flags, const std::string& where) {
     const aclError rc = lib_.aclrtHostRegisterV2(ptr, span, flags);
@@ -746,6 +828,7 @@ class AscendDevice : public Device {
       "(FEATURE_MEMCPY_BATCH_ASYNC): it issued one copy per block itself, two pointer-attribute look-ups each";
   std::unique_ptr<DescArena> arena_;
   PreparedLists<FftsTask> prepared_;
+  bool proof_done_ = false;  // prove_sdma_from_host ran (x86 hosts)
 };
 
 // A device's driver ids as AscendCL gives them, for DCMI (device_pci.h): its logical id,
@@ -868,6 +951,11 @@ class AscendBackend : public Backend {
     p.gate_unavailable = lib.gate_missing();
     // The direct path reads host memory through its registered (mapped) address.
     if (p.direct_unavailable.empty()) p.direct_unavailable = p.register_unavailable;
+    if (kProveSdmaFromHost)
+      p.facts.push_back({"host-to-device SDMA (x86 host)",
+                         "the CANN runtime does not use SDMA for host-to-device copies on x86 (hicann/runtime b7bb740, "
+                         "cann/runtime issue #594), so every direct-path worker first proves it with one validated "
+                         "4 KiB FFTS+ SDMA copy, and stops with \"not supported on this machine\" if that fails"});
     const std::string kernel = kernel_release();
     const std::string lock_first =
         lock_before_register() ? "; kernel " + kernel + " is 5.10 or older, where the CANN docs allow registering only "

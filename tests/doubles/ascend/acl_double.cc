@@ -385,6 +385,11 @@ void* api_resolve_sdma(uint64_t addr, uint64_t len, bool want_device, std::strin
   return nullptr;
 }
 
+bool api_host_mapped(uint64_t addr) {
+  std::lock_guard<std::mutex> lock(st().mu);
+  return mapped_cpu(addr, 1) != nullptr;
+}
+
 void api_set_recent(const char* msg) {
   std::lock_guard<std::mutex> lock(st().mu);
   st().recent_error = msg ? msg : "";
@@ -922,7 +927,7 @@ aclError aclrtCreateStream(void** stream) {
   }
   DStream* s = new DStream();
   s->api = {dsdouble::kStreamMagic, api_enqueue, api_resolve_sdma, api_set_recent, api_initialised,
-            api_enqueue_copy, api_charge};
+            api_enqueue_copy, api_charge, api_host_mapped};
   s->device = t_device;
   s->worker = std::thread([s] { s->run(); });
   {

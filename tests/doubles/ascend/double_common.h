@@ -19,6 +19,10 @@
 //                                (default: i); "unsupported": it answers 207000
 //   DS_ACL_DOUBLE_CHIP_IDS=2,2   aclrtGetDeviceInfo(PHY_CHIP_ID) of ACL device i (default: its
 //                                physical id, / 2 on an Ascend910_93* SoC: two dies per chip)
+//   DS_ACL_DOUBLE_SDMA_H2D=silent|fail  an x86 host whose SDMA cannot read host memory
+//                                (hicann/runtime b7bb740, cann/runtime issue #594): an SDMA
+//                                context from registered host memory completes without
+//                                copying (silent) or fails its task (fail)
 // The DCMI double (dcmi_double.cc, libdcmi.so) logs to DS_ACL_DOUBLE_LOG too, and reads:
 //   DS_DCMI_DOUBLE_PCI=4:0000:18:00.0,...  the PCI address of each physical id it knows
 //   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of the driver's logical id i (default: i); the
@@ -91,6 +95,8 @@ struct StreamApi {
   void (*enqueue_copy)(void* stream, std::string (*fn)(void* arg), void* arg, uint64_t bytes);
   // Called by a copy task's fn on the stream's thread: it moved `bytes` more.
   void (*charge)(void* stream, uint64_t bytes);
+  // Whether an SDMA address is the mapped address of registered host memory.
+  bool (*host_mapped)(uint64_t addr);
 };
 
 // The timing knobs and the trace under this prefix.

@@ -17,6 +17,9 @@
 // One launch is one copy task on the stream (DS_ACL_DOUBLE_COPY_NS_PER_KIB and the other
 // time knobs of double_common.h: it takes the cost of all its contexts' bytes), and
 // the launch call stalls first by DS_ACL_DOUBLE_SUBMIT_NS.
+// DS_ACL_DOUBLE_SDMA_H2D=silent|fail stands for an x86 host, where SDMA cannot read host
+// memory (hicann/runtime b7bb740, cann/runtime issue #594): contexts from registered host
+// memory copy nothing, or fail their task.
 // Only rtFftsPlusTaskLaunchWithFlag is exported (libruntime.so is built with hidden
 // visibility and the plain rtFftsPlusTaskLaunch is not marked for export).
 // Built twice: with the launch, and (DS_DOUBLE_HIDE_FFTS) without, to stand for a
@@ -89,6 +92,8 @@ std::string run_task(void* arg) {
     }
   }
   const size_t skew = static_cast<size_t>(dsdouble::env_long("DS_ACL_DOUBLE_SKEW", 0));
+  const char* h2d = std::getenv("DS_ACL_DOUBLE_SDMA_H2D");
+  const std::string sdma_h2d = h2d ? h2d : "";
   std::vector<int> pending(t->total);
   std::vector<bool> done(t->total, false);
   std::vector<uint16_t> queue;
@@ -149,7 +154,16 @@ std::string run_task(void* arg) {
       err = fmt("context %u: ", i) + why;
       break;
     }
-    std::memcpy(to, from, len);
+    if (t->api->host_mapped(src) && !sdma_h2d.empty()) {
+      // An x86 host whose SDMA cannot read host memory (DS_ACL_DOUBLE_SDMA_H2D).
+      if (sdma_h2d == "fail") {
+        err = fmt("context %u: SDMA from host memory is not supported on this host (test double: "
+                  "DS_ACL_DOUBLE_SDMA_H2D=fail)", i);
+        break;
+      }
+    } else {
+      std::memcpy(to, from, len);
+    }
     t->api->charge(t->stream, len);  // the task takes its cost for every byte (double_timing.h)
     const int succ = get<uint8_t>(c, kCtxSuccNum);
     if (succ > kMaxSuccessors) {
