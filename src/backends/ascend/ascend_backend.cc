@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -193,17 +194,18 @@ class DescArena {
   size_t left_ = 0;
 };
 
-// Where FFTS+ contexts go: DEV_SANDBOX_FFTS_DESC=host|device forces one (to compare on
-// hardware); auto: device memory when the contexts outgrow the runtime's BAR copy.
-bool contexts_in_device_memory(size_t contexts) {
+// DEV_SANDBOX_FFTS_DESC: "host" or "device" forces where FFTS+ contexts go (to compare
+// on hardware, e.g. the per-launch path); "auto" (default) lets AscendDevice decide.
+std::string ffts_desc_mode() {
   const char* v = std::getenv("DEV_SANDBOX_FFTS_DESC");
   const std::string mode = v && *v ? v : "auto";
-  if (mode == "host") return false;
-  if (mode == "device") return true;
-  if (mode != "auto")
+  if (mode != "auto" && mode != "host" && mode != "device")
     throw RunError("DEV_SANDBOX_FFTS_DESC is '" + mode + "': expects auto, host or device");
-  return contexts * sizeof(rtFftsPlusSdmaCtx_t) > kFftsHostDescBarBytes;
+  return mode;
 }
+
+// Launches timed per placement when the choice is made (the fastest of each counts).
+constexpr int kDescTrials = 3;
 
 AscendStream& stream_of(Stream& s) { return static_cast<AscendStream&>(s); }
 AscendEvent& event_of(Event& e) { return static_cast<AscendEvent&>(e); }
@@ -597,6 +599,7 @@ class AscendDevice : public Device {
 
   std::string batch_fallback() const override { return batch_fallback_; }
   std::string batch_runtime_loop() const override { return batch_looped_ ? batch_loop_text : ""; }
+  std::vector<std::string> notes() const override { return notes_; }
 
   // Setup of the direct path (n = 0: nothing to prepare yet, as load asks): on an x86
   // host first the proof that SDMA reads host memory there at all.
@@ -609,10 +612,12 @@ class AscendDevice : public Device {
     if (!lib_.has_ffts_launch()) throw RunError("FFTS+ is not available: " + lib_.rt_why);
     prove_sdma_from_host();
     if (n == 0) return;
-    AscendStream& st = stream_of(s);
-    const FftsTask& t = task(d, n);
-    // The runtime copies the SQE (and host contexts) during the launch, so nothing
-    // here has to outlive the call.
+    launch(task(d, n), stream_of(s));
+  }
+
+  // One launch of a built task. The runtime copies the SQE (and host contexts) during
+  // the launch, so nothing here has to outlive the call.
+  void launch(const FftsTask& t, AscendStream& st) {
     rtFftsPlusTaskInfo_t info{};
     info.fftsPlusSqe = &t.sqe;
     info.descBuf = t.device_contexts ? t.device_contexts : static_cast<const void*>(t.contexts.data());
@@ -738,6 +743,82 @@ class AscendDevice : public Device {
   // One fragment is one SDMA context, or several of at most kSdmaMaxContextBytes (the
   // runtime's own ceiling for one host-to-device SQE), back to back, in the same task.
   FftsTask build_task(const CopyDesc* d, size_t n) {
+    FftsTask t = build_contexts(d, n);
+    if (device_descriptors(t.contexts.size())) place_on_device(t);
+    return t;
+  }
+
+  // A copy of the task's contexts in device memory (the arena), which launches then use.
+  void place_on_device(FftsTask& t) {
+    const size_t bytes = sizeof(rtFftsPlusSdmaCtx_t) * t.contexts.size();
+    if (!arena_) arena_ = std::make_unique<DescArena>(*this);
+    t.device_contexts = arena_->take(bytes);
+    lib_.check(lib_.aclrtMemcpy(t.device_contexts, bytes, t.contexts.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
+               "aclrtMemcpy", where_ + ", FFTS+ context descriptors to the device");
+  }
+
+  // Where the contexts of an n-context task go (true: device memory). Up to the
+  // runtime's PCIe BAR copy, host memory: the runtime sends them through its pool at
+  // launch. Above it both placements cost the launch something (ffts_task.cc
+  // FftsPlusTaskInit): host contexts a device allocation and a blocking H2D copy at every
+  // launch (FftsPlusTmpAllocH2D); device contexts are used in place by older runtimes,
+  // while newer ones read them back with a blocking D2H copy at every launch
+  // (CheckFftsPlusDsaContextFromDevice, hicann/runtime a145dcdb2). So the choice is
+  // timed, once per context count, at setup; DEV_SANDBOX_FFTS_DESC forces one.
+  bool device_descriptors(size_t n) {
+    const std::string mode = ffts_desc_mode();
+    const bool beyond_bar = n * sizeof(rtFftsPlusSdmaCtx_t) > kFftsHostDescBarBytes;
+    const std::string what = "FFTS+ context descriptors (" + std::to_string(n) + " per task) in ";
+    if (mode != "auto") {
+      if (beyond_bar) add_note(what + mode + " memory, as DEV_SANDBOX_FFTS_DESC=" + mode + " asks");
+      return mode == "device";
+    }
+    if (!beyond_bar) return false;
+    auto it = desc_choice_.find(n);
+    if (it != desc_choice_.end()) return it->second;
+    const bool device = device_descriptors_timed_faster(n);
+    desc_choice_[n] = device;
+    add_note(what + (device ? "device memory: a launch with them timed faster at setup than with host contexts, "
+                              "which the runtime copies with a device allocation and a blocking copy at every launch"
+                            : "host memory: a launch with them timed faster at setup than with device contexts, "
+                              "which newer runtimes read back with a blocking copy at every launch"));
+    return device;
+  }
+
+  // One n-context task (each context 512 bytes between scratch buffers) launched
+  // kDescTrials times with its contexts in host memory and as often in device memory,
+  // alternating, each launch call timed on the host (where both placements do their
+  // per-launch work) and waited for untimed. True (device memory) unless the fastest host
+  // launch was clearly faster (by a quarter) than the fastest device one.
+  bool device_descriptors_timed_faster(size_t n) {
+    constexpr size_t kSlots = 8, kEach = 512;
+    auto src = alloc_pinned(kSlots * kEach, true);
+    auto dst = alloc_device(kSlots * kEach);
+    std::memset(src->host_ptr(), 0x5a, kSlots * kEach);
+    std::vector<CopyDesc> d(n);
+    for (size_t i = 0; i < n; ++i)
+      d[i] = {static_cast<char*>(dst->device_ptr()) + (i % kSlots) * kEach,
+              static_cast<const char*>(src->device_ptr()) + (i % kSlots) * kEach, kEach};
+    FftsTask host = build_contexts(d.data(), n);
+    FftsTask device = host;
+    place_on_device(device);
+    auto stream = create_stream();
+    int64_t best[2] = {INT64_MAX, INT64_MAX};
+    for (int k = 0; k < kDescTrials; ++k)
+      for (int v = 0; v < 2; ++v) {
+        const int64_t t0 = now_ns();
+        launch(v == 0 ? host : device, stream_of(*stream));
+        best[v] = std::min(best[v], now_ns() - t0);
+        synchronize(*stream);
+      }
+    return !(best[0] * 5 < best[1] * 4);
+  }
+
+  void add_note(const std::string& note) {
+    if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
+  }
+
+  FftsTask build_contexts(const CopyDesc* d, size_t n) {
     size_t total = 0;
     for (size_t i = 0; i < n; ++i)
       total += static_cast<size_t>(std::max<uint64_t>(1, (d[i].bytes + kSdmaMaxContextBytes - 1) / kSdmaMaxContextBytes));
@@ -784,13 +865,6 @@ class AscendDevice : public Device {
     t.sqe.readyContextNum = static_cast<uint16_t>(lanes);
     t.sqe.preloadContextNum = static_cast<uint16_t>(lanes);
     t.sqe.timeout = 0;
-    if (contexts_in_device_memory(n_ctx)) {
-      const size_t bytes = sizeof(rtFftsPlusSdmaCtx_t) * n_ctx;
-      if (!arena_) arena_ = std::make_unique<DescArena>(*this);
-      t.device_contexts = arena_->take(bytes);
-      lib_.check(lib_.aclrtMemcpy(t.device_contexts, bytes, t.contexts.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
-                 "aclrtMemcpy", where_ + ", FFTS+ context descriptors to the device");
-    }
     return t;
   }
 
@@ -829,6 +903,8 @@ class AscendDevice : public Device {
   std::unique_ptr<DescArena> arena_;
   PreparedLists<FftsTask> prepared_;
   bool proof_done_ = false;  // prove_sdma_from_host ran (x86 hosts)
+  std::map<size_t, bool> desc_choice_;  // context count -> device descriptors (timed)
+  std::vector<std::string> notes_;      // said once with the result (notes())
 };
 
 // A device's driver ids as AscendCL gives them, for DCMI (device_pci.h): its logical id,
@@ -980,10 +1056,18 @@ class AscendBackend : public Backend {
     p.facts.push_back({"events", lib.aclrtCreateEventExWithFlag
                                      ? "aclrtCreateEventExWithFlag (made for reuse, never reset)"
                                      : "aclrtCreateEventWithFlag, reset with aclrtResetEvent after each wait"});
-    p.facts.push_back({"FFTS+ context descriptors",
-                       "built once at setup; a task's contexts go in device memory when they exceed the runtime's "
-                       "PCIe BAR copy (" + std::to_string(kFftsHostDescBarBytes / sizeof(rtFftsPlusSdmaCtx_t)) +
-                       " contexts), else they are sent from host memory at each launch"});
+    const std::string forced = ffts_desc_mode();
+    p.facts.push_back(
+        {"FFTS+ context descriptors",
+         "built once at setup; up to the runtime's PCIe BAR copy (" +
+             std::to_string(kFftsHostDescBarBytes / sizeof(rtFftsPlusSdmaCtx_t)) +
+             " contexts) sent from host memory at each launch; " +
+             (forced != "auto"
+                  ? "larger tasks' contexts in " + forced + " memory, as DEV_SANDBOX_FFTS_DESC=" + forced + " asks"
+                  : "larger tasks' contexts in host or device memory, whichever made one launch faster when timed at "
+                    "setup (host: a device allocation and a blocking copy at every launch; device: used in place by "
+                    "older runtimes, read back with a blocking copy at every launch by newer ones); a note says "
+                    "which")});
     p.facts.push_back({"peer access (device to device)",
                        lib.aclrtDeviceCanAccessPeer && lib.aclrtDeviceEnablePeerAccess
                            ? "aclrtDeviceCanAccessPeer + aclrtDeviceEnablePeerAccess on each reading device"

@@ -23,6 +23,11 @@
 //                                (hicann/runtime b7bb740, cann/runtime issue #594): an SDMA
 //                                context from registered host memory completes without
 //                                copying (silent) or fails its task (fail)
+//   DS_ACL_DOUBLE_DESC_ALLOC_NS=n  a launch with host contexts beyond the PCIe BAR copy
+//                                stalls n ns (default 200000), as the runtime's device
+//                                allocation and blocking copy per launch do
+//   DS_ACL_DOUBLE_DESC_READBACK_NS=n  a launch with device contexts first reads them back,
+//                                stalling n ns, as newer runtimes do (unset: used in place)
 // The DCMI double (dcmi_double.cc, libdcmi.so) logs to DS_ACL_DOUBLE_LOG too, and reads:
 //   DS_DCMI_DOUBLE_PCI=4:0000:18:00.0,...  the PCI address of each physical id it knows
 //   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of the driver's logical id i (default: i); the

@@ -13,7 +13,9 @@
 // device memory, and a stream this instance of the library did not see created (a second
 // copy of libruntime.so). Host contexts are copied at the launch, as the runtime does
 // (through its PCIe BAR pool up to 1 KiB on x86 / 4 KiB on ARM, else a device allocation
-// and a blocking copy: the log says which); device contexts are read where they are.
+// and a blocking copy, DS_ACL_DOUBLE_DESC_ALLOC_NS long: the log says which); device
+// contexts are read where they are (DS_ACL_DOUBLE_DESC_READBACK_NS: read back first at
+// every launch, as newer runtimes do).
 // One launch is one copy task on the stream (DS_ACL_DOUBLE_COPY_NS_PER_KIB and the other
 // time knobs of double_common.h: it takes the cost of all its contexts' bytes), and
 // the launch call stalls first by DS_ACL_DOUBLE_SUBMIT_NS.
@@ -247,11 +249,24 @@ std::string run_task(void* arg) {
     }
     task->device_contexts = at;
     how = "desc=device";
+    // Newer runtimes read device contexts back with a blocking copy at every launch
+    // (ffts_task.cc CheckFftsPlusDsaContextFromDevice, hicann/runtime a145dcdb2):
+    // DS_ACL_DOUBLE_DESC_READBACK_NS=n stands for one, taking n ns; unset, they are used
+    // in place, as by older runtimes.
+    const long readback = dsdouble::env_long("DS_ACL_DOUBLE_DESC_READBACK_NS", -1);
+    if (readback >= 0) {
+      dsdouble_timing::sleep_for_ns(readback);
+      how += " readback=sync";
+    }
   } else {
     // Host memory: copied now; the caller may reuse its buffer once the call returns.
+    // Beyond the PCIe BAR copy the runtime allocates device memory and copies them with
+    // a blocking copy at every launch (FftsPlusTmpAllocH2D), which takes
+    // DS_ACL_DOUBLE_DESC_ALLOC_NS (default 200 us).
     task->copied.assign(desc, desc + desc_len);
     task->contexts = task->copied.data();
     how = desc_len <= kBarCopyBytes ? "desc=host copy=bar" : "desc=host copy=alloc+sync";
+    if (desc_len > kBarCopyBytes) dsdouble_timing::sleep_for_ns(dsdouble::env_long("DS_ACL_DOUBLE_DESC_ALLOC_NS", 200000));
   }
   log_call(call, fmt("contexts=%u ready=%u subtype=0x%x %s flag=%u stream=%p", total, ready, subtype, how.c_str(),
                      flag, stream));
