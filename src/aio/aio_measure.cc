@@ -473,9 +473,9 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const std::string memory_text =
       std::to_string(p.buffers) + " reused " +
       (!p.alloc ? std::string("mmap buffers")
-       : nworkers > 1 && !p.device_given
-           ? std::string(own_alloc ? "registered mmap" : "pinned") + " buffers of its own device (worker w: device w)"
-           : std::string(own_alloc ? "registered mmap" : "pinned") + " buffers of device " + std::to_string(p.device_id));
+       : std::string(own_alloc ? "registered mmap" : "pinned") +
+             (nworkers > 1 && !p.device_given ? std::string(" buffers of its own device (worker w: device w)")
+                                              : " buffers of device " + std::to_string(p.device_id)));
   // --workers W > 1: every worker process its own files and buffers.
   const std::string workers_text =
       (nworkers == 1 ? "" : ", in each of " + std::to_string(nworkers) + " worker processes with its own files and buffers") +

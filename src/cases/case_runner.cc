@@ -238,8 +238,8 @@ class CopyWorker : public LoopWorker {
 
   void unregistered_note(const char* side, BufKind kind, const std::string& why) {
     if (!why.empty())
-      notes_.push_back(std::string(side) + " memory (" + label_kind(kind) + ") not registered with the device: " + why +
-                       "; the CE copies use it unregistered");
+      notes_.push_back(std::string(side) + " memory (" + label_kind(kind) +
+                       ") not registered with the device: " + why + "; the CE copies use it unregistered");
   }
 
   PlacementScope placed_;  // first: the CPUs and memory policy everything after is made under

@@ -131,7 +131,8 @@ static int no_dma(const void* buf, size_t n) {
   const uintptr_t lo = (uintptr_t)buf, hi = lo + n;
   int hit = 0;
   no_dma_lock();
-  for (int i = 0; i < NO_DMA_RANGES && !hit; ++i) hit = g_no_dma[i].hi != 0 && lo < g_no_dma[i].hi && g_no_dma[i].lo < hi;
+  for (int i = 0; i < NO_DMA_RANGES && !hit; ++i)
+    hit = g_no_dma[i].hi != 0 && lo < g_no_dma[i].hi && g_no_dma[i].lo < hi;
   no_dma_unlock();
   return hit;
 }
@@ -162,7 +163,8 @@ static void* dma_target(int fd, void* buf, size_t n) {
   if (!__atomic_exchange_n(&g_no_dma_said, 1, __ATOMIC_ACQ_REL)) {
     char line[160];
     const int k = snprintf(line, sizeof line,
-                           "corrupt_shim: pid %d: O_DIRECT I/O into memory DMA cannot reach: the kernel answers EFAULT\n",
+                           "corrupt_shim: pid %d: O_DIRECT I/O into memory DMA cannot reach: "
+                           "the kernel answers EFAULT\n",
                            (int)getpid());
     if (k > 0) {
       ssize_t ignored = write(2, line, (size_t)k);

@@ -821,7 +821,8 @@ class AscendDevice : public Device {
   FftsTask build_contexts(const CopyDesc* d, size_t n) {
     size_t total = 0;
     for (size_t i = 0; i < n; ++i)
-      total += static_cast<size_t>(std::max<uint64_t>(1, (d[i].bytes + kSdmaMaxContextBytes - 1) / kSdmaMaxContextBytes));
+      total += static_cast<size_t>(
+          std::max<uint64_t>(1, (d[i].bytes + kSdmaMaxContextBytes - 1) / kSdmaMaxContextBytes));
     if (total > kFftsMaxContexts)
       throw RunError("one FFTS+ task holds at most " + std::to_string(kFftsMaxContexts) + " SDMA contexts, and this "
                      "one needs " + std::to_string(total) + " (" + std::to_string(n) + " fragment" +
@@ -1029,9 +1030,10 @@ class AscendBackend : public Backend {
     if (p.direct_unavailable.empty()) p.direct_unavailable = p.register_unavailable;
     if (kProveSdmaFromHost)
       p.facts.push_back({"host-to-device SDMA (x86 host)",
-                         "the CANN runtime does not use SDMA for host-to-device copies on x86 (hicann/runtime b7bb740, "
-                         "cann/runtime issue #594), so every direct-path worker first proves it with one validated "
-                         "4 KiB FFTS+ SDMA copy, and stops with \"not supported on this machine\" if that fails"});
+                         "the CANN runtime does not use SDMA for host-to-device copies on x86 (hicann/runtime "
+                         "b7bb740, cann/runtime issue #594), so every direct-path worker first proves it with one "
+                         "validated 4 KiB FFTS+ SDMA copy, and stops with \"not supported on this machine\" if that "
+                         "fails"});
     const std::string kernel = kernel_release();
     const std::string lock_first =
         lock_before_register() ? "; kernel " + kernel + " is 5.10 or older, where the CANN docs allow registering only "

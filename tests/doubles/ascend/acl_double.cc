@@ -1327,8 +1327,9 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
   // nothing is copied; otherwise the runtime loops single copies (below).
   const char* soc = std::getenv("DS_ACL_DOUBLE_SOC");
   // CHIP_910_B_93 (Atlas A2: Ascend910B1..B4, A3: Ascend910_93xx; config/910_B_93/dev_info_reg.cc).
-  const bool batch_soc = !soc || (std::strncmp(soc, "Ascend910B", 10) == 0 && std::isdigit(static_cast<unsigned char>(soc[10]))) ||
-                         std::strncmp(soc, "Ascend910_93", 12) == 0;
+  const bool batch_soc =
+      !soc || (std::strncmp(soc, "Ascend910B", 10) == 0 && std::isdigit(static_cast<unsigned char>(soc[10]))) ||
+      std::strncmp(soc, "Ascend910_93", 12) == 0;
   const bool driver_batch = dsdouble::env_long("DS_ACL_DOUBLE_BATCH_FEATURE", 0) != 0;
   if (!batch_soc || driver_batch) {
     log_call("aclrtMemcpyBatchAsync", !batch_soc ? "-> 207000 chip type does not support MemcpyBatchAsync"

@@ -266,7 +266,8 @@ std::string run_task(void* arg) {
     task->copied.assign(desc, desc + desc_len);
     task->contexts = task->copied.data();
     how = desc_len <= kBarCopyBytes ? "desc=host copy=bar" : "desc=host copy=alloc+sync";
-    if (desc_len > kBarCopyBytes) dsdouble_timing::sleep_for_ns(dsdouble::env_long("DS_ACL_DOUBLE_DESC_ALLOC_NS", 200000));
+    if (desc_len > kBarCopyBytes)
+      dsdouble_timing::sleep_for_ns(dsdouble::env_long("DS_ACL_DOUBLE_DESC_ALLOC_NS", 200000));
   }
   log_call(call, fmt("contexts=%u ready=%u subtype=0x%x %s flag=%u stream=%p", total, ready, subtype, how.c_str(),
                      flag, stream));
