@@ -20,6 +20,7 @@
 #include "core/interrupt.h"
 #include "core/stats.h"
 #include "core/units.h"
+#include "memory/buffer.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
 #include "runner/numa_plan.h"
@@ -61,7 +62,10 @@ MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
   n.host = (ring + (p.validate ? p.io_size : 0)) * static_cast<uint64_t>(p.workers) +
            (p.phase_dump ? 0 : p.io_size);  // no dump phase: the files are written from one scratch shard
   // Only memory our own code mlock()s counts; a vendor driver pins in its kernel module.
-  if (p.alloc && backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = ring;
+  // (With O_DIRECT where the backend's pinned memory cannot take it, the buffers are our
+  // own mapping, whose lock and registration are best effort: make_io_buffer.)
+  const bool own = !p.buffered && !backend.pinned_direct_io_unsupported().empty();
+  if (p.alloc && !own && backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = ring;
   return n;
 }
 
@@ -172,13 +176,18 @@ class AioWorker : public LoopWorker {
   AioWorker(const AioSetup& s, const AioPhase& phase) : placed_(s.numa, s.device), s_(s), phase_(phase) {
     const AioParams& p = s.p;
     const size_t bytes = static_cast<size_t>(p.buffers * p.io_size);
+    char* base = nullptr;
     if (p.alloc) {
+      // The backend's pinned memory, or for O_DIRECT where that memory cannot take it
+      // (ascend: aclrtMallocHost memory answers EFAULT) our own registered mapping.
       device_ = s.backend.open_device(s.device);
-      memory_ = device_->alloc_pinned(bytes, false);
+      alloc_ = make_io_buffer(*device_, bytes, false, s.direct ? s.backend.pinned_direct_io_unsupported() : "",
+                              "--io-type alloc buffers");
+      base = static_cast<char*>(alloc_.host);
     } else {
       memory_ = map_anonymous(bytes, true);
+      base = static_cast<char*>(memory_->host_ptr());
     }
-    char* base = static_cast<char*>(memory_->host_ptr());
     if (!base || reinterpret_cast<uintptr_t>(base) % kAioAlign != 0)
       throw RunError("the " + std::string(p.alloc ? "pinned" : "mmap") +
                      " host buffer is not 4096-byte aligned, which O_DIRECT needs");
@@ -258,6 +267,7 @@ class AioWorker : public LoopWorker {
     }
   }
   uint64_t retries() const override { return short_transfers_; }
+  std::string note() const override { return alloc_.note; }
   const WorkerPlacement* placement() const override { return &placed_.record(); }
 
  private:
@@ -274,6 +284,7 @@ class AioWorker : public LoopWorker {
   const AioPhase& phase_;
   std::unique_ptr<Device> device_;  // before the memory it allocates
   std::unique_ptr<Memory> memory_;
+  IoBuffer alloc_;  // --io-type alloc
   std::unique_ptr<IoEngine> engine_;  // after the memory: drained and closed before the buffers go
   BufferRing ring_;
   PassHooks write_hooks_, read_hooks_;
@@ -444,7 +455,10 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   }
 
   const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
-  const std::string host = backend.label_prefix() + "::" + (p.alloc ? "host" : "mmap") +
+  // --io-type alloc with O_DIRECT where the backend's pinned memory cannot take it: our
+  // own registered mapping (make_io_buffer), named as such.
+  const bool own_alloc = p.alloc && direct && !backend.pinned_direct_io_unsupported().empty();
+  const std::string host = backend.label_prefix() + "::" + (own_alloc ? "odirect_mmap" : p.alloc ? "host" : "mmap") +
                            "::" + (nworkers > 1 || across ? std::string("all") : std::to_string(p.device_id));
   const std::string file = "file::" + files.types();
   const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
@@ -460,8 +474,9 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const std::string memory_text =
       std::to_string(p.buffers) + " reused " +
       (!p.alloc ? std::string("mmap buffers")
-       : nworkers > 1 && !p.device_given ? std::string("pinned buffers of its own device (worker w: device w)")
-                                         : "pinned buffers of device " + std::to_string(p.device_id));
+       : std::string(own_alloc ? "registered mmap" : "pinned") +
+             (nworkers > 1 && !p.device_given ? std::string(" buffers of its own device (worker w: device w)")
+                                              : " buffers of device " + std::to_string(p.device_id)));
   // --workers W > 1: every worker process its own files and buffers.
   const std::string workers_text =
       (nworkers == 1 ? "" : ", in each of " + std::to_string(nworkers) + " worker processes with its own files and buffers") +
@@ -543,6 +558,10 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
     short_transfers += loop.retries;
     CaseResult r;
     r.name = name;
+    for (const std::string& note : loop.notes) {  // how --io-type alloc's buffers were made
+      r.notes.push_back(note);
+      std::cerr << "dev-sandbox: note: " << name << ": " << note << "\n";
+    }
     // A mixed epoch goes both ways: From the host buffers To the files, then back.
     r.from = phase.writes() ? host : file;
     r.to = phase.writes() ? file : host;

@@ -145,6 +145,14 @@ class Device {
   // every batch went out as a batch. The case then names the engine that really
   // ran (CE, not CE-BATCH) and reports this text once.
   virtual std::string batch_fallback() const { return {}; }
+  // Why batches the runtime accepted were copied one block at a time all the same, by
+  // the runtime itself (ascend: aclrtMemcpyBatchAsync loops single copies where the
+  // driver has no batch copy); empty otherwise. The Method is then CE-BATCH-LOOP, and
+  // this text is reported once.
+  virtual std::string batch_runtime_loop() const { return {}; }
+  // Anything else about how this device's copies ran that a result should say (e.g.
+  // where the direct path keeps its descriptors), each reported once.
+  virtual std::vector<std::string> notes() const { return {}; }
 };
 
 // Host memory a case locks, by how it is made: the runtime's own page-locked
@@ -206,6 +214,10 @@ class Backend {
   virtual bool has(Capability cap) const = 0;
   // Device memory lives in host RAM (sim): the host memory check counts it.
   virtual bool device_memory_is_host() const { return false; }
+  // Empty when memory from Device::alloc_pinned can be the buffer of an O_DIRECT read or
+  // write; else why not. The disk buffers copies also use (load's staging, aio
+  // --io-type alloc) are then memory we map and register (memory/buffer.h make_io_buffer).
+  virtual std::string pinned_direct_io_unsupported() const { return {}; }
   // Whether our own code mlock()s memory of this kind, so that it counts against
   // RLIMIT_MEMLOCK. Memory the vendor's driver pins in its kernel module does not.
   virtual bool mlocks(HostLock /*kind*/) const { return false; }

@@ -83,10 +83,6 @@ void check_fragments(Device& dev, const Buffer& buf, int owner, const Layout& la
   }
 }
 
-// A worker's note is lines: why its batches went out one copy at a time, and,
-// tagged so, why its streams were not (or not always) held by the gate.
-constexpr char kUngatedTag[] = "ungated: ";
-
 Fanout fanout_of(Topology t) {
   switch (t) {
     case Topology::kSingle: return Fanout::kInline;
@@ -94,6 +90,23 @@ Fanout fanout_of(Topology t) {
     case Topology::kFork: return Fanout::kFork;
   }
   return Fanout::kInline;
+}
+
+// A worker's notes reach the runner as one text (the timed loop's note): a line each,
+// "<kind>\t<text>", kind "single" (batches issued as single copies: Method CE), "loop"
+// (batches the runtime looped itself: Method CE-BATCH-LOOP), "ungated" (why its
+// streams were not, or not always, held by the gate) or "" (said as it is).
+std::string worker_notes(const Device& dev, const std::vector<std::string>& own, const std::string& ungated) {
+  std::string s;
+  auto add = [&](const char* kind, const std::string& text) {
+    if (!text.empty()) s += (s.empty() ? "" : "\n") + std::string(kind) + "\t" + text;
+  };
+  add("single", dev.batch_fallback());
+  add("loop", dev.batch_runtime_loop());
+  for (const std::string& n : dev.notes()) add("", n);
+  for (const std::string& n : own) add("", n);
+  add("ungated", ungated);
+  return s;
 }
 
 CaseSpec with_method(CaseSpec spec, CopyMethod method) {
@@ -134,6 +147,10 @@ class CopyWorker : public LoopWorker {
       t.lower = "lower -s or -n";
       check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
     }
+    // Only the direct path reads host memory through its registration; a CE copy from
+    // memory the device could not register reads it unregistered, and says so.
+    const bool direct = spec.method == CopyMethod::kDirect;
+    std::string unregistered;
     const Buffer* src = &shared.buffer;
     if (spec.src == BufKind::kShm) {
       // The region is mapped in every child (inherited); each registers it itself.
@@ -141,16 +158,21 @@ class CopyWorker : public LoopWorker {
         own_src_.kind = BufKind::kShm;
         own_src_.host = own_src_.device = shared.shm->ptr();
         own_src_.bytes = per;
-      } else {
+      } else if (direct) {
         own_src_ = register_region(BufKind::kShm, *dev_, shared.shm->ptr(), per);
+      } else {
+        own_src_ = register_region_for_ce(BufKind::kShm, *dev_, shared.shm->ptr(), per, &unregistered);
+        unregistered_note("source", spec.src, unregistered);
       }
       src = &own_src_;
     } else if (!spec.shared_src) {
-      own_src_ = make_buffer(spec.src, *dev_, per);
+      own_src_ = direct ? make_buffer(spec.src, *dev_, per) : make_buffer_for_ce(spec.src, *dev_, per, &unregistered);
+      unregistered_note("source", spec.src, unregistered);
       fill_fragments(*dev_, own_src_, w, layout);
       src = &own_src_;
     }
-    dst_ = make_buffer(spec.dst, *dev_, per);
+    dst_ = direct ? make_buffer(spec.dst, *dev_, per) : make_buffer_for_ce(spec.dst, *dev_, per, &unregistered);
+    unregistered_note("destination", spec.dst, unregistered);
     CopyPlan plan;
     plan.gate = p.gate && ungated_reason(spec, backend).empty();
     // Device 0's memory copied to another device: let the copy go peer to peer.
@@ -213,8 +235,7 @@ class CopyWorker : public LoopWorker {
   void finish() override {
     if (ungated_.empty()) ungated_ = init_->ungated();
     init_.reset();
-    note_ = dev_->batch_fallback();
-    if (!ungated_.empty()) note_ += (note_.empty() ? "" : "\n") + std::string(kUngatedTag) + ungated_;
+    note_ = worker_notes(*dev_, notes_, ungated_);
     if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), p_.layout, spec_.name, w_);
   }
   std::string note() const override { return note_; }
@@ -224,6 +245,12 @@ class CopyWorker : public LoopWorker {
 
  private:
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
+
+  void unregistered_note(const char* side, BufKind kind, const std::string& why) {
+    if (!why.empty())
+      notes_.push_back(std::string(side) + " memory (" + label_kind(kind) +
+                       ") not registered with the device: " + why + "; the CE copies use it unregistered");
+  }
 
   PlacementScope placed_;  // first: the CPUs and memory policy everything after is made under
   int w_;
@@ -235,6 +262,7 @@ class CopyWorker : public LoopWorker {
   std::unique_ptr<Memory> staging_;  // --validate each on device memory: one fragment
   std::string ungated_;              // why this worker's streams were not always held
   std::string note_;
+  std::vector<std::string> notes_;  // this worker's own (e.g. a source left unregistered)
 };
 
 }  // namespace
@@ -278,9 +306,12 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   // Locked per process, counting only what our own code mlock()s (the backend says
   // which): fork children each lock their own; threads share one process.
   const uint64_t procs_share = spec.topology == Topology::kFork ? 1 : dd;
+  // A registration a CE case does without when it fails (make_buffer_for_ce) is not
+  // required up front; the direct path's is.
   auto mlocked = [&](BufKind k) {
     HostLock how;
-    return host_lock_of(k, &how) && backend.mlocks(how);
+    return host_lock_of(k, &how) && backend.mlocks(how) &&
+           (how != HostLock::kRegistration || spec.method == CopyMethod::kDirect);
   };
   const bool src_locked = mlocked(spec.src) && !(spec.src == BufKind::kShm && spec.method == CopyMethod::kMemcpy);
   uint64_t locked = 0;
@@ -366,31 +397,46 @@ CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend)
   r.from = from_label(spec, backend);
   r.to = to_label(spec, backend);
   r.method = method_name(spec, backend);
-  // A batch the runtime could not take went out one copy per fragment: say so, and
-  // name the method that ran (CE), not the one asked for.
+  // A batch the runtime could not take went out one copy per fragment, and one it took
+  // may have been looped by the runtime: say so, and name the method that ran (CE, or
+  // CE-BATCH-LOOP), not the one asked for. Every other note is said as it is.
   const std::string ce = method_name(with_method(spec, CopyMethod::kCe), backend);
-  std::vector<std::string> singles, ungated;
+  const std::string batch = method_label(CopyMethod::kCeBatch, backend);
+  std::string looped = r.method;
+  if (looped.compare(0, batch.size(), batch) == 0) looped.insert(batch.size(), "-LOOP");
+  bool single = false, runtime_loop = false;
+  std::vector<std::string> ungated;  // why some worker's streams were not (always) held
   const std::string static_ungated = p.gate ? ungated_reason(spec, backend) : "";
   if (!static_ungated.empty()) ungated.push_back(static_ungated);
-  for (const std::string& note : loop.notes) {
-    size_t from = 0;
-    while (from <= note.size()) {
-      const size_t end = std::min(note.find('\n', from), note.size());
-      const std::string line = note.substr(from, end - from);
-      from = end + 1;
-      if (line.empty()) continue;
-      const bool tagged = line.rfind(kUngatedTag, 0) == 0;
-      std::vector<std::string>& into = tagged ? ungated : singles;
-      const std::string text = tagged ? line.substr(sizeof kUngatedTag - 1) : line;
-      if (std::find(into.begin(), into.end(), text) == into.end()) into.push_back(text);
+  for (const std::string& text : loop.notes) {
+    size_t at = 0;
+    while (at <= text.size()) {
+      const size_t end = std::min(text.find('\n', at), text.size());
+      const std::string line = text.substr(at, end - at);
+      at = end + 1;
+      const size_t tab = line.find('\t');
+      const std::string kind = tab == std::string::npos ? "" : line.substr(0, tab);
+      const std::string what = tab == std::string::npos ? line : line.substr(tab + 1);
+      if (kind == "ungated") {
+        if (std::find(ungated.begin(), ungated.end(), what) == ungated.end()) ungated.push_back(what);
+        continue;
+      }
+      if (what.empty() || std::find(r.notes.begin(), r.notes.end(), what) != r.notes.end()) continue;
+      r.notes.push_back(what);
+      if (kind == "single") {
+        single = true;
+        std::fprintf(stderr, "dev-sandbox: note: %s: %s, so every block was its own copy (Method %s)\n",
+                     spec.name.c_str(), what.c_str(), ce.c_str());
+      } else if (kind == "loop") {
+        runtime_loop = true;
+        std::fprintf(stderr, "dev-sandbox: note: %s: %s (Method %s)\n", spec.name.c_str(), what.c_str(),
+                     (spec.method == CopyMethod::kCeBatch ? looped : r.method).c_str());
+      } else {
+        std::fprintf(stderr, "dev-sandbox: note: %s: %s\n", spec.name.c_str(), what.c_str());
+      }
     }
   }
-  for (const std::string& why_single : singles) {
-    r.notes.push_back(why_single);
-    std::fprintf(stderr, "dev-sandbox: note: %s: %s, so every block was its own copy (Method %s)\n",
-                 spec.name.c_str(), why_single.c_str(), ce.c_str());
-  }
-  if (!singles.empty() && spec.method == CopyMethod::kCeBatch) r.method = ce;
+  if (spec.method == CopyMethod::kCeBatch) r.method = single ? ce : runtime_loop ? looped : r.method;
   r.block_bytes = layout.unit_bytes();
   r.count = static_cast<uint64_t>(d) * layout.units();
   r.bytes = static_cast<uint64_t>(d) * layout.bytes();

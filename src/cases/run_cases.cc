@@ -8,13 +8,12 @@
 namespace ds {
 
 std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe& probe) {
-  if (spec.method == CopyMethod::kDirect && !probe.direct_unavailable.empty()) return probe.direct_unavailable;
-  // Mapped kinds are registered with the device; a shared region read by CPU
-  // memcpy is not.
-  auto registers = [&](BufKind k) {
-    return is_mapped_kind(k) && !(k == BufKind::kShm && spec.method == CopyMethod::kMemcpy);
-  };
-  if ((registers(spec.src) || registers(spec.dst)) && !probe.register_unavailable.empty())
+  if (spec.method != CopyMethod::kDirect) return "";
+  if (!probe.direct_unavailable.empty()) return probe.direct_unavailable;
+  // The direct path reads mapped kinds through their registration with the device. CE
+  // copies need none: where registration is missing they copy from the unregistered
+  // memory, with a note (case_runner.cc).
+  if ((is_mapped_kind(spec.src) || is_mapped_kind(spec.dst)) && !probe.register_unavailable.empty())
     return probe.register_unavailable;
   return "";
 }

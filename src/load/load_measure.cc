@@ -21,6 +21,7 @@
 #include "core/units.h"
 #include "engines/initiator.h"
 #include "load/pipeline.h"
+#include "memory/buffer.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
 #include "runner/numa_plan.h"
@@ -119,10 +120,14 @@ class LoadWorker : public LoopWorker {
       check_device_needs(p.layout.bytes(), dev_->free_memory(), card, t);
     }
     region_ = dev_->alloc_device(static_cast<size_t>(p.layout.bytes()));
-    staging_ = dev_->alloc_pinned(static_cast<size_t>(k * p.file_bytes()), p.sdma);
-    char* host = static_cast<char*>(staging_->host_ptr());
+    // The backend's pinned memory, or where that cannot take O_DIRECT reads (ascend:
+    // aclrtMallocHost memory answers EFAULT) our own registered mapping (make_io_buffer).
+    staging_ = make_io_buffer(*dev_, static_cast<size_t>(k * p.file_bytes()), p.sdma,
+                              s.direct ? s.backend.pinned_direct_io_unsupported() : std::string(),
+                              "staging buffers");
+    char* host = static_cast<char*>(staging_.host);
     if (!host || reinterpret_cast<uintptr_t>(host) % kAlign != 0)
-      throw RunError("the pinned staging buffers are not 4096-byte aligned, which O_DIRECT needs");
+      throw RunError("the staging buffers are not 4096-byte aligned, which O_DIRECT needs");
     // First touched here, on the card's node's CPUs (untimed); where the pages are.
     std::memset(host, 0, static_cast<size_t>(k * p.file_bytes()));
     placed_.record().add_buffer("staging", host, static_cast<size_t>(k * p.file_bytes()));
@@ -133,7 +138,7 @@ class LoadWorker : public LoopWorker {
     c.reads = &files_.reads;
     c.direct_path = p.sdma;
     c.block_name = [this](size_t b) { return "block " + std::to_string(b) + " (" + files_.files->path(b) + ")"; };
-    char* src_base = static_cast<char*>(p.sdma ? staging_->device_ptr() : staging_->host_ptr());
+    char* src_base = static_cast<char*>(p.sdma ? staging_.device : staging_.host);
     for (unsigned b = 0; b < k; ++b) {
       c.staging_host.push_back(host + b * p.file_bytes());
       c.staging_src.push_back(src_base + b * p.file_bytes());
@@ -149,6 +154,15 @@ class LoadWorker : public LoopWorker {
       const Fragment f = p.layout.fragment(i);
       c.copies.push_back({dst + f.offset, reinterpret_cast<const void*>(static_cast<uintptr_t>(file_offset_of(p, i, prefix))),
                           static_cast<size_t>(f.bytes)});
+    }
+    if (p.sdma) {
+      // What the direct path settles before the first task (ascend: the x86 proof, where
+      // contexts of this many go), with block 0's list in staging buffer 0.
+      std::vector<CopyDesc> first;
+      for (size_t i = 0; i < c.copies_per_block; ++i)
+        first.push_back({c.copies[i].dst, c.staging_src[0] + reinterpret_cast<uintptr_t>(c.copies[i].src),
+                         c.copies[i].bytes});
+      dev_->prepare_direct(first.data(), first.size());
     }
     pipeline_ = std::make_unique<Pipeline>(std::move(c), p.streams);
     if (p.validate) scratch_ = alloc_pageable(static_cast<size_t>(p.layout.largest_fragment()));
@@ -208,6 +222,7 @@ class LoadWorker : public LoopWorker {
 
   void finish() override { pipeline_.reset(); }
   uint64_t retries() const override { return short_reads_; }
+  std::string note() const override { return staging_.note; }
   const WorkerPlacement* placement() const override { return &placed_.record(); }
 
  private:
@@ -226,7 +241,9 @@ class LoadWorker : public LoopWorker {
   int card_;
   const CardFiles& files_;
   std::unique_ptr<Device> dev_;  // first made, last gone
-  std::unique_ptr<Memory> region_, staging_, scratch_;
+  std::unique_ptr<Memory> region_;
+  IoBuffer staging_;
+  std::unique_ptr<Memory> scratch_;
   std::unique_ptr<IoEngine> engine_;
   BufferRing ring_;
   std::unique_ptr<Pipeline> pipeline_;
@@ -265,7 +282,11 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
     const uint64_t staging = k * p.file_bytes();
     n.host = d * (staging + p.layout.largest_fragment()) + p.file_bytes() +
              (backend.device_memory_is_host() ? d * p.layout.bytes() : 0);
-    if (backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = staging;
+    // Staging of our own (O_DIRECT where the backend's pinned memory cannot take it) is
+    // locked by its registration, which only the direct path requires (make_io_buffer).
+    const bool own_staging = !p.buffered && !backend.pinned_direct_io_unsupported().empty();
+    if (own_staging ? p.sdma && backend.mlocks(HostLock::kRegistration) : backend.mlocks(HostLock::kPinnedAlloc))
+      n.locked_per_process = staging;
     check_host_needs(n, {"load", "host memory",
                          format_bytes(p.file_bytes()) + " x " + std::to_string(k) + " staging buffers per card" +
                              (backend.device_memory_is_host() ? " and the cards' KV regions" : ""),
@@ -353,7 +374,8 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
   r.measured = "IO+Copy";
   r.brief = "read " + std::to_string(nfiles) + " block files of " + format_bytes(p.file_bytes()) + " from " +
             ws.dirs_text() + (p.shared ? " (one set every card reads)" : " per card") + " into " + std::to_string(k) +
-            " pinned staging buffers per card with " + engine_option_name(p.engine) + ", " +
+            (direct && !backend.pinned_direct_io_unsupported().empty() ? " registered mmap" : " pinned") +
+            " staging buffers per card with " + engine_option_name(p.engine) + ", " +
             (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) + ", then " +
             (p.sdma ? "one " + copy_method + " task per block" : "copies on " + std::to_string(p.streams) + " streams") +
             " to " + std::to_string(p.devices) + " card" + (p.devices == 1 ? "" : "s");
@@ -418,6 +440,10 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
     r.validate = "each";
   }
   r.setup_s = files_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
+  for (const std::string& note : loop.notes) {  // how the staging buffers were made, once
+    r.notes.push_back(note);
+    std::fprintf(stderr, "dev-sandbox: note: load: %s\n", note.c_str());
+  }
   writer.add(r);
   if (p.validate) writer.validation("load", true);
   writer.finish();

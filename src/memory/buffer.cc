@@ -48,6 +48,61 @@ Buffer register_region(BufKind kind, Device& device, void* ptr, size_t bytes) {
   return b;
 }
 
+Buffer register_region_for_ce(BufKind kind, Device& device, void* ptr, size_t bytes, std::string* why) {
+  why->clear();
+  try {
+    return register_region(kind, device, ptr, bytes);
+  } catch (const RunError& e) {
+    *why = e.what();
+  }
+  Buffer b;
+  b.kind = kind;
+  b.bytes = bytes;
+  b.host = b.device = ptr;
+  return b;
+}
+
+Buffer make_buffer_for_ce(BufKind kind, Device& device, size_t bytes, std::string* why) {
+  why->clear();
+  if (kind != BufKind::kOdirect && kind != BufKind::kRegistered) return make_buffer(kind, device, bytes);
+  auto m = map_anonymous(bytes, true);
+  Buffer b = register_region_for_ce(kind, device, m->host_ptr(), bytes, why);
+  b.memory = std::move(m);
+  return b;
+}
+
+IoBuffer make_io_buffer(Device& device, size_t bytes, bool mapped, const std::string& pinned_unusable,
+                        const std::string& what) {
+  IoBuffer b;
+  if (pinned_unusable.empty()) {
+    b.memory = device.alloc_pinned(bytes, mapped);
+    b.host = b.memory->host_ptr();
+    b.device = b.memory->device_ptr();
+    return b;
+  }
+  std::string pages;
+  b.memory = map_huge_first(bytes, &pages);
+  b.kind = BufKind::kOdirect;
+  b.host = b.device = b.memory->host_ptr();
+  std::string locked = ", locked";
+  try {
+    b.lock = lock_pages(b.host, bytes);
+  } catch (const RunError& e) {
+    locked = ", not locked by us (" + std::string(e.what()) + ")";
+  }
+  std::string registered = ", registered with the device";
+  try {
+    b.registration = device.register_host(b.host, bytes, true);
+    b.device = b.registration->device_ptr();
+  } catch (const RunError& e) {
+    if (mapped) throw;
+    registered = ", not registered with the device (" + std::string(e.what()) + ")";
+  }
+  b.note = what + ": mmap memory on " + pages + locked + registered + ", not the backend's pinned memory: " +
+           pinned_unusable;
+  return b;
+}
+
 Buffer make_buffer(BufKind kind, Device& device, size_t bytes) {
   Buffer b;
   switch (kind) {

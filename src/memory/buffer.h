@@ -48,4 +48,43 @@ Buffer make_buffer(BufKind kind, Device& device, size_t bytes);
 // Registers memory someone else owns (the shared region) with `device`.
 Buffer register_region(BufKind kind, Device& device, void* ptr, size_t bytes);
 
+// Host memory that disk I/O lands in (or leaves from) and device copies read: load's
+// staging buffers, aio --io-type alloc's buffers.
+struct IoBuffer {
+  std::unique_ptr<Memory> memory;        // what owns the bytes
+  std::unique_ptr<Memory> lock;          // our own mlock of them, where it took
+  std::unique_ptr<Memory> registration;  // the device registration, where it took
+  void* host = nullptr;
+  void* device = nullptr;  // the address the direct path reads (mapped), else `host`
+  BufKind kind = BufKind::kPinned;  // kPinned, or kOdirect for our own registered mapping
+  std::string note;                 // how it was made, when not as the backend's pinned memory
+
+  IoBuffer() = default;
+  IoBuffer(IoBuffer&&) = default;
+  IoBuffer& operator=(IoBuffer&&) = default;
+  ~IoBuffer() {
+    registration.reset();  // unregister, unlock, then unmap
+    lock.reset();
+  }
+};
+
+// `bytes` of the backend's pinned memory (mapped for the direct path when `mapped`),
+// unless `pinned_unusable` says why that memory cannot take the I/O (ascend, for
+// O_DIRECT: Backend::pinned_direct_io_unsupported). Then, as UCM does for O_DIRECT
+// (734318ce): page-aligned memory we map ourselves, on huge pages first
+// (map_huge_first), locked with mlock where the limit allows (best effort) and
+// registered with the device. A registration that fails is fatal only when `mapped`
+// (the direct path reads that address); otherwise the memory stays unregistered. The
+// note says what was made and why (`what` names the buffers: "staging buffers").
+IoBuffer make_io_buffer(Device& device, size_t bytes, bool mapped, const std::string& pinned_unusable,
+                        const std::string& what);
+
+// The same for a copy engine (CE) copy, which reads host memory by its CPU address and
+// so does not need the registration: where registering fails (the runtime has no
+// registration, refuses it, or its pages cannot be locked) the memory stays
+// unregistered and *why says why (empty when it was registered). Only the direct path,
+// which reads the mapped address, needs the registration.
+Buffer make_buffer_for_ce(BufKind kind, Device& device, size_t bytes, std::string* why);
+Buffer register_region_for_ce(BufKind kind, Device& device, void* ptr, size_t bytes, std::string* why);
+
 }  // namespace ds

@@ -14,6 +14,10 @@
 #include "core/units.h"
 #include "topology/placement.h"
 
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26  // linux/mman.h, for older C libraries
+#endif
+
 namespace ds {
 
 void touch_pages(void* ptr, size_t bytes) {
@@ -35,6 +39,69 @@ std::unique_ptr<Memory> map_anonymous(size_t bytes, bool populate) {
     bind_to_node(p, bytes, node);
     if (populate) touch_pages(p, bytes);
   }
+  return m;
+}
+
+namespace {
+
+// Free hugetlb pages of `kib` KiB: on `node` (>= 0), else in the whole pool; 0 when
+// unknown.
+uint64_t free_huge_pages(uint64_t kib, int node) {
+  const std::string dir = node >= 0 ? "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages/"
+                                    : std::string("/sys/kernel/mm/hugepages/");
+  const std::string text = read_first_line(dir + "hugepages-" + std::to_string(kib) + "kB/free_hugepages");
+  return text.empty() ? 0 : std::strtoull(text.c_str(), nullptr, 10);
+}
+
+// The transparent huge page mode in force ("always", "madvise", "never"), "" when unknown.
+std::string thp_mode() {
+  const std::string text = read_first_line("/sys/kernel/mm/transparent_hugepage/enabled");
+  const size_t open = text.find('['), close = text.find(']');
+  return open == std::string::npos || close == std::string::npos || close < open
+             ? std::string()
+             : text.substr(open + 1, close - open - 1);
+}
+
+// One mapping of `bytes` rounded up to `page`, bound to the worker's node where it is
+// placed and faulted in; null when mmap refuses (hugetlb pages not there).
+std::unique_ptr<Memory> map_pages(size_t bytes, size_t page, int extra_flags, bool advise_huge) {
+  const size_t span = (bytes + page - 1) / page * page;
+  void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  auto m = std::make_unique<Memory>(p, p, bytes, [p, span] { munmap(p, span); });
+  if (advise_huge) (void)madvise(p, span, MADV_HUGEPAGE);
+  const int node = worker_node();
+  if (node >= 0) bind_to_node(p, span, node);
+  touch_pages(p, span);
+  return m;
+}
+
+}  // namespace
+
+std::unique_ptr<Memory> map_huge_first(size_t bytes, std::string* pages) {
+  const int node = worker_node();
+  std::string why;
+  // Where the worker is bound to its node, a hugetlb fault there must find a free page
+  // on that node (the pool's reservation is not per node): only then are they used.
+  for (const uint64_t kib : {uint64_t{1} << 20, uint64_t{2} << 10}) {
+    const uint64_t page = kib << 10;
+    if (kib == (uint64_t{1} << 20) && bytes < page) continue;  // 1 GiB pages for 1 GiB and more
+    const uint64_t need = (bytes + page - 1) / page;
+    if (free_huge_pages(kib, node) < need) continue;
+    const int shift = kib == (uint64_t{1} << 20) ? 30 : 21;
+    if (auto m = map_pages(bytes, static_cast<size_t>(page), MAP_HUGETLB | (shift << MAP_HUGE_SHIFT), false)) {
+      *pages = kib == (uint64_t{1} << 20) ? "1 GiB hugetlb pages" : "2 MiB hugetlb pages";
+      return m;
+    }
+  }
+  why = "no free hugetlb pages" + std::string(node >= 0 ? " on NUMA node " + std::to_string(node) : "");
+  const std::string thp = thp_mode();
+  auto m = map_pages(bytes, static_cast<size_t>(sysconf(_SC_PAGESIZE)), 0, thp == "madvise" || thp == "always");
+  if (!m) throw sys_error("mmap(" + format_bytes(bytes) + ", MAP_ANONYMOUS)", errno);
+  if (thp == "madvise" || thp == "always")
+    *pages = "transparent huge pages (" + thp + ", " + why + ")";
+  else
+    *pages = "4 KiB pages (" + why + "; transparent huge pages: " + (thp.empty() ? "unknown" : thp) + ")";
   return m;
 }
 

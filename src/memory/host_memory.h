@@ -13,6 +13,15 @@ namespace ds {
 // `populate` faults every page in now so the measurement never does.
 std::unique_ptr<Memory> map_anonymous(size_t bytes, bool populate);
 
+// Page-aligned private anonymous memory for O_DIRECT buffers, faulted in, on huge
+// pages where the system has them: hugetlb pages (1 GiB ones for 1 GiB and more, else
+// 2 MiB) where enough are free (on the worker's node when it is placed), else
+// transparent huge pages asked for with madvise where the kernel allows them, else
+// 4 KiB pages. *pages says which, and why not bigger ones ("2 MiB hugetlb pages",
+// "4 KiB pages (no free hugetlb pages; transparent huge pages: never)"), as UCM's
+// HostHugePages tries them (ModelEngine-Group/unified-cache-management 734318ce).
+std::unique_ptr<Memory> map_huge_first(size_t bytes, std::string* pages);
+
 // malloc'd pageable memory, touched.
 std::unique_ptr<Memory> alloc_pageable(size_t bytes);
 

@@ -27,7 +27,8 @@ namespace {
 // by then is stuck; with one, the watchdog speaks first.
 constexpr int64_t kBarrierTimeoutNs = 300LL * 1000000000LL;
 
-constexpr size_t kNoteBytes = 512;
+// A worker's notes, one line each (several may come from one worker).
+constexpr size_t kNoteBytes = 2048;
 
 // Where a worker is, for the watchdog.
 enum Phase : int32_t {

@@ -532,7 +532,9 @@ TEST(CudaErrors, InjectedFailureInAForkChild) {
   auto env = double_env(log);
   env["DS_CUDA_DOUBLE_FAIL"] = "cuMemHostRegister_v2:1";
   const auto before = our_shm_entries();
-  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "one_share_host_to_all_device_ce_multi_stream",
+  // The direct path needs the registration (a CE case copies from unregistered memory
+  // instead, with a note: case_runner.cc).
+  RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "one_share_host_to_all_device_ffts_direct_h2d",
                           "-s", "4K", "-n", "8", "-i", "3", "-d", "3"},
                          env);
   EXPECT_EQ(r.exit_code, 1);
@@ -553,7 +555,7 @@ TEST(CudaErrors, PinningFailuresNameTheCallAndTheMemoryLockLimit) {
   };
   const Want cases[] = {
       {"cuMemHostAlloc:1", "host_to_device_ce", "cuMemHostAlloc(32768 bytes) failed: CUDA_ERROR_UNKNOWN"},
-      {"cuMemHostRegister_v2:1", "all_odirect_host_to_all_device_ce_multi_stream",
+      {"cuMemHostRegister_v2:1", "all_odirect_host_to_all_device_ffts_direct_h2d",  // needs the registration
        "cuMemHostRegister_v2(32768 bytes) failed: CUDA_ERROR_UNKNOWN"},
   };
   for (const Want& w : cases) {

@@ -224,7 +224,7 @@ const std::vector<GoldenRun>& runs() {
       {"ascend_batch_refused",
        {"--backend", "ascend", "copy", "-t", "host_to_device_batch_ce", "-t", "all_odirect_host_to_all_device_ce_multi_stream",
         "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
-       {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE}, {"DS_ACL_DOUBLE_DEVICES", "8"}, {"DS_ACL_DOUBLE_BATCH_UNSUPPORTED", "1"}},
+       {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE}, {"DS_ACL_DOUBLE_DEVICES", "8"}, {"DS_ACL_DOUBLE_BATCH_FEATURE", "1"}},
        "text"},
       {"cuda_cases",
        {"--backend", "cuda", "copy", "-t", "host_to_device_sm", "-t", "device_to_host_sm", "-t",

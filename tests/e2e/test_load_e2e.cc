@@ -347,11 +347,15 @@ TEST(LoadBackends, CudaPollsStagingEventsMadeWithoutTiming) {
 }
 
 // The ascend backend through the AscendCL and runtime doubles: CE copies and the
-// FFTS+ direct path, validated.
+// FFTS+ direct path, validated. With the LD_PRELOAD shim an O_DIRECT read into the
+// double's aclrtMallocHost memory fails with EFAULT, as on the real card, so the staging
+// buffers must be our own registered mapping (make_io_buffer), which a note says.
 TEST(LoadBackends, AscendDoublesValidateCeAndDirectPath) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
-  const std::map<std::string, std::string> env = {
-      {"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE}, {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE}, {"DS_ACL_DOUBLE_DEVICES", "2"}};
+  const std::map<std::string, std::string> env = {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE},
+                                                  {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE},
+                                                  {"DS_ACL_DOUBLE_DEVICES", "2"},
+                                                  {"LD_PRELOAD", DS_CORRUPT_SHIM}};
   for (const char* sdma : {"false", "true"}) {
     const std::string ws = disk_base() + "/" + unique_name("acl");
     JsonRun r = run_json({"load", "--backend", "ascend", "--workspace", ws, "-s", "64K", "-n", "6", "-d", "2", "-i",
@@ -362,6 +366,15 @@ TEST(LoadBackends, AscendDoublesValidateCeAndDirectPath) {
     EXPECT_EQ(x["to"], "acl::device::all");
     EXPECT_EQ(x["method"], std::string(sdma) == "true" ? "LIBAIO+FFTS-SDMA-FORK" : "LIBAIO+CE-MS-FORK");
     EXPECT_EQ(x["validated"], true);
+    ASSERT_EQ(x["notes"].size(), 1u) << r.out;
+    const std::string note = x["notes"][0];
+    EXPECT_TRUE(contains(note, "staging buffers: mmap memory on ")) << note;
+    EXPECT_TRUE(contains(note, ", registered with the device, not the backend's pinned memory: "
+                               "aclrtMallocHost memory fails O_DIRECT I/O with EFAULT"))
+        << note;
+    const std::string brief = x["brief"];
+    EXPECT_TRUE(contains(brief, "registered mmap staging buffers")) << brief;
+    EXPECT_FALSE(contains(r.err, "corrupt_shim")) << r.err;
     EXPECT_FALSE(exists(ws));
   }
 }
@@ -378,7 +391,8 @@ TEST(LoadBackends, AscendStagingWaitsForQueryEventStatus) {
                                                   {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE},
                                                   {"DS_ACL_DOUBLE_DEVICES", "2"},
                                                   {"DS_ACL_DOUBLE_COPY_NS_PER_KIB", "50000"},
-                                                  {"DS_ACL_DOUBLE_LOG", log}};
+                                                  {"DS_ACL_DOUBLE_LOG", log},
+                                                  {"LD_PRELOAD", DS_CORRUPT_SHIM}};
   const std::string ws = disk_base() + "/" + unique_name("aclq");
   JsonRun r = run_json({"load", "--backend", "ascend", "--workspace", ws, "-s", "64K", "-n", "8", "-d", "1", "-i",
                         "1", "--warmup", "0", "--staging", "2", "--streams", "2", "--validate"},

@@ -21,10 +21,19 @@
  *                           reads, instead of io_getevents completions
  *
  * Every tampering is said on stderr ("corrupt_shim: ..."), so a test that sees no
- * failure can tell whether the shim did anything. */
+ * failure can tell whether the shim did anything.
+ *
+ * It also stands for what DMA cannot reach: memory a test double registers with
+ * ds_shim_no_dma_add() (the AscendCL double's aclrtMallocHost memory, which the real
+ * driver maps so that the block layer cannot pin it: O_DIRECT reads into it fail with
+ * EFAULT, UCM commit 734318ce / PR #850) is given to the kernel as an address it cannot
+ * pin whenever an O_DIRECT read or write (pread/pwrite, libaio io_submit) uses it, so
+ * the kernel itself answers EFAULT; buffered I/O into it works, as on the real card.
+ * Always on while the shim is preloaded; said once per process on stderr. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +93,118 @@ void* memcpy(void* restrict dst, const void* restrict src, size_t n) {
   return dst;
 }
 
+/* ---- memory DMA cannot reach ---- */
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#define NO_DMA_RANGES 256
+static struct { uintptr_t lo, hi; } g_no_dma[NO_DMA_RANGES];
+static int g_no_dma_lock;
+static int g_no_dma_said;
+
+static void no_dma_lock(void) {
+  while (__atomic_exchange_n(&g_no_dma_lock, 1, __ATOMIC_ACQUIRE)) {
+  }
+}
+static void no_dma_unlock(void) { __atomic_store_n(&g_no_dma_lock, 0, __ATOMIC_RELEASE); }
+
+/* Called by a test double (found with dlsym(RTLD_DEFAULT, ...)). */
+__attribute__((visibility("default"))) void ds_shim_no_dma_add(void* p, size_t n) {
+  no_dma_lock();
+  for (int i = 0; i < NO_DMA_RANGES; ++i)
+    if (g_no_dma[i].hi == 0) {
+      g_no_dma[i].lo = (uintptr_t)p;
+      g_no_dma[i].hi = (uintptr_t)p + n;
+      break;
+    }
+  no_dma_unlock();
+}
+
+__attribute__((visibility("default"))) void ds_shim_no_dma_remove(void* p) {
+  no_dma_lock();
+  for (int i = 0; i < NO_DMA_RANGES; ++i)
+    if (g_no_dma[i].lo == (uintptr_t)p && g_no_dma[i].hi != 0) g_no_dma[i].lo = g_no_dma[i].hi = 0;
+  no_dma_unlock();
+}
+
+static int no_dma(const void* buf, size_t n) {
+  const uintptr_t lo = (uintptr_t)buf, hi = lo + n;
+  int hit = 0;
+  no_dma_lock();
+  for (int i = 0; i < NO_DMA_RANGES && !hit; ++i)
+    hit = g_no_dma[i].hi != 0 && lo < g_no_dma[i].hi && g_no_dma[i].lo < hi;
+  no_dma_unlock();
+  return hit;
+}
+
+/* An address range the kernel cannot pin (PROT_NONE, never backed), 1 GiB long. */
+static void* unpinnable(void) {
+  static void* at;
+  void* p = __atomic_load_n(&at, __ATOMIC_ACQUIRE);
+  if (p) return p;
+  p = mmap(NULL, 1UL << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  void* expected = NULL;
+  if (!__atomic_compare_exchange_n(&at, &expected, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    munmap(p, 1UL << 30);
+    p = expected;
+  }
+  return p;
+}
+
+/* The buffer an O_DIRECT transfer of fd gives the kernel: `buf`, or an address the
+ * kernel cannot pin where `buf` is memory DMA cannot reach. */
+static void* dma_target(int fd, void* buf, size_t n) {
+  if (n == 0 || n > (1UL << 30) || !no_dma(buf, n)) return buf;
+  const int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || !(fl & O_DIRECT)) return buf;
+  void* bad = unpinnable();
+  if (!bad) return buf;
+  if (!__atomic_exchange_n(&g_no_dma_said, 1, __ATOMIC_ACQ_REL)) {
+    char line[160];
+    const int k = snprintf(line, sizeof line,
+                           "corrupt_shim: pid %d: O_DIRECT I/O into memory DMA cannot reach: "
+                           "the kernel answers EFAULT\n",
+                           (int)getpid());
+    if (k > 0) {
+      ssize_t ignored = write(2, line, (size_t)k);
+      (void)ignored;
+    }
+  }
+  return bad;
+}
+
 #if DS_SHIM_HAVE_LIBAIO
+typedef int (*submit_fn)(io_context_t, long, struct iocb**);
+
+/* O_DIRECT reads and writes into memory DMA cannot reach go to the kernel with a
+ * buffer it cannot pin; the caller's iocbs are as they were when this returns. */
+int io_submit(io_context_t ctx, long nr, struct iocb** iocbs) {
+  static submit_fn real;
+  if (!real) {
+    real = (submit_fn)dlvsym(RTLD_NEXT, "io_submit", "LIBAIO_0.1");
+    if (!real) real = (submit_fn)dlsym(RTLD_NEXT, "io_submit");
+    if (!real) return -38; /* -ENOSYS */
+  }
+  enum { kMax = 1024 };
+  void* saved[kMax];
+  const long m = nr < kMax ? nr : kMax;
+  for (long i = 0; i < m; ++i) {
+    struct iocb* cb = iocbs[i];
+    saved[i] = NULL;
+    if (!cb || (cb->aio_lio_opcode != IO_CMD_PREAD && cb->aio_lio_opcode != IO_CMD_PWRITE)) continue;
+    void* to = dma_target(cb->aio_fildes, cb->u.c.buf, cb->u.c.nbytes);
+    if (to != cb->u.c.buf) {
+      saved[i] = cb->u.c.buf;
+      cb->u.c.buf = to;
+    }
+  }
+  const int rc = real(ctx, nr, iocbs);
+  for (long i = 0; i < m; ++i)
+    if (saved[i]) iocbs[i]->u.c.buf = saved[i];
+  return rc;
+}
+
 typedef int (*getevents_fn)(io_context_t, long, long, struct io_event*, struct timespec*);
 
 int io_getevents(io_context_t ctx, long min_nr, long nr, struct io_event* events, struct timespec* timeout) {
@@ -126,6 +246,8 @@ static ssize_t tamper_pread(const char* name, pread_fn* real, int fd, void* buf,
       return -1;
     }
   }
+  void* to = dma_target(fd, buf, n);
+  if (to != buf) return (*real)(fd, to, n, off);  /* the kernel answers EFAULT */
   const ssize_t got = (*real)(fd, buf, n, off);
   if (!g_pread || g_read_nth == 0 || got <= 0) return got;
   const unsigned long k = __atomic_add_fetch(&g_reads, 1, __ATOMIC_SEQ_CST);
@@ -149,4 +271,28 @@ ssize_t pread(int fd, void* buf, size_t n, off_t off) {
 ssize_t pread64(int fd, void* buf, size_t n, off_t off) {
   static pread_fn real;
   return tamper_pread("pread64", &real, fd, buf, n, off);
+}
+
+/* O_DIRECT writes from memory DMA cannot reach fail as the reads do. */
+typedef ssize_t (*pwrite_fn)(int, const void*, size_t, off_t);
+
+static ssize_t checked_pwrite(const char* name, pwrite_fn* real, int fd, const void* buf, size_t n, off_t off) {
+  if (!*real) {
+    *real = (pwrite_fn)dlsym(RTLD_NEXT, name);
+    if (!*real) {
+      errno = ENOSYS;
+      return -1;
+    }
+  }
+  return (*real)(fd, dma_target(fd, (void*)buf, n), n, off);
+}
+
+ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+  static pwrite_fn real;
+  return checked_pwrite("pwrite", &real, fd, buf, n, off);
+}
+
+ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) {
+  static pwrite_fn real;
+  return checked_pwrite("pwrite64", &real, fd, buf, n, off);
 }

@@ -1,5 +1,7 @@
-// map_devices_to_pci on a scripted DCMI: which id goes to DCMI (physical, logical, or
-// none when ASCEND_RT_VISIBLE_DEVICES renumbers the devices), the card/device pair
+// map_devices_to_pci on a scripted DCMI: which id goes to DCMI (the logical id
+// AscendCL gives, its physical id where DCMI lacks the logical call, the ACL id only
+// while ASCEND_RT_VISIBLE_DEVICES is unset, or none), two devices on one address left
+// unknown, the card/device pair
 // DCMI answered going on to dcmi_get_device_pcie_info_v2, the address text, and the
 // doctor line when things fail.
 #include <gtest/gtest.h>
@@ -58,17 +60,30 @@ dcmi::DcmiLibrary fake_dcmi() {
   return lib;
 }
 
-PhyChipId phy(int64_t id) {
-  PhyChipId p;
-  p.exported = true;
-  p.id = id;
-  return p;
+IdAnswer id(int64_t v) {
+  IdAnswer a;
+  a.exported = true;
+  a.id = v;
+  return a;
 }
-PhyChipId refused(int rc) {
-  PhyChipId p;
-  p.exported = true;
-  p.rc = rc;
-  return p;
+IdAnswer refused(int rc) {
+  IdAnswer a;
+  a.exported = true;
+  a.rc = rc;
+  return a;
+}
+// AscendCL's logical id `l` (and, where asked, its physical id `p`).
+DeviceIds logical(int64_t l, int64_t p = -1) {
+  DeviceIds d;
+  d.logic = id(l);
+  if (p >= 0) d.phy = id(p);
+  return d;
+}
+DeviceIds no_logical(IdAnswer logic = IdAnswer{}, int64_t p = -1) {
+  DeviceIds d;
+  d.logic = logic;
+  if (p >= 0) d.phy = id(p);
+  return d;
 }
 
 }  // namespace
@@ -87,63 +102,100 @@ TEST(AscendDevicePci, AddressTextIsSysfsForm) {
   EXPECT_EQ(dcmi::pci_address_text(info), "0012:03:1f.7");
 }
 
-TEST(AscendDevicePci, PhysicalIdsGoToDcmiAndItsCardDevicePairToPcieInfo) {
+// The logical id AscendCL gives (aclrtGetLogicDevIdByUserDevId) goes to DCMI's logical-id
+// call, whatever ASCEND_RT_VISIBLE_DEVICES says; DCMI's card/device pair to the PCI query.
+TEST(AscendDevicePci, LogicalIdsGoToDcmiAndItsCardDevicePairToPcieInfo) {
   const dcmi::DcmiLibrary lib = fake_dcmi();
-  const DevicePciMap m = map_devices_to_pci({phy(4), phy(5)}, lib, true);  // visible devices do not matter here
-  EXPECT_EQ(m.address, (std::vector<std::string>{"0001:14:1f.3", "0001:15:1f.3"}));
-  EXPECT_EQ(g_calls, (std::vector<std::string>{"init", "phy 4", "pcie 14/0", "phy 5", "pcie 15/0"}));
-  EXPECT_EQ(m.how, "DCMI /fake/libdcmi.so (physical id from aclrtGetDeviceInfo)");
+  const DevicePciMap m = map_devices_to_pci({logical(4), logical(5)}, lib, true);
+  EXPECT_EQ(m.address, (std::vector<std::string>{"0001:14:1f.3", "0001:13:1f.3"}));  // logical 4 -> phy 4, 5 -> 3
+  EXPECT_EQ(g_calls, (std::vector<std::string>{"init", "logic 4", "phy 4", "pcie 14/0", "logic 5", "phy 3",
+                                               "pcie 13/0"}));
+  EXPECT_EQ(m.how, "DCMI /fake/libdcmi.so (logical id from aclrtGetLogicDevIdByUserDevId)");
 }
 
-TEST(AscendDevicePci, LogicalIdsOnlyWhenVisibleDevicesIsUnset) {
+// A DCMI without the logical-id call: the physical id AscendCL gives for that logical
+// id (aclrtGetPhyDevIdByLogicDevId) goes to DCMI's physical-id call.
+TEST(AscendDevicePci, WithoutDcmisLogicalCallThePhysicalIdOfTheLogicalIdIsUsed) {
   dcmi::DcmiLibrary lib = fake_dcmi();
-  DevicePciMap m = map_devices_to_pci({PhyChipId{}, PhyChipId{}}, lib, false);  // no aclrtGetDeviceInfo
+  lib.from_logicid = nullptr;
+  DevicePciMap m = map_devices_to_pci({logical(0, 6), logical(1, 7)}, lib, false);
+  EXPECT_EQ(m.address, (std::vector<std::string>{"0001:16:1f.3", "0001:17:1f.3"}));
+  EXPECT_EQ(g_calls, (std::vector<std::string>{"init", "phy 6", "pcie 16/0", "phy 7", "pcie 17/0"}));
+  EXPECT_EQ(m.how,
+            "DCMI /fake/libdcmi.so (logical id from aclrtGetLogicDevIdByUserDevId, its physical id from "
+            "aclrtGetPhyDevIdByLogicDevId)");
+
+  lib = fake_dcmi();
+  lib.from_logicid = nullptr;
+  m = map_devices_to_pci({logical(0)}, lib, false);  // no aclrtGetPhyDevIdByLogicDevId
+  EXPECT_EQ(m.address, (std::vector<std::string>{""}));
+  EXPECT_EQ(m.how,
+            "unknown: /fake/libdcmi.so does not export dcmi_get_card_id_device_id_from_logicid, and this CANN does "
+            "not export aclrtGetPhyDevIdByLogicDevId");
+  lib.from_phyid = nullptr;
+  m = map_devices_to_pci({logical(0, 6)}, lib, false);
+  EXPECT_EQ(m.how,
+            "unknown: /fake/libdcmi.so exports neither dcmi_get_card_id_device_id_from_logicid nor "
+            "dcmi_get_card_id_device_id_from_phyid");
+}
+
+// Two devices with one PCI address: which is which is not known, so neither is placed.
+TEST(AscendDevicePci, TwoDevicesWithOneAddressAreBothUnknown) {
+  const dcmi::DcmiLibrary lib = fake_dcmi();
+  // Devices 0 and 2 with one logical id (as a wrong mapping would give): one card, one
+  // address, twice.
+  const DevicePciMap m = map_devices_to_pci({logical(4), logical(2), logical(4)}, lib, false);
+  EXPECT_EQ(m.address, (std::vector<std::string>{"", "0001:16:1f.3", ""}));
+  EXPECT_EQ(m.how,
+            "DCMI /fake/libdcmi.so (device 1: logical id from aclrtGetLogicDevIdByUserDevId); devices 0,2 unknown: "
+            "DCMI gave devices 0,2 one PCI address (0001:14:1f.3)");
+}
+
+TEST(AscendDevicePci, AclIdsAsLogicalIdsOnlyWhenVisibleDevicesIsUnset) {
+  dcmi::DcmiLibrary lib = fake_dcmi();
+  DevicePciMap m = map_devices_to_pci({no_logical(), no_logical()}, lib, false);  // no aclrtGetLogicDevIdByUserDevId
   EXPECT_EQ(m.address, (std::vector<std::string>{"0001:18:1f.3", "0001:17:1f.3"}));  // logical 0 -> phy 8
   EXPECT_EQ(g_calls, (std::vector<std::string>{"init", "logic 0", "phy 8", "pcie 18/0", "logic 1", "phy 7",
                                                "pcie 17/0"}));
   EXPECT_EQ(m.how,
             "DCMI /fake/libdcmi.so (ACL device id as the driver's logical id: this CANN does not export "
-            "aclrtGetDeviceInfo and ASCEND_RT_VISIBLE_DEVICES is unset)");
+            "aclrtGetLogicDevIdByUserDevId and ASCEND_RT_VISIBLE_DEVICES is unset)");
 
   lib = fake_dcmi();
-  m = map_devices_to_pci({refused(207000), refused(207000)}, lib, true);
+  m = map_devices_to_pci({no_logical(refused(207000)), no_logical(refused(207000))}, lib, true);
   EXPECT_EQ(m.address, (std::vector<std::string>{"", ""}));
   EXPECT_EQ(g_calls, (std::vector<std::string>{"init"}));
   EXPECT_EQ(m.how,
-            "unknown: aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) answered 207000, and ASCEND_RT_VISIBLE_DEVICES "
-            "is set: ACL's device ids are renumbered, not the driver's");
+            "unknown: aclrtGetLogicDevIdByUserDevId answered 207000, and ASCEND_RT_VISIBLE_DEVICES is set: ACL's "
+            "device ids are renumbered, not the driver's");
 }
 
 TEST(AscendDevicePci, FailuresLeaveAddressesUnknownAndSayWhy) {
   dcmi::DcmiLibrary lib = fake_dcmi();
   lib.error = "libdcmi.so could not be opened";
-  DevicePciMap m = map_devices_to_pci({phy(0)}, lib, false);
+  DevicePciMap m = map_devices_to_pci({logical(0)}, lib, false);
   EXPECT_EQ(m.address, (std::vector<std::string>{""}));
   EXPECT_EQ(m.how, "unknown: libdcmi.so could not be opened");
   EXPECT_TRUE(g_calls.empty());
 
   lib = fake_dcmi();
   g_init_rc = -8005;
-  m = map_devices_to_pci({phy(0), phy(1)}, lib, false);
+  m = map_devices_to_pci({logical(0), logical(1)}, lib, false);
   EXPECT_EQ(m.address, (std::vector<std::string>{"", ""}));
   EXPECT_EQ(m.how, "unknown: dcmi_init (/fake/libdcmi.so) failed with error -8005");
 
-  // One card's PCI query fails; one device has no physical id and ids are renumbered.
+  // One card's PCI query fails; one device has no logical id and ids are renumbered.
   lib = fake_dcmi();
-  g_fail_pcie_card = 11;
-  m = map_devices_to_pci({phy(0), phy(1), refused(207000), phy(3)}, lib, true);
-  EXPECT_EQ(m.address, (std::vector<std::string>{"0001:10:1f.3", "", "", "0001:13:1f.3"}));
+  g_fail_pcie_card = 17;  // logical 1 -> phy 7 -> card 17
+  m = map_devices_to_pci({logical(0), logical(1), no_logical(refused(207000)), logical(3)}, lib, true);
+  EXPECT_EQ(m.address, (std::vector<std::string>{"0001:18:1f.3", "", "", "0001:15:1f.3"}));
   EXPECT_EQ(m.how,
-            "DCMI /fake/libdcmi.so (devices 0,3: physical id from aclrtGetDeviceInfo); device 1 unknown: "
-            "dcmi_get_device_pcie_info_v2(card 11, device 0) failed with error -8005; device 2 unknown: "
-            "aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) answered 207000, and ASCEND_RT_VISIBLE_DEVICES is set: "
-            "ACL's device ids are renumbered, not the driver's");
+            "DCMI /fake/libdcmi.so (devices 0,3: logical id from aclrtGetLogicDevIdByUserDevId); device 1 unknown: "
+            "dcmi_get_device_pcie_info_v2(card 17, device 0) failed with error -8005; device 2 unknown: "
+            "aclrtGetLogicDevIdByUserDevId answered 207000, and ASCEND_RT_VISIBLE_DEVICES is set: ACL's device ids "
+            "are renumbered, not the driver's");
 
-  // A library without the physical-id call; no devices at all (DCMI not even initialised).
-  lib = fake_dcmi();
-  lib.from_phyid = nullptr;
-  m = map_devices_to_pci({phy(0)}, lib, false);
-  EXPECT_EQ(m.how, "unknown: /fake/libdcmi.so does not export dcmi_get_card_id_device_id_from_phyid");
+  // No devices at all (DCMI not even initialised).
   lib = fake_dcmi();
   m = map_devices_to_pci({}, lib, false);
   EXPECT_EQ(m.how, "no devices");

@@ -25,9 +25,9 @@
 //   (hicann/runtime docs/03_api_ref); aclrtHostGetDevicePointer(void* pHost,
 //   void** pDevice, uint32_t flag) as declared in hicann/runtime's AscendCL sources
 //   (note: host first, unlike cudaHostGetDevicePointer). Docs "aclrtHostRegister": it
-//   maps only; "aclrtMemcpyAsync": from pageable (not page-locked) host memory the
-//   call returns only after the copy is done; both register pages: on kernels 5.10 and
-//   older only aclrtMallocHost memory may be registered.
+//   maps (whether the runtime then treats the memory as page-locked for
+//   aclrtMemcpyAsync is not documented, and not measured here); both register pages:
+//   on kernels 5.10 and older only aclrtMallocHost memory may be registered.
 // - aclrtDeviceCanAccessPeer(int32_t* canAccessPeer, int32_t deviceId, int32_t
 //   peerDeviceId), aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags = 0):
 //   CANN docs of the same names; enabling is per device and one way (the current device
@@ -86,11 +86,13 @@
 //   torch_npu/csrc/core/npu/NpuVariables.h (Ascend910B1..B4 = A2, Ascend910_93xx = A3;
 //   the bare "Ascend910B", "Ascend910A", "Ascend910ProB", "Ascend310P*" are older chips).
 //   NOT CONFIRMED: that no other SoC has FFTS+. See ffts_unsupported_reason().
-// - aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value),
-//   ACL_DEV_ATTR_PHY_CHIP_ID 402 ("physical chip id"): hicann/runtime
-//   include/external/acl/acl_rt.h (aclrtDevAttr) and CANN docs "aclrtGetDeviceInfo";
-//   exported by newer CANN only, so bound as optional. The driver's management library
-//   (DCMI) takes that physical id: dcmi_library.h.
+// - aclrtGetLogicDevIdByUserDevId(const int32_t userDevid, int32_t* const logicDevId),
+//   aclrtGetPhyDevIdByLogicDevId(const int32_t logicDevId, int32_t* const phyDevId):
+//   hicann/runtime include/external/acl/acl_rt.h (in RT0 d8beaaf and HEAD); what they
+//   return: src/runtime/api/impl/api_impl.cc GetLogicDevIdByUserDevId (the driver's
+//   device id for a user id, undoing ASCEND_RT_VISIBLE_DEVICES) and api_c_device.cc
+//   rtsGetPhyDevIdByLogicDevId (rtGetDevicePhyIdByIndex). Bound as optional. The
+//   driver's management library (DCMI) takes these ids: device_pci.h, dcmi_library.h.
 #pragma once
 
 #include <cstddef>
@@ -119,8 +121,6 @@ constexpr aclError ACL_ERROR_REPEAT_INITIALIZE = 100002;
 // driver lacks batched copies.
 constexpr aclError ACL_ERROR_RT_FEATURE_NOT_SUPPORT = 207000;
 constexpr aclError ACL_ERROR_RT_REPORT_TIMEOUT = 507012;
-
-constexpr int ACL_DEV_ATTR_PHY_CHIP_ID = 402;  // aclrtDevAttr: the device's physical chip id
 
 using aclrtCallback = void (*)(void*);
 enum aclrtCallbackBlockType : int {
@@ -209,6 +209,15 @@ constexpr size_t kFftsHostDescBarBytes = 1024;
 constexpr uint32_t kSdmaFp32AtomicMoveSqe = 0x1E70;  // plain move, as UCM and HCCL use it
 constexpr uint8_t kFftsSubTypeCommunication = 0x5A;
 constexpr uint16_t kFftsMaxReadyLanes = 8;
+// The largest host-to-device copy the runtime ever puts in one SQE: it splits every
+// aclrtMemcpyAsync into pieces of MEMCPY_ASYNC_UNIT_SIZE = 64 MiB
+// (hicann/runtime src/runtime/core/inc/spec/base_info.hpp, used by
+// CalculateMemcpyAsyncSingleMaxSize in src/runtime/api/api.hpp for H2D over PCIe), so an
+// SDMA context of ours copies at most that much too; larger fragments are split.
+constexpr uint64_t kSdmaMaxContextBytes = 64ull << 20;
+// One FFTS+ task's contexts: totalContextNum is a uint16_t (rt_external_stars_define.h),
+// and HCCL caps a task at HCCL_FFTS_CAPACITY = 65535 contexts.
+constexpr size_t kFftsMaxContexts = 65535;
 
 #pragma pack(push, 1)
 
@@ -322,8 +331,8 @@ using aclrtGetVersion_t = aclError (*)(int32_t*, int32_t*, int32_t*);
 using aclsysGetCANNVersion_t = aclError (*)(aclCANNPackageName, aclCANNPackageVersion*);
 using aclrtGetSocName_t = const char* (*)();
 using aclrtGetDeviceCount_t = aclError (*)(uint32_t*);
-// aclrtGetDeviceInfo(deviceId, aclrtDevAttr, value): the enum is passed as its int value.
-using aclrtGetDeviceInfo_t = aclError (*)(uint32_t, int, int64_t*);
+using aclrtGetLogicDevIdByUserDevId_t = aclError (*)(int32_t, int32_t*);
+using aclrtGetPhyDevIdByLogicDevId_t = aclError (*)(int32_t, int32_t*);
 using aclrtSetDevice_t = aclError (*)(int32_t);
 using aclrtResetDevice_t = aclError (*)(int32_t);
 using aclrtGetMemInfo_t = aclError (*)(aclrtMemAttr, size_t*, size_t*);

@@ -125,7 +125,8 @@ AclLibrary open_libraries() {
   bind(handle, "aclrtDeviceEnablePeerAccess", lib.aclrtDeviceEnablePeerAccess);
   bind(handle, "aclrtStreamWaitEvent", lib.aclrtStreamWaitEvent);
   bind(handle, "aclrtQueryEventStatus", lib.aclrtQueryEventStatus);
-  bind(handle, "aclrtGetDeviceInfo", lib.aclrtGetDeviceInfo);
+  bind(handle, "aclrtGetLogicDevIdByUserDevId", lib.aclrtGetLogicDevIdByUserDevId);
+  bind(handle, "aclrtGetPhyDevIdByLogicDevId", lib.aclrtGetPhyDevIdByLogicDevId);
   bind(handle, "aclrtSubscribeReport", lib.aclrtSubscribeReport);
   bind(handle, "aclrtUnSubscribeReport", lib.aclrtUnSubscribeReport);
   bind(handle, "aclrtProcessReport", lib.aclrtProcessReport);

@@ -52,7 +52,9 @@ struct AclLibrary {
   aclrtDeviceEnablePeerAccess_t aclrtDeviceEnablePeerAccess = nullptr;
   aclrtStreamWaitEvent_t aclrtStreamWaitEvent = nullptr;
   aclrtQueryEventStatus_t aclrtQueryEventStatus = nullptr;  // load: a staging buffer's copies done?
-  aclrtGetDeviceInfo_t aclrtGetDeviceInfo = nullptr;  // newer CANN: a device's physical chip id (NUMA)
+  // A device's driver ids, for DCMI (its PCI address and so its NUMA node).
+  aclrtGetLogicDevIdByUserDevId_t aclrtGetLogicDevIdByUserDevId = nullptr;
+  aclrtGetPhyDevIdByLogicDevId_t aclrtGetPhyDevIdByLogicDevId = nullptr;
   // Host callbacks on a stream: the stream start gate's hold.
   aclrtSubscribeReport_t aclrtSubscribeReport = nullptr;
   aclrtUnSubscribeReport_t aclrtUnSubscribeReport = nullptr;

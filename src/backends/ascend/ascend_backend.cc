@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <future>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -86,17 +88,6 @@ bool lock_before_register() { return registration_needs_locked_pages(kernel_rele
 const char* kPinHint =
     "; the Ascend driver pins these pages itself: if a memory-lock limit refused them, raise it with "
     "`ulimit -l unlimited`";
-
-// Said once per process, at the first registration without aclrtHostRegisterV2.
-void note_pageable_registration() {
-  static pid_t noted = 0;
-  if (noted == getpid()) return;
-  noted = getpid();
-  std::fprintf(stderr,
-               "dev-sandbox: note: this CANN has no aclrtHostRegisterV2, so aclrtHostRegister maps odirect/shm "
-               "memory without page-locking it: CE copies from it are pageable (each aclrtMemcpyAsync returns "
-               "after its copy)\n");
-}
 
 // One IO task's FFTS+ launch, built once (at setup, by prepare_direct): the SQE and
 // the SDMA contexts, and, when the contexts are larger than what the runtime sends
@@ -203,17 +194,18 @@ class DescArena {
   size_t left_ = 0;
 };
 
-// Where FFTS+ contexts go: DEV_SANDBOX_FFTS_DESC=host|device forces one (to compare on
-// hardware); auto: device memory when the contexts outgrow the runtime's BAR copy.
-bool contexts_in_device_memory(size_t contexts) {
+// DEV_SANDBOX_FFTS_DESC: "host" or "device" forces where FFTS+ contexts go (to compare
+// on hardware, e.g. the per-launch path); "auto" (default) lets AscendDevice decide.
+std::string ffts_desc_mode() {
   const char* v = std::getenv("DEV_SANDBOX_FFTS_DESC");
   const std::string mode = v && *v ? v : "auto";
-  if (mode == "host") return false;
-  if (mode == "device") return true;
-  if (mode != "auto")
+  if (mode != "auto" && mode != "host" && mode != "device")
     throw RunError("DEV_SANDBOX_FFTS_DESC is '" + mode + "': expects auto, host or device");
-  return contexts * sizeof(rtFftsPlusSdmaCtx_t) > kFftsHostDescBarBytes;
+  return mode;
 }
+
+// Launches timed per placement when the choice is made (the fastest of each counts).
+constexpr int kDescTrials = 3;
 
 AscendStream& stream_of(Stream& s) { return static_cast<AscendStream&>(s); }
 AscendEvent& event_of(Event& e) { return static_cast<AscendEvent&>(e); }
@@ -317,6 +309,20 @@ class AscendGate : public StreamGate {
   std::vector<std::pair<aclrtStream, std::unique_ptr<Ticket>>> held_;
 };
 
+// Host-to-device SDMA is not supported on x86 hosts: the CANN runtime stopped turning
+// H2D copies of mapped host memory into SDMA copies there ("On x86, hardware does not
+// support using sdma for h2d copy", ConvertMappedAddrToDevice in api_impl.cc;
+// hicann/runtime b7bb740, cann/runtime issue #594). Our direct path is exactly such a
+// copy, so on an x86 host every device proves it first with one small validated copy
+// (AscendDevice::prove_sdma_from_host) before its first direct task.
+#if defined(__x86_64__) || defined(__i386__)
+constexpr bool kProveSdmaFromHost = true;
+#else
+constexpr bool kProveSdmaFromHost = false;
+#endif
+
+constexpr int64_t kProofWaitNs = 2000000000LL;  // how long the proof copy may take
+
 class AscendDevice : public Device {
  public:
   AscendDevice(const AclLibrary& lib, int index, pid_t owner_pid)
@@ -394,7 +400,9 @@ class AscendDevice : public Device {
   std::unique_ptr<Memory> register_host(void* ptr, size_t bytes, bool /*mapped*/) override {
     // Memory not from aclrtMallocHost (odirect mmap, shared memory). Registration is
     // always mapped (the direct path reads the mapped address); CE copies use the CPU
-    // address, which is page-locked only through aclrtHostRegisterV2's PINNED flag.
+    // address. aclrtHostRegisterV2's PINNED flag also asks the runtime to page-lock it;
+    // aclrtHostRegister (V1) maps only, and how the runtime's CE copies treat memory
+    // registered that way has not been measured here.
     const std::string missing = lib_.register_missing();
     if (!missing.empty()) throw RunError("ascend: " + missing);
     if (reinterpret_cast<uintptr_t>(ptr) % kRegisterAlign != 0)
@@ -414,7 +422,6 @@ class AscendDevice : public Device {
     if (lib_.has_register_v2()) {
       dev = register_v2(ptr, span, ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED, where + ", MAPPED | PINNED");
     } else {
-      note_pageable_registration();
       const aclError r = lib_.aclrtHostRegister(ptr, span, ACL_HOST_REGISTER_MAPPED, &dev);
       if (r != ACL_SUCCESS) lib_.fail("aclrtHostRegister", r, where, kPinHint);
     }
@@ -529,9 +536,19 @@ class AscendDevice : public Device {
                "aclrtMemcpyAsync", where_);
   }
 
+  // What the CANN runtime does with aclrtMemcpyBatchAsync (hicann/runtime, RT0 d8beaaf
+  // through HEAD): rtsMemcpyBatchAsync (api_c_memory.cc) answers "feature not supported"
+  // (207000) on a SoC without RT_FEATURE_TASK_MEMORY_BATCH_COPY (Atlas A2/A3 have it);
+  // ApiImpl::MemcpyBatchAsync (api_impl.cc) then asks the driver for
+  // FEATURE_MEMCPY_BATCH_ASYNC: without it, LoopMemcpyAsync issues one async copy per
+  // block itself (two pointer-attribute look-ups each, and a stream synchronisation plus
+  // a synchronous copy for an unregistered host side) and the call succeeds; with it,
+  // the runtime returns RT_ERROR_DRV_NOT_SUPPORT, i.e. 207000 again, having copied
+  // nothing. So an accepted batch was never one batched submission, and a 207000 means
+  // the driver (or SoC) has a batch copy the runtime does not drive.
   void copy_batch(const CopyDesc* d, size_t n, CopyDir dir, Stream& s) override {
     // The batch API copies host to device or device to host only (CANN docs); where the
-    // library lacks it or the driver refused it (207000), one aclrtMemcpyAsync per block,
+    // library lacks it or the runtime refused it (207000), one aclrtMemcpyAsync per block,
     // and batch_fallback() says so: the Method then names CE, not CE-BATCH.
     std::string single;
     if (!lib_.aclrtMemcpyBatchAsync)
@@ -567,8 +584,7 @@ class AscendDevice : public Device {
                                                    n, &attr, &attr_index, 1, &fail_index,
                                                    stream_of(s).handle());
     if (rc == ACL_ERROR_RT_FEATURE_NOT_SUPPORT) {
-      // The driver lacks batched copies (e.g. 910B drivers without the feature): from
-      // now on every block is its own copy.
+      // Nothing was copied (see above): from now on every block is its own copy.
       batch_refused_ = true;
       batch_fallback_ = batch_refused_text;
       for (size_t i = 0; i < n; ++i) copy_async(d[i], dir, s);
@@ -578,30 +594,40 @@ class AscendDevice : public Device {
       lib_.fail("aclrtMemcpyBatchAsync", rc,
                 where_ + ", " + std::to_string(n) + " copies" +
                     (fail_index < n ? ", failIndex " + std::to_string(fail_index) : ""));
+    batch_looped_ = true;  // accepted: the runtime looped single copies (see above)
   }
 
   std::string batch_fallback() const override { return batch_fallback_; }
+  std::string batch_runtime_loop() const override { return batch_looped_ ? batch_loop_text : ""; }
+  std::vector<std::string> notes() const override { return notes_; }
 
+  // Setup of the direct path (n = 0: nothing to prepare yet, as load asks): on an x86
+  // host first the proof that SDMA reads host memory there at all.
   void prepare_direct(const CopyDesc* d, size_t n) override {
+    prove_sdma_from_host();
     if (n > 0) task(d, n);
   }
 
   void direct_task(const CopyDesc* d, size_t n, Stream& s) override {
     if (!lib_.has_ffts_launch()) throw RunError("FFTS+ is not available: " + lib_.rt_why);
+    prove_sdma_from_host();
     if (n == 0) return;
-    AscendStream& st = stream_of(s);
-    const FftsTask& t = task(d, n);
-    // The runtime copies the SQE (and host contexts) during the launch, so nothing
-    // here has to outlive the call.
+    launch(task(d, n), stream_of(s));
+  }
+
+  // One launch of a built task. The runtime copies the SQE (and host contexts) during
+  // the launch, so nothing here has to outlive the call.
+  void launch(const FftsTask& t, AscendStream& st) {
     rtFftsPlusTaskInfo_t info{};
     info.fftsPlusSqe = &t.sqe;
     info.descBuf = t.device_contexts ? t.device_contexts : static_cast<const void*>(t.contexts.data());
-    info.descBufLen = sizeof(rtFftsPlusSdmaCtx_t) * n;
+    const size_t contexts = t.contexts.size();
+    info.descBufLen = sizeof(rtFftsPlusSdmaCtx_t) * contexts;
     info.descAddrType = t.device_contexts ? RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_DEVICE : RT_FFTS_PLUS_CTX_DESC_ADDR_TYPE_HOST;
     const rtError_t rc = lib_.rtFftsPlusTaskLaunchWithFlag(&info, st.handle(), 0);
     if (rc != 0)
       lib_.fail("rtFftsPlusTaskLaunchWithFlag", rc,
-                where_ + ", " + std::to_string(n) + " SDMA context" + (n == 1 ? "" : "s") +
+                where_ + ", " + std::to_string(contexts) + " SDMA context" + (contexts == 1 ? "" : "s") +
                     (t.device_contexts ? " in device memory" : ""));
   }
 
@@ -631,6 +657,69 @@ class AscendDevice : public Device {
   }
 
  private:
+  // On an x86 host (kProveSdmaFromHost), once per device: one 4 KiB FFTS+ SDMA copy from
+  // registered pinned host memory into this device, read back and compared. A RunError
+  // "not supported on this machine: ..." when its bytes do not arrive, it fails, or it
+  // does not complete within kProofWaitNs (its memory and stream are then left alone:
+  // releasing what a copy may still use would wait for it).
+  void prove_sdma_from_host() {
+    if (!kProveSdmaFromHost || proof_done_) return;
+    proof_done_ = true;  // before the proof's own direct_task
+    constexpr size_t kBytes = 4096;
+    std::string why;
+    std::unique_ptr<Memory> src, dst;
+    std::unique_ptr<Stream> stream;
+    std::unique_ptr<Event> done;
+    try {
+      src = alloc_pinned(kBytes, true);
+      dst = alloc_device(kBytes);
+      auto* bytes = static_cast<unsigned char*>(src->host_ptr());
+      std::vector<unsigned char> back(kBytes);
+      for (size_t i = 0; i < kBytes; ++i) {
+        bytes[i] = static_cast<unsigned char>(i * 31 + 17);
+        back[i] = static_cast<unsigned char>(~bytes[i]);  // what the device holds first
+      }
+      copy_sync({dst->device_ptr(), back.data(), kBytes}, CopyDir::kH2D);
+      stream = create_stream();
+      done = create_event();
+      const CopyDesc d{dst->device_ptr(), src->device_ptr(), kBytes};
+      direct_task(&d, 1, *stream);
+      // Recorded on its stream only (record() would join a timing stream of the device's
+      // other streams).
+      lib_.check(lib_.aclrtRecordEvent(event_of(*done).handle(), stream_of(*stream).handle()), "aclrtRecordEvent",
+                 where_ + ", the proof copy");
+      const int64_t until = now_ns() + kProofWaitNs;
+      while (lib_.aclrtQueryEventStatus) {
+        int status = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+        lib_.check(lib_.aclrtQueryEventStatus(event_of(*done).handle(), &status), "aclrtQueryEventStatus",
+                   where_ + ", the proof copy");
+        if (status == ACL_EVENT_RECORDED_STATUS_COMPLETE) break;
+        if (now_ns() > until) {
+          (void)done.release();
+          (void)stream.release();
+          (void)src.release();
+          (void)dst.release();
+          why = "did not complete within " + std::to_string(kProofWaitNs / 1000000000LL) + " s";
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (why.empty()) {
+        synchronize(*stream);  // reports a copy that failed
+        copy_sync({back.data(), dst->device_ptr(), kBytes}, CopyDir::kD2H);
+        for (size_t i = 0; i < kBytes && why.empty(); ++i)
+          if (back[i] != bytes[i])
+            why = "completed without delivering its bytes (first difference at offset " + std::to_string(i) + ")";
+      }
+    } catch (const RunError& e) {
+      why = std::string("failed: ") + e.what();
+    }
+    if (!why.empty())
+      throw RunError("not supported on this machine: host-to-device SDMA does not work on this x86 host (the CANN "
+                     "runtime itself does not use it on x86: hicann/runtime b7bb740, cann/runtime issue #594): a "
+                     "validated 4 KiB FFTS+ SDMA copy from registered host memory to " + where_ + " " + why);
+  }
+
   // aclrtHostRegisterV2 with `flags`, then the mapped device address.
   void* register_v2(void* ptr, size_t span, uint32_t flags, const std::string& where) {
     const aclError rc = lib_.aclrtHostRegisterV2(ptr, span, flags);
@@ -651,44 +740,132 @@ class AscendDevice : public Device {
     return prepared_.get(d, n, [this](const CopyDesc* descs, size_t count) { return build_task(descs, count); });
   }
 
+  // One fragment is one SDMA context, or several of at most kSdmaMaxContextBytes (the
+  // runtime's own ceiling for one host-to-device SQE), back to back, in the same task.
   FftsTask build_task(const CopyDesc* d, size_t n) {
-    if (n > 0xFFFF) throw RunError("one FFTS+ task holds at most 65535 contexts; lower -f");
-    FftsTask t;
-    t.contexts.assign(n, rtFftsPlusSdmaCtx_t{});
-    // The first `lanes` contexts start ready; context i then follows i - lanes.
-    const size_t lanes = std::min<size_t>(n, kFftsMaxReadyLanes);
-    for (size_t i = 0; i < n; ++i) {
-      if (d[i].bytes > 0xFFFFFFFFull) throw RunError("an SDMA context copies at most 4 GiB - 1 bytes; lower -s");
-      rtFftsPlusSdmaCtx_t& c = t.contexts[i];
-      c.contextType = RT_CTX_TYPE_SDMA;
-      c.threadDim = 1;
-      c.sdmaSqeHeader = kSdmaFp32AtomicMoveSqe;
-      c.sourceAddressBaseL = low32(d[i].src);
-      c.sourceAddressBaseH = high32(d[i].src);
-      c.destinationAddressBaseL = low32(d[i].dst);
-      c.destinationAddressBaseH = high32(d[i].dst);
-      c.nonTailDataLength = static_cast<uint32_t>(d[i].bytes);
-      c.tailDataLength = static_cast<uint32_t>(d[i].bytes);
-      if (i >= lanes) {
-        rtFftsPlusSdmaCtx_t& pred = t.contexts[i - lanes];
-        pred.successorList[pred.successorNum++] = static_cast<uint16_t>(i);
-        c.predCntInit = 1;
-        c.predCnt = 1;
-      }
+    FftsTask t = build_contexts(d, n);
+    if (device_descriptors(t.contexts.size())) place_on_device(t);
+    return t;
+  }
+
+  // A copy of the task's contexts in device memory (the arena), which launches then use.
+  void place_on_device(FftsTask& t) {
+    const size_t bytes = sizeof(rtFftsPlusSdmaCtx_t) * t.contexts.size();
+    if (!arena_) arena_ = std::make_unique<DescArena>(*this);
+    t.device_contexts = arena_->take(bytes);
+    lib_.check(lib_.aclrtMemcpy(t.device_contexts, bytes, t.contexts.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
+               "aclrtMemcpy", where_ + ", FFTS+ context descriptors to the device");
+  }
+
+  // Where the contexts of an n-context task go (true: device memory). Up to the
+  // runtime's PCIe BAR copy, host memory: the runtime sends them through its pool at
+  // launch. Above it both placements cost the launch something (ffts_task.cc
+  // FftsPlusTaskInit): host contexts a device allocation and a blocking H2D copy at every
+  // launch (FftsPlusTmpAllocH2D); device contexts are used in place by older runtimes,
+  // while newer ones read them back with a blocking D2H copy at every launch
+  // (CheckFftsPlusDsaContextFromDevice, hicann/runtime a145dcdb2). So the choice is
+  // timed, once per context count, at setup; DEV_SANDBOX_FFTS_DESC forces one.
+  bool device_descriptors(size_t n) {
+    const std::string mode = ffts_desc_mode();
+    const bool beyond_bar = n * sizeof(rtFftsPlusSdmaCtx_t) > kFftsHostDescBarBytes;
+    const std::string what = "FFTS+ context descriptors (" + std::to_string(n) + " per task) in ";
+    if (mode != "auto") {
+      if (beyond_bar) add_note(what + mode + " memory, as DEV_SANDBOX_FFTS_DESC=" + mode + " asks");
+      return mode == "device";
     }
+    if (!beyond_bar) return false;
+    auto it = desc_choice_.find(n);
+    if (it != desc_choice_.end()) return it->second;
+    const bool device = device_descriptors_timed_faster(n);
+    desc_choice_[n] = device;
+    add_note(what + (device ? "device memory: a launch with them timed faster at setup than with host contexts, "
+                              "which the runtime copies with a device allocation and a blocking copy at every launch"
+                            : "host memory: a launch with them timed faster at setup than with device contexts, "
+                              "which newer runtimes read back with a blocking copy at every launch"));
+    return device;
+  }
+
+  // One n-context task (each context 512 bytes between scratch buffers) launched
+  // kDescTrials times with its contexts in host memory and as often in device memory,
+  // alternating, each launch call timed on the host (where both placements do their
+  // per-launch work) and waited for untimed. True (device memory) unless the fastest host
+  // launch was clearly faster (by a quarter) than the fastest device one.
+  bool device_descriptors_timed_faster(size_t n) {
+    constexpr size_t kSlots = 8, kEach = 512;
+    auto src = alloc_pinned(kSlots * kEach, true);
+    auto dst = alloc_device(kSlots * kEach);
+    std::memset(src->host_ptr(), 0x5a, kSlots * kEach);
+    std::vector<CopyDesc> d(n);
+    for (size_t i = 0; i < n; ++i)
+      d[i] = {static_cast<char*>(dst->device_ptr()) + (i % kSlots) * kEach,
+              static_cast<const char*>(src->device_ptr()) + (i % kSlots) * kEach, kEach};
+    FftsTask host = build_contexts(d.data(), n);
+    FftsTask device = host;
+    place_on_device(device);
+    auto stream = create_stream();
+    int64_t best[2] = {INT64_MAX, INT64_MAX};
+    for (int k = 0; k < kDescTrials; ++k)
+      for (int v = 0; v < 2; ++v) {
+        const int64_t t0 = now_ns();
+        launch(v == 0 ? host : device, stream_of(*stream));
+        best[v] = std::min(best[v], now_ns() - t0);
+        synchronize(*stream);
+      }
+    return !(best[0] * 5 < best[1] * 4);
+  }
+
+  void add_note(const std::string& note) {
+    if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
+  }
+
+  FftsTask build_contexts(const CopyDesc* d, size_t n) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; ++i)
+      total += static_cast<size_t>(
+          std::max<uint64_t>(1, (d[i].bytes + kSdmaMaxContextBytes - 1) / kSdmaMaxContextBytes));
+    if (total > kFftsMaxContexts)
+      throw RunError("one FFTS+ task holds at most " + std::to_string(kFftsMaxContexts) + " SDMA contexts, and this "
+                     "one needs " + std::to_string(total) + " (" + std::to_string(n) + " fragment" +
+                     (n == 1 ? "" : "s") + " in contexts of at most " + format_bytes(kSdmaMaxContextBytes) +
+                     "); lower -f or -s");
+    FftsTask t;
+    t.contexts.assign(total, rtFftsPlusSdmaCtx_t{});
+    // The first `lanes` contexts start ready; context k then follows k - lanes.
+    const size_t lanes = std::min<size_t>(total, kFftsMaxReadyLanes);
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t done = 0;
+      do {
+        const uint64_t len = std::min<uint64_t>(d[i].bytes - done, kSdmaMaxContextBytes);
+        const char* src = static_cast<const char*>(d[i].src) + done;
+        const char* dst = static_cast<const char*>(d[i].dst) + done;
+        rtFftsPlusSdmaCtx_t& c = t.contexts[k];
+        c.contextType = RT_CTX_TYPE_SDMA;
+        c.threadDim = 1;
+        c.sdmaSqeHeader = kSdmaFp32AtomicMoveSqe;
+        c.sourceAddressBaseL = low32(src);
+        c.sourceAddressBaseH = high32(src);
+        c.destinationAddressBaseL = low32(dst);
+        c.destinationAddressBaseH = high32(dst);
+        c.nonTailDataLength = static_cast<uint32_t>(len);
+        c.tailDataLength = static_cast<uint32_t>(len);
+        if (k >= lanes) {
+          rtFftsPlusSdmaCtx_t& pred = t.contexts[k - lanes];
+          pred.successorList[pred.successorNum++] = static_cast<uint16_t>(k);
+          c.predCntInit = 1;
+          c.predCnt = 1;
+        }
+        done += len;
+        ++k;
+      } while (done < d[i].bytes);
+    }
+    const size_t n_ctx = total;
     t.sqe.typeBits = sqe_type_bits(RT_FFTS_PLUS_TYPE);
     t.sqe.subType = kFftsSubTypeCommunication;
-    t.sqe.totalContextNum = static_cast<uint16_t>(n);
+    t.sqe.totalContextNum = static_cast<uint16_t>(n_ctx);
     t.sqe.readyContextNum = static_cast<uint16_t>(lanes);
     t.sqe.preloadContextNum = static_cast<uint16_t>(lanes);
     t.sqe.timeout = 0;
-    if (contexts_in_device_memory(n)) {
-      const size_t bytes = sizeof(rtFftsPlusSdmaCtx_t) * n;
-      if (!arena_) arena_ = std::make_unique<DescArena>(*this);
-      t.device_contexts = arena_->take(bytes);
-      lib_.check(lib_.aclrtMemcpy(t.device_contexts, bytes, t.contexts.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE),
-                 "aclrtMemcpy", where_ + ", FFTS+ context descriptors to the device");
-    }
     return t;
   }
 
@@ -716,12 +893,39 @@ class AscendDevice : public Device {
   std::vector<void*> dsts_, srcs_;
   std::vector<size_t> sizes_;
   std::string batch_fallback_;  // why batches went out as single copies; empty: they did not
-  bool batch_refused_ = false;  // the driver answered 207000: no more batch calls
+  bool batch_refused_ = false;  // the runtime answered 207000: no more batch calls
+  bool batch_looped_ = false;   // the runtime took a batch (and looped single copies)
   static constexpr const char* batch_refused_text =
-      "aclrtMemcpyBatchAsync answered 207000 (feature not supported by this driver)";
+      "aclrtMemcpyBatchAsync answered 207000 (feature not supported), as the CANN runtime does where the driver has "
+      "its own batch copy (FEATURE_MEMCPY_BATCH_ASYNC) or the SoC has none";
+  static constexpr const char* batch_loop_text =
+      "aclrtMemcpyBatchAsync took each batch, which the CANN runtime does only where the driver has no batch copy "
+      "(FEATURE_MEMCPY_BATCH_ASYNC): it issued one copy per block itself, two pointer-attribute look-ups each";
   std::unique_ptr<DescArena> arena_;
   PreparedLists<FftsTask> prepared_;
+  bool proof_done_ = false;  // prove_sdma_from_host ran (x86 hosts)
+  std::map<size_t, bool> desc_choice_;  // context count -> device descriptors (timed)
+  std::vector<std::string> notes_;      // said once with the result (notes())
 };
+
+// A device's driver ids as AscendCL gives them, for DCMI (device_pci.h): its logical id,
+// and the physical id of that logical id (of the ACL id where there is none).
+DeviceIds driver_ids(const AclLibrary& lib, int dev) {
+  DeviceIds ids;
+  if (lib.aclrtGetLogicDevIdByUserDevId) {
+    int32_t v = -1;
+    ids.logic.exported = true;
+    ids.logic.rc = lib.aclrtGetLogicDevIdByUserDevId(dev, &v);
+    ids.logic.id = v;
+  }
+  if (lib.aclrtGetPhyDevIdByLogicDevId) {
+    int32_t v = -1;
+    ids.phy.exported = true;
+    ids.phy.rc = lib.aclrtGetPhyDevIdByLogicDevId(ids.logic.ok() ? static_cast<int32_t>(ids.logic.id) : dev, &v);
+    ids.phy.id = v;
+  }
+  return ids;
+}
 
 class AscendBackend : public Backend {
  public:
@@ -741,6 +945,12 @@ class AscendBackend : public Backend {
   // The driver pins pinned and registered memory itself; only on kernels 5.10 and
   // older do we lock our own mappings with mlock before registering them.
   bool mlocks(HostLock kind) const override { return kind == HostLock::kRegistration && lock_before_register(); }
+  // The driver maps aclrtMallocHost memory so that O_DIRECT I/O into it fails with EFAULT
+  // (ModelEngine-Group/unified-cache-management commit 734318ce, PR #850, which moved
+  // UCM's O_DIRECT buffers to mmap memory registered with aclrtHostRegister for it).
+  std::string pinned_direct_io_unsupported() const override {
+    return "aclrtMallocHost memory fails O_DIRECT I/O with EFAULT (UCM 734318ce)";
+  }
 
   void init_process() override {
     lib_ = &load_acl_library();
@@ -764,17 +974,14 @@ class AscendBackend : public Backend {
     p.device_count = static_cast<int>(count);
     const char* soc = lib.aclrtGetSocName ? lib.aclrtGetSocName() : nullptr;
     const std::string soc_text = soc && *soc ? soc : "unknown";
-    std::vector<PhyChipId> phy(count);
+    std::vector<DeviceIds> ids(count);
     for (uint32_t i = 0; i < count; ++i) {
       const int dev = static_cast<int>(i);
       const std::string where = "device " + std::to_string(i);
       lib.check(lib.aclrtSetDevice(dev), "aclrtSetDevice", where);
       size_t free = 0, total = 0;
       const aclError rc = lib.aclrtGetMemInfo(ACL_HBM_MEM, &free, &total);
-      if (lib.aclrtGetDeviceInfo) {  // the physical id DCMI takes (device_pci.h)
-        phy[i].exported = true;
-        phy[i].rc = lib.aclrtGetDeviceInfo(i, ACL_DEV_ATTR_PHY_CHIP_ID, &phy[i].id);
-      }
+      ids[i] = driver_ids(lib, dev);
       (void)lib.aclrtResetDevice(dev);
       if (rc != ACL_SUCCESS) lib.fail("aclrtGetMemInfo", rc, where);
       DeviceInfo d;
@@ -789,7 +996,7 @@ class AscendBackend : public Backend {
     // Each device's PCI address through DCMI, and so its NUMA node (best effort: the
     // reason goes to doctor when it is unknown).
     const char* visible = std::getenv("ASCEND_RT_VISIBLE_DEVICES");
-    const DevicePciMap pci = map_devices_to_pci(phy, dcmi::load_dcmi_library(), visible && *visible);
+    const DevicePciMap pci = map_devices_to_pci(ids, dcmi::load_dcmi_library(), visible && *visible);
     for (size_t i = 0; i < p.devices.size(); ++i) {
       if (pci.address[i].empty()) continue;
       p.devices[i].pci_bus_id = sysfs_pci_address(pci.address[i]);
@@ -812,13 +1019,21 @@ class AscendBackend : public Backend {
                        lib.aclrtMemcpyBatchAsync
                            ? "aclrtMemcpyBatchAsync, one call per batch, host to device and device to host "
                              "only (an experimental CANN interface; other directions: one aclrtMemcpyAsync per "
-                             "block)"
+                             "block). The CANN runtime loops single copies inside it where the driver has no batch "
+                             "copy (Method CE-BATCH-LOOP) and answers 207000 where it has one or the SoC has none "
+                             "(then one aclrtMemcpyAsync per block, Method CE)"
                            : "fallback: aclrtMemcpyBatchAsync is not exported by this CANN, so one "
                              "aclrtMemcpyAsync per block in one submission loop"});
     p.register_unavailable = lib.register_missing();
     p.gate_unavailable = lib.gate_missing();
     // The direct path reads host memory through its registered (mapped) address.
     if (p.direct_unavailable.empty()) p.direct_unavailable = p.register_unavailable;
+    if (kProveSdmaFromHost)
+      p.facts.push_back({"host-to-device SDMA (x86 host)",
+                         "the CANN runtime does not use SDMA for host-to-device copies on x86 (hicann/runtime "
+                         "b7bb740, cann/runtime issue #594), so every direct-path worker first proves it with one "
+                         "validated 4 KiB FFTS+ SDMA copy, and stops with \"not supported on this machine\" if that "
+                         "fails"});
     const std::string kernel = kernel_release();
     const std::string lock_first =
         lock_before_register() ? "; kernel " + kernel + " is 5.10 or older, where the CANN docs allow registering only "
@@ -827,14 +1042,14 @@ class AscendBackend : public Backend {
                                : "";
     std::string reg;
     if (!p.register_unavailable.empty())
-      reg = "not available: " + p.register_unavailable;
+      reg = "not available: " + p.register_unavailable +
+            "; CE cases copy from that memory unregistered, the direct path is refused";
     else if (lib.has_register_v2())
-      reg = "aclrtHostRegisterV2(MAPPED | PINNED) + aclrtHostGetDevicePointer: page-locked, CE copies from it are "
-            "asynchronous" + lock_first;
+      reg = "aclrtHostRegisterV2(MAPPED | PINNED) + aclrtHostGetDevicePointer: mapped, and page-locked by the "
+            "runtime" + lock_first;
     else
-      reg = "aclrtHostRegister (mapped only; this CANN has no aclrtHostRegisterV2/aclrtHostGetDevicePointer): CE "
-            "copies from registered memory are pageable on this CANN (each aclrtMemcpyAsync returns after its "
-            "copy)" + lock_first;
+      reg = "aclrtHostRegister (mapped; this CANN has no aclrtHostRegisterV2/aclrtHostGetDevicePointer, so nothing "
+            "asks the runtime to page-lock it)" + lock_first;
     p.facts.push_back({"host registration (odirect, shm)", reg});
     p.facts.push_back({"stream start gate", p.gate_unavailable.empty()
                                                 ? "a blocking host callback (aclrtLaunchCallback) at the head of "
@@ -843,10 +1058,18 @@ class AscendBackend : public Backend {
     p.facts.push_back({"events", lib.aclrtCreateEventExWithFlag
                                      ? "aclrtCreateEventExWithFlag (made for reuse, never reset)"
                                      : "aclrtCreateEventWithFlag, reset with aclrtResetEvent after each wait"});
-    p.facts.push_back({"FFTS+ context descriptors",
-                       "built once at setup; a task's contexts go in device memory when they exceed the runtime's "
-                       "PCIe BAR copy (" + std::to_string(kFftsHostDescBarBytes / sizeof(rtFftsPlusSdmaCtx_t)) +
-                       " contexts), else they are sent from host memory at each launch"});
+    const std::string forced = ffts_desc_mode();
+    p.facts.push_back(
+        {"FFTS+ context descriptors",
+         "built once at setup; up to the runtime's PCIe BAR copy (" +
+             std::to_string(kFftsHostDescBarBytes / sizeof(rtFftsPlusSdmaCtx_t)) +
+             " contexts) sent from host memory at each launch; " +
+             (forced != "auto"
+                  ? "larger tasks' contexts in " + forced + " memory, as DEV_SANDBOX_FFTS_DESC=" + forced + " asks"
+                  : "larger tasks' contexts in host or device memory, whichever made one launch faster when timed at "
+                    "setup (host: a device allocation and a blocking copy at every launch; device: used in place by "
+                    "older runtimes, read back with a blocking copy at every launch by newer ones); a note says "
+                    "which")});
     p.facts.push_back({"peer access (device to device)",
                        lib.aclrtDeviceCanAccessPeer && lib.aclrtDeviceEnablePeerAccess
                            ? "aclrtDeviceCanAccessPeer + aclrtDeviceEnablePeerAccess on each reading device"

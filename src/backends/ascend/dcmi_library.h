@@ -12,9 +12,9 @@
 // size of dcmi_pcie_info_all is 64"): dcmi_interface_api.h as the driver ships it
 // (gitcode cann/driver src/custom/include, and copies in several public projects);
 // 0 is DCMI_OK. The library's usual places: /usr/local/Ascend/driver/lib64/driver and
-// /usr/local/dcmi. NOT CONFIRMED on hardware here: that the physical id
-// aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) gives is the device_phy_id DCMI takes
-// (on Atlas A3, where two dies share a chip, in particular).
+// /usr/local/dcmi. NOT CONFIRMED on hardware here: that the driver's logical id
+// AscendCL gives (aclrtGetLogicDevIdByUserDevId) is the device_logic_id DCMI takes, and
+// its physical id (aclrtGetPhyDevIdByLogicDevId) DCMI's device_phy_id (device_pci.h).
 #pragma once
 
 #include <sys/types.h>

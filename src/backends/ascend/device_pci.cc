@@ -1,6 +1,7 @@
 #include "backends/ascend/device_pci.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "topology/topology.h"
@@ -10,30 +11,49 @@ namespace acl {
 
 namespace {
 
-// One device's card and chip for DCMI, by the best id this device has: how it was
-// found in `method`, or why not in the return value.
-std::string card_and_chip(const PhyChipId& phy, unsigned int acl_id, const dcmi::DcmiLibrary& dcmi,
-                          bool visible_devices_set, int* card, int* chip, std::string* method) {
-  if (phy.exported && phy.rc == 0) {
-    if (!dcmi.from_phyid) return dcmi.path + " does not export dcmi_get_card_id_device_id_from_phyid";
-    const int rc = dcmi.from_phyid(card, chip, static_cast<unsigned int>(phy.id));
+std::string answered(const char* call, int64_t arg, int rc) {
+  return std::string(call) + "(" + std::to_string(arg) + ") answered " + std::to_string(rc);
+}
+
+// One device's card and chip for DCMI, through its logical id: how it was found in
+// `method`, or why not in the return value.
+std::string card_and_chip(const DeviceIds& ids, int acl_id, const dcmi::DcmiLibrary& dcmi, bool visible_devices_set,
+                          int* card, int* chip, std::string* method) {
+  int64_t logic = -1;
+  std::string how;
+  if (ids.logic.ok()) {
+    logic = ids.logic.id;
+    how = "logical id from aclrtGetLogicDevIdByUserDevId";
+  } else {
+    const std::string no_logic = ids.logic.exported
+                                     ? "aclrtGetLogicDevIdByUserDevId answered " + std::to_string(ids.logic.rc)
+                                     : std::string("this CANN does not export aclrtGetLogicDevIdByUserDevId");
+    if (visible_devices_set)
+      return no_logic + ", and ASCEND_RT_VISIBLE_DEVICES is set: ACL's device ids are renumbered, not the driver's";
+    logic = acl_id;
+    how = "ACL device id as the driver's logical id: " + no_logic + " and ASCEND_RT_VISIBLE_DEVICES is unset";
+  }
+  if (dcmi.from_logicid) {
+    const int rc = dcmi.from_logicid(card, chip, static_cast<unsigned int>(logic));
     if (rc != 0)
-      return "dcmi_get_card_id_device_id_from_phyid(" + std::to_string(phy.id) + ") failed with error " +
+      return "dcmi_get_card_id_device_id_from_logicid(" + std::to_string(logic) + ") failed with error " +
              std::to_string(rc);
-    *method = "physical id from aclrtGetDeviceInfo";
+    *method = how;
     return "";
   }
-  const std::string no_phy = phy.exported ? "aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID) answered " +
-                                                std::to_string(phy.rc)
-                                          : "this CANN does not export aclrtGetDeviceInfo";
-  if (visible_devices_set)
-    return no_phy + ", and ASCEND_RT_VISIBLE_DEVICES is set: ACL's device ids are renumbered, not the driver's";
-  if (!dcmi.from_logicid) return no_phy + ", and " + dcmi.path + " does not export dcmi_get_card_id_device_id_from_logicid";
-  const int rc = dcmi.from_logicid(card, chip, acl_id);
+  // A DCMI without the logical-id call: the physical id of that logical id.
+  if (!dcmi.from_phyid)
+    return dcmi.path +
+           " exports neither dcmi_get_card_id_device_id_from_logicid nor dcmi_get_card_id_device_id_from_phyid";
+  if (!ids.phy.ok())
+    return dcmi.path + " does not export dcmi_get_card_id_device_id_from_logicid, and " +
+           (ids.phy.exported ? answered("aclrtGetPhyDevIdByLogicDevId", logic, ids.phy.rc)
+                             : std::string("this CANN does not export aclrtGetPhyDevIdByLogicDevId"));
+  const int rc = dcmi.from_phyid(card, chip, static_cast<unsigned int>(ids.phy.id));
   if (rc != 0)
-    return "dcmi_get_card_id_device_id_from_logicid(" + std::to_string(acl_id) + ") failed with error " +
+    return "dcmi_get_card_id_device_id_from_phyid(" + std::to_string(ids.phy.id) + ") failed with error " +
            std::to_string(rc);
-  *method = "ACL device id as the driver's logical id: " + no_phy + " and ASCEND_RT_VISIBLE_DEVICES is unset";
+  *method = how + ", its physical id from aclrtGetPhyDevIdByLogicDevId";
   return "";
 }
 
@@ -51,11 +71,11 @@ std::string devices_text(const std::vector<int>& ids) {
 
 }  // namespace
 
-DevicePciMap map_devices_to_pci(const std::vector<PhyChipId>& phy, const dcmi::DcmiLibrary& dcmi,
+DevicePciMap map_devices_to_pci(const std::vector<DeviceIds>& ids, const dcmi::DcmiLibrary& dcmi,
                                 bool visible_devices_set) {
   DevicePciMap m;
-  m.address.resize(phy.size());
-  if (phy.empty()) {
+  m.address.resize(ids.size());
+  if (ids.empty()) {
     m.how = "no devices";
     return m;
   }
@@ -64,26 +84,36 @@ DevicePciMap map_devices_to_pci(const std::vector<PhyChipId>& phy, const dcmi::D
     m.how = "unknown: " + not_ready;
     return m;
   }
-  Grouped methods, failures;
-  for (size_t i = 0; i < phy.size(); ++i) {
-    const int dev = static_cast<int>(i);
+  std::vector<std::string> method(ids.size()), why(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
     int card = -1, chip = -1;
-    std::string method;
-    std::string why = card_and_chip(phy[i], static_cast<unsigned int>(i), dcmi, visible_devices_set, &card, &chip,
-                                    &method);
-    if (why.empty()) {
-      dcmi::dcmi_pcie_info_all info{};
-      const int rc = dcmi.pcie_info_v2(card, chip, &info);
-      if (rc == 0)
-        m.address[i] = dcmi::pci_address_text(info);
-      else
-        why = "dcmi_get_device_pcie_info_v2(card " + std::to_string(card) + ", device " + std::to_string(chip) +
-              ") failed with error " + std::to_string(rc);
-    }
-    if (why.empty())
-      add_to(&methods, method, dev);
+    why[i] = card_and_chip(ids[i], static_cast<int>(i), dcmi, visible_devices_set, &card, &chip, &method[i]);
+    if (!why[i].empty()) continue;
+    dcmi::dcmi_pcie_info_all info{};
+    const int rc = dcmi.pcie_info_v2(card, chip, &info);
+    if (rc == 0)
+      m.address[i] = dcmi::pci_address_text(info);
     else
-      add_to(&failures, why, dev);
+      why[i] = "dcmi_get_device_pcie_info_v2(card " + std::to_string(card) + ", device " + std::to_string(chip) +
+               ") failed with error " + std::to_string(rc);
+  }
+  // One address for two devices: which is which cannot be told, so neither is guessed.
+  std::map<std::string, std::vector<int>> holders;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (!m.address[i].empty()) holders[m.address[i]].push_back(static_cast<int>(i));
+  for (const auto& h : holders) {
+    if (h.second.size() < 2) continue;
+    for (int dev : h.second) {
+      why[static_cast<size_t>(dev)] = "DCMI gave " + devices_text(h.second) + " one PCI address (" + h.first + ")";
+      m.address[static_cast<size_t>(dev)].clear();
+    }
+  }
+  Grouped methods, failures;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (why[i].empty())
+      add_to(&methods, method[i], static_cast<int>(i));
+    else
+      add_to(&failures, why[i], static_cast<int>(i));
   }
   std::string how;
   if (!methods.empty()) {

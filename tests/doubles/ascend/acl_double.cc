@@ -11,14 +11,16 @@
 // nor registered with ACL_HOST_REG_PINNED) returns only after the copy: the log says
 // pageable=1 for those.
 // Like the real runtime it hands out aclrtMallocHost memory that is 64-byte but not
-// 4 KiB aligned, refuses to register an address or length that is not 4 KiB aligned
+// 4 KiB aligned and that O_DIRECT I/O cannot use (EFAULT; with the LD_PRELOAD shim of
+// tests/shims, which the ascend tests load), refuses to register an address or length that is not 4 KiB aligned
 // (107000), refuses on kernels 5.10 and older (DEV_SANDBOX_KERNEL_RELEASE, else uname)
 // to register memory that is neither from aclrtMallocHost nor locked (mlock), refuses
 // ACL_HOST_REG_PINNED for aclrtMallocHost memory, refuses to record an event again that
 // a stream waited on unless aclrtResetEvent came in between (events of
-// aclrtCreateEventExWithFlag are reused instead and refuse aclrtResetEvent), and with
-// DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1 answers aclrtMemcpyBatchAsync with 207000 as a
-// driver without batched copies does. Each stream is announced to the runtime double it
+// aclrtCreateEventExWithFlag are reused instead and refuse aclrtResetEvent), and does
+// with aclrtMemcpyBatchAsync what the CANN runtime does: 207000 on a SoC without batch
+// copies or, with DS_ACL_DOUBLE_BATCH_FEATURE=1, for a driver that has its own batch
+// copy; otherwise one copy per block, looped inside the call. Each stream is announced to the runtime double it
 // is linked against (libruntime.so, as the real libascendcl.so depends on it), which
 // launches only on streams of its own instance.
 // Callbacks (aclrtSubscribeReport, aclrtUnSubscribeReport, aclrtLaunchCallback,
@@ -30,11 +32,13 @@
 // DS_DOUBLE_NO_REGISTER_V2 is defined (an older CANN), and without those,
 // aclrtHostRegister/aclrtHostUnregister, aclrtCreateEventExWithFlag and
 // aclrtMemcpyBatchAsync when DS_DOUBLE_OLD_CANN is defined (CANN before 8.1).
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -189,6 +193,21 @@ bool in_malloc_host(uint64_t addr, uint64_t len) {
   if (it == m.begin()) return false;
   --it;
   return addr + len <= it->first + it->second;
+}
+
+// Whether [addr, addr+len) lies inside one registration (any flags). Caller holds st().mu.
+[[maybe_unused]] bool in_registration(uint64_t addr, uint64_t len) {
+  auto& m = st().registrations;
+  auto it = m.upper_bound(addr);
+  if (it == m.begin()) return false;
+  --it;
+  return addr + len <= it->first + it->second.size;
+}
+
+// An entry point of the LD_PRELOAD shim (tests/shims/corrupt_shim.c), null without it.
+template <typename F>
+F no_dma_hook(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
 }
 
 // The kernel release as the runtime sees it (the tests set DEV_SANDBOX_KERNEL_RELEASE).
@@ -364,6 +383,11 @@ void* api_resolve_sdma(uint64_t addr, uint64_t len, bool want_device, std::strin
                (unsigned long long)len);
   }
   return nullptr;
+}
+
+bool api_host_mapped(uint64_t addr) {
+  std::lock_guard<std::mutex> lock(st().mu);
+  return mapped_cpu(addr, 1) != nullptr;
 }
 
 void api_set_recent(const char* msg) {
@@ -565,32 +589,86 @@ aclError aclrtGetDeviceCount(uint32_t* count) {
   return dsdouble::kSuccess;
 }
 
-// aclrtGetDeviceInfo: only ACL_DEV_ATTR_PHY_CHIP_ID (402), the device's physical chip id.
-// DS_ACL_DOUBLE_PHY_IDS="4,5" gives logical device i the i-th id (as
-// ASCEND_RT_VISIBLE_DEVICES=4,5 would renumber chips 4 and 5); default: the logical id.
-// DS_ACL_DOUBLE_PHY_IDS=unsupported answers 207000 (a runtime without the attribute).
+// The driver's ids of each device, as the real runtime gives them (hicann/runtime
+// api_impl.cc GetLogicDevIdByUserDevId, api_c_device.cc rtsGetPhyDevIdByLogicDevId,
+// npu_driver.cc GetChipIdDieId):
+//   DS_ACL_DOUBLE_LOGIC_IDS=4,5  the driver's logical id of ACL (user) device i: the i-th
+//                                entry (as ASCEND_RT_VISIBLE_DEVICES=4,5 renumbers them);
+//                                default i; "unsupported": the call answers 207000
+//   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of logical id i (one driver table, read by
+//                                the DCMI double too); default i
+//   aclrtGetDeviceInfo(ACL_DEV_ATTR_PHY_CHIP_ID 402) answers the device's chip index,
+//   not a DCMI id: on an Atlas A3 SoC (Ascend910_93*) two dies share one chip
+//   (physical id / 2), elsewhere one die per chip (the physical id);
+//   DS_ACL_DOUBLE_CHIP_IDS=2,2 sets it per ACL device.
+// The old-CANN variant exports neither id call (to stand for a library without them).
+}  // extern "C"
+
+namespace {
+
+std::vector<std::string> id_list(const char* variable) {
+  std::vector<std::string> out;
+  const char* v = std::getenv(variable);
+  std::istringstream in(v ? v : "");
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  return out;
+}
+
+// The i-th entry of `variable`'s list; `fallback` when the list is empty; -1 when it has
+// no entry i.
+long long listed_id(const char* variable, long long i, long long fallback) {
+  const std::vector<std::string> ids = id_list(variable);
+  if (ids.empty()) return fallback;
+  if (i < 0 || static_cast<size_t>(i) >= ids.size()) return -1;
+  return std::atoll(ids[static_cast<size_t>(i)].c_str());
+}
+
+long long logic_of_user(int32_t user) { return listed_id("DS_ACL_DOUBLE_LOGIC_IDS", user, user); }
+long long phy_of_logic(long long logic) { return listed_id("DS_DCMI_DOUBLE_LOGICAL", logic, logic); }
+
+}  // namespace
+
+extern "C" {
+
 aclError aclrtGetDeviceInfo(uint32_t device, int attr, int64_t* value) {
   log_call("aclrtGetDeviceInfo", fmt("device=%u attr=%d", device, attr));
   if (aclError rc = enter("aclrtGetDeviceInfo", false)) return rc;
   if (!value || static_cast<int>(device) >= device_count())
     return fail(dsdouble::kInvalidParam, fmt("aclrtGetDeviceInfo: no device %u", device));
   if (attr != 402) return fail(kFeatureNotSupport, fmt("aclrtGetDeviceInfo: attribute %d (test double)", attr));
-  const char* ids = std::getenv("DS_ACL_DOUBLE_PHY_IDS");
-  if (!ids || !*ids) {
-    *value = device;
-    return dsdouble::kSuccess;
-  }
-  if (std::string(ids) == "unsupported")
-    return fail(kFeatureNotSupport, "aclrtGetDeviceInfo: ACL_DEV_ATTR_PHY_CHIP_ID is not supported (test double)");
-  std::istringstream in(ids);
-  std::string item;
-  for (uint32_t i = 0; std::getline(in, item, ','); ++i)
-    if (i == device) {
-      *value = std::atoll(item.c_str());
-      return dsdouble::kSuccess;
-    }
-  return fail(dsdouble::kInvalidParam, fmt("aclrtGetDeviceInfo: DS_ACL_DOUBLE_PHY_IDS has no id for device %u", device));
+  const long long phy = phy_of_logic(logic_of_user(static_cast<int32_t>(device)));
+  const char* soc = std::getenv("DS_ACL_DOUBLE_SOC");
+  const bool a3 = soc && std::strncmp(soc, "Ascend910_93", 12) == 0;
+  *value = listed_id("DS_ACL_DOUBLE_CHIP_IDS", device, a3 ? phy / 2 : phy);
+  return dsdouble::kSuccess;
 }
+
+#ifndef DS_DOUBLE_OLD_CANN
+aclError aclrtGetLogicDevIdByUserDevId(const int32_t user, int32_t* const logic) {
+  log_call("aclrtGetLogicDevIdByUserDevId", fmt("user=%d", user));
+  if (aclError rc = enter("aclrtGetLogicDevIdByUserDevId", false)) return rc;
+  if (!logic || user < 0 || user >= device_count())
+    return fail(dsdouble::kInvalidParam, fmt("aclrtGetLogicDevIdByUserDevId: no device %d", user));
+  const char* ids = std::getenv("DS_ACL_DOUBLE_LOGIC_IDS");
+  if (ids && std::string(ids) == "unsupported")
+    return fail(kFeatureNotSupport, "aclrtGetLogicDevIdByUserDevId: not supported (test double)");
+  const long long v = logic_of_user(user);
+  if (v < 0) return fail(dsdouble::kInvalidParam, fmt("DS_ACL_DOUBLE_LOGIC_IDS has no id for device %d", user));
+  *logic = static_cast<int32_t>(v);
+  return dsdouble::kSuccess;
+}
+
+aclError aclrtGetPhyDevIdByLogicDevId(const int32_t logic, int32_t* const phy) {
+  log_call("aclrtGetPhyDevIdByLogicDevId", fmt("logic=%d", logic));
+  if (aclError rc = enter("aclrtGetPhyDevIdByLogicDevId", false)) return rc;
+  const long long v = phy_of_logic(logic);
+  if (!phy || logic < 0 || v < 0)
+    return fail(dsdouble::kInvalidParam, fmt("aclrtGetPhyDevIdByLogicDevId: no logical device %d", logic));
+  *phy = static_cast<int32_t>(v);
+  return dsdouble::kSuccess;
+}
+#endif
 
 aclError aclrtSetDevice(int32_t device) {
   log_call("aclrtSetDevice", fmt("device=%d", device));
@@ -706,6 +784,10 @@ aclError aclrtMallocHost(void** ptr, size_t size) {
     st().pinned[reinterpret_cast<uint64_t>(p)] = size;
     st().pinned_base[reinterpret_cast<uint64_t>(p)] = reinterpret_cast<uint64_t>(base);
   }
+  // The driver maps this memory so that the block layer cannot pin it: O_DIRECT I/O into
+  // it fails with EFAULT (UCM commit 734318ce, PR #850). The LD_PRELOAD shim
+  // (tests/shims/corrupt_shim.c) makes the kernel answer so, where it is loaded.
+  if (auto add = no_dma_hook<void (*)(void*, size_t)>("ds_shim_no_dma_add")) add(base, size + 4096);
   *ptr = p;
   log_call("aclrtMallocHost", fmt("size=%zu ptr=0x%llx", size, (unsigned long long)reinterpret_cast<uint64_t>(p)));
   return dsdouble::kSuccess;
@@ -727,6 +809,8 @@ aclError aclrtFreeHost(void* ptr) {
       return dsdouble::kInvalidParam;
     }
   }
+  if (auto remove = no_dma_hook<void (*)(void*)>("ds_shim_no_dma_remove"))
+    remove(reinterpret_cast<void*>(st().pinned_base.at(it->first)));
   munmap(reinterpret_cast<void*>(st().pinned_base.at(it->first)), it->second + 4096);
   st().pinned_base.erase(it->first);
   st().pinned.erase(it);
@@ -843,7 +927,7 @@ aclError aclrtCreateStream(void** stream) {
   }
   DStream* s = new DStream();
   s->api = {dsdouble::kStreamMagic, api_enqueue, api_resolve_sdma, api_set_recent, api_initialised,
-            api_enqueue_copy, api_charge};
+            api_enqueue_copy, api_charge, api_host_mapped};
   s->device = t_device;
   s->worker = std::thread([s] { s->run(); });
   {
@@ -1237,10 +1321,19 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
   log_call("aclrtMemcpyBatchAsync", fmt("count=%zu num_attrs=%zu stream=%p", n, num_attrs, stream));
   if (aclError rc = enter("aclrtMemcpyBatchAsync", true)) return rc;
   if (!known_stream(stream)) return fail(dsdouble::kInvalidParam, "aclrtMemcpyBatchAsync: unknown stream");
-  // A driver without batched copies (the runtime's feature check says no).
-  if (dsdouble::env_long("DS_ACL_DOUBLE_BATCH_UNSUPPORTED", 0)) {
-    log_call("aclrtMemcpyBatchAsync", "-> 207000 feature not supported");
-    if (fail_index) *fail_index = SIZE_MAX;
+  // As the CANN runtime decides (api_c_memory.cc rtsMemcpyBatchAsync, api_impl.cc
+  // MemcpyBatchAsync): a SoC without batch copies, and a driver that has its own
+  // (FEATURE_MEMCPY_BATCH_ASYNC, DS_ACL_DOUBLE_BATCH_FEATURE=1), both get 207000 and
+  // nothing is copied; otherwise the runtime loops single copies (below).
+  const char* soc = std::getenv("DS_ACL_DOUBLE_SOC");
+  // CHIP_910_B_93 (Atlas A2: Ascend910B1..B4, A3: Ascend910_93xx; config/910_B_93/dev_info_reg.cc).
+  const bool batch_soc =
+      !soc || (std::strncmp(soc, "Ascend910B", 10) == 0 && std::isdigit(static_cast<unsigned char>(soc[10]))) ||
+      std::strncmp(soc, "Ascend910_93", 12) == 0;
+  const bool driver_batch = dsdouble::env_long("DS_ACL_DOUBLE_BATCH_FEATURE", 0) != 0;
+  if (!batch_soc || driver_batch) {
+    log_call("aclrtMemcpyBatchAsync", !batch_soc ? "-> 207000 chip type does not support MemcpyBatchAsync"
+                                                 : "-> 207000 driver has FEATURE_MEMCPY_BATCH_ASYNC");
     return fail(kFeatureNotSupport, "aclrtMemcpyBatchAsync: feature not support (test double)");
   }
   if (n == 0 || num_attrs == 0 || !attrs || !attr_indexes || attr_indexes[0] != 0)
@@ -1273,7 +1366,29 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
       return rc;
     }
   }
-  for (const CopyOp& c : ops) api_enqueue_copy(stream, run_copy, new CopyOp(c), c.n);
+  // LoopMemcpyAsync: per copy, the attributes of both pointers (already checked above),
+  // then one async copy; an unregistered host side waits for the stream and copies
+  // synchronously.
+  size_t synchronous = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int kind = attrs[0].dstLoc.type == 1 ? 1 : 2;
+    const void* host = kind == 1 ? srcs[i] : dsts[i];
+    bool known;
+    {
+      std::lock_guard<std::mutex> lock(st().mu);
+      known = in_malloc_host(reinterpret_cast<uint64_t>(host), sizes[i]) ||
+              in_registration(reinterpret_cast<uint64_t>(host), sizes[i]);
+    }
+    if (known) {
+      api_enqueue_copy(stream, run_copy, new CopyOp(ops[i]), ops[i].n);
+    } else {
+      static_cast<DStream*>(stream)->wait_idle();
+      std::memcpy(ops[i].dst, ops[i].src, ops[i].n);
+      ++synchronous;
+    }
+  }
+  log_call("aclrtMemcpyBatchAsync.loop",
+           fmt("copies=%zu attribute_lookups=%zu synchronous=%zu", n, 2 * n, synchronous));
   return dsdouble::kSuccess;
 }
 #endif

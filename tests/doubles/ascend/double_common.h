@@ -12,12 +12,26 @@
 //   DS_ACL_DOUBLE_NO_PEER=1      aclrtDeviceCanAccessPeer says no, aclrtDeviceEnablePeerAccess fails
 //   DS_ACL_DOUBLE_SKEW=bytes     the runtime double reads the SDMA source and destination
 //                                address words this many bytes off (proves a wrong layout fails)
-//   DS_ACL_DOUBLE_BATCH_UNSUPPORTED=1  aclrtMemcpyBatchAsync answers 207000 (no batch in the driver)
-//   DS_ACL_DOUBLE_PHY_IDS=4,5    aclrtGetDeviceInfo(PHY_CHIP_ID) of logical device i: the i-th id
+//   DS_ACL_DOUBLE_BATCH_FEATURE=1  the driver has its own batch copy (FEATURE_MEMCPY_BATCH_ASYNC):
+//                                aclrtMemcpyBatchAsync answers 207000, as the CANN runtime does;
+//                                without it the call loops single copies (as the runtime does)
+//   DS_ACL_DOUBLE_LOGIC_IDS=4,5  aclrtGetLogicDevIdByUserDevId of ACL device i: the i-th id
 //                                (default: i); "unsupported": it answers 207000
+//   DS_ACL_DOUBLE_CHIP_IDS=2,2   aclrtGetDeviceInfo(PHY_CHIP_ID) of ACL device i (default: its
+//                                physical id, / 2 on an Ascend910_93* SoC: two dies per chip)
+//   DS_ACL_DOUBLE_SDMA_H2D=silent|fail  an x86 host whose SDMA cannot read host memory
+//                                (hicann/runtime b7bb740, cann/runtime issue #594): an SDMA
+//                                context from registered host memory completes without
+//                                copying (silent) or fails its task (fail)
+//   DS_ACL_DOUBLE_DESC_ALLOC_NS=n  a launch with host contexts beyond the PCIe BAR copy
+//                                stalls n ns (default 200000), as the runtime's device
+//                                allocation and blocking copy per launch do
+//   DS_ACL_DOUBLE_DESC_READBACK_NS=n  a launch with device contexts first reads them back,
+//                                stalling n ns, as newer runtimes do (unset: used in place)
 // The DCMI double (dcmi_double.cc, libdcmi.so) logs to DS_ACL_DOUBLE_LOG too, and reads:
 //   DS_DCMI_DOUBLE_PCI=4:0000:18:00.0,...  the PCI address of each physical id it knows
-//   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of the driver's logical id i (default: i)
+//   DS_DCMI_DOUBLE_LOGICAL=4,5   the physical id of the driver's logical id i (default: i); the
+//                                AscendCL double's aclrtGetPhyDevIdByLogicDevId reads it too
 //   DS_DCMI_DOUBLE_FAIL=name:N   the Nth call of DCMI entry point `name` fails (-8005)
 //   DEV_SANDBOX_KERNEL_RELEASE   the kernel release both the backend and the doubles go by
 // Time (tests/doubles/double_timing.h; unset: copies take what memcpy takes):
@@ -86,6 +100,8 @@ struct StreamApi {
   void (*enqueue_copy)(void* stream, std::string (*fn)(void* arg), void* arg, uint64_t bytes);
   // Called by a copy task's fn on the stream's thread: it moved `bytes` more.
   void (*charge)(void* stream, uint64_t bytes);
+  // Whether an SDMA address is the mapped address of registered host memory.
+  bool (*host_mapped)(uint64_t addr);
 };
 
 // The timing knobs and the trace under this prefix.

@@ -6,16 +6,22 @@
 // finished context releases its successors. A context encoded at the wrong place
 // moves the wrong bytes or addresses nothing valid, and the run fails.
 // What it refuses, as the runtime and the hardware would: more ready contexts than the
-// 8 SDMA lanes, an SQE that is not FFTS+ or whose subType is not 0x5A, a context that is
-// not a plain SDMA move (sdmaSqeHeader opcode 0 with its address-space bits set), a
+// 8 SDMA lanes, an SDMA context above 64 MiB (the runtime's own ceiling per H2D SQE),
+// an SQE that is not FFTS+ or whose subType is not 0x5A, a context that is not a
+// plain SDMA move (sdmaSqeHeader opcode 0 with its address-space bits set), a
 // context buffer whose length is not 128 x contexts, device context memory that is not
 // device memory, and a stream this instance of the library did not see created (a second
 // copy of libruntime.so). Host contexts are copied at the launch, as the runtime does
 // (through its PCIe BAR pool up to 1 KiB on x86 / 4 KiB on ARM, else a device allocation
-// and a blocking copy: the log says which); device contexts are read where they are.
+// and a blocking copy, DS_ACL_DOUBLE_DESC_ALLOC_NS long: the log says which); device
+// contexts are read where they are (DS_ACL_DOUBLE_DESC_READBACK_NS: read back first at
+// every launch, as newer runtimes do).
 // One launch is one copy task on the stream (DS_ACL_DOUBLE_COPY_NS_PER_KIB and the other
 // time knobs of double_common.h: it takes the cost of all its contexts' bytes), and
 // the launch call stalls first by DS_ACL_DOUBLE_SUBMIT_NS.
+// DS_ACL_DOUBLE_SDMA_H2D=silent|fail stands for an x86 host, where SDMA cannot read host
+// memory (hicann/runtime b7bb740, cann/runtime issue #594): contexts from registered host
+// memory copy nothing, or fail their task.
 // Only rtFftsPlusTaskLaunchWithFlag is exported (libruntime.so is built with hidden
 // visibility and the plain rtFftsPlusTaskLaunch is not marked for export).
 // Built twice: with the launch, and (DS_DOUBLE_HIDE_FFTS) without, to stand for a
@@ -50,6 +56,7 @@ constexpr uint32_t kSqeAddressValid = 0x1E00;    // sssv | dssv | sns | dns
 constexpr uint8_t kSubTypeCommunication = 0x5A;
 constexpr uint16_t kReadyLanes = 8;              // SDMA contexts that can start at once
 constexpr uint16_t kMaxPreload = 128;
+constexpr uint32_t kMaxSdmaBytes = 64u << 20;     // MEMCPY_ASYNC_UNIT_SIZE
 #if defined(__aarch64__)
 constexpr size_t kBarCopyBytes = 4096;
 #else
@@ -87,6 +94,8 @@ std::string run_task(void* arg) {
     }
   }
   const size_t skew = static_cast<size_t>(dsdouble::env_long("DS_ACL_DOUBLE_SKEW", 0));
+  const char* h2d = std::getenv("DS_ACL_DOUBLE_SDMA_H2D");
+  const std::string sdma_h2d = h2d ? h2d : "";
   std::vector<int> pending(t->total);
   std::vector<bool> done(t->total, false);
   std::vector<uint16_t> queue;
@@ -132,6 +141,14 @@ std::string run_task(void* arg) {
       err = fmt("context %u: data length %u, tail length %u", i, len, get<uint32_t>(c, kCtxTailLen));
       break;
     }
+    // The runtime never puts more than MEMCPY_ASYNC_UNIT_SIZE (64 MiB) of a host-to-device
+    // copy in one SQE (base_info.hpp, api.hpp CalculateMemcpyAsyncSingleMaxSize): a
+    // larger SDMA context is not something the hardware is known to take.
+    if (len > kMaxSdmaBytes) {
+      err = fmt("context %u: %u bytes in one SDMA context; the runtime never issues a host-to-device SQE above "
+                "64 MiB (MEMCPY_ASYNC_UNIT_SIZE)", i, len);
+      break;
+    }
     std::string why;
     void* from = t->api->resolve_sdma(src, len, false, &why);
     void* to = from ? t->api->resolve_sdma(dst, len, true, &why) : nullptr;
@@ -139,7 +156,16 @@ std::string run_task(void* arg) {
       err = fmt("context %u: ", i) + why;
       break;
     }
-    std::memcpy(to, from, len);
+    if (t->api->host_mapped(src) && !sdma_h2d.empty()) {
+      // An x86 host whose SDMA cannot read host memory (DS_ACL_DOUBLE_SDMA_H2D).
+      if (sdma_h2d == "fail") {
+        err = fmt("context %u: SDMA from host memory is not supported on this host (test double: "
+                  "DS_ACL_DOUBLE_SDMA_H2D=fail)", i);
+        break;
+      }
+    } else {
+      std::memcpy(to, from, len);
+    }
     t->api->charge(t->stream, len);  // the task takes its cost for every byte (double_timing.h)
     const int succ = get<uint8_t>(c, kCtxSuccNum);
     if (succ > kMaxSuccessors) {
@@ -223,11 +249,25 @@ std::string run_task(void* arg) {
     }
     task->device_contexts = at;
     how = "desc=device";
+    // Newer runtimes read device contexts back with a blocking copy at every launch
+    // (ffts_task.cc CheckFftsPlusDsaContextFromDevice, hicann/runtime a145dcdb2):
+    // DS_ACL_DOUBLE_DESC_READBACK_NS=n stands for one, taking n ns; unset, they are used
+    // in place, as by older runtimes.
+    const long readback = dsdouble::env_long("DS_ACL_DOUBLE_DESC_READBACK_NS", -1);
+    if (readback >= 0) {
+      dsdouble_timing::sleep_for_ns(readback);
+      how += " readback=sync";
+    }
   } else {
     // Host memory: copied now; the caller may reuse its buffer once the call returns.
+    // Beyond the PCIe BAR copy the runtime allocates device memory and copies them with
+    // a blocking copy at every launch (FftsPlusTmpAllocH2D), which takes
+    // DS_ACL_DOUBLE_DESC_ALLOC_NS (default 200 us).
     task->copied.assign(desc, desc + desc_len);
     task->contexts = task->copied.data();
     how = desc_len <= kBarCopyBytes ? "desc=host copy=bar" : "desc=host copy=alloc+sync";
+    if (desc_len > kBarCopyBytes)
+      dsdouble_timing::sleep_for_ns(dsdouble::env_long("DS_ACL_DOUBLE_DESC_ALLOC_NS", 200000));
   }
   log_call(call, fmt("contexts=%u ready=%u subtype=0x%x %s flag=%u stream=%p", total, ready, subtype, how.c_str(),
                      flag, stream));
