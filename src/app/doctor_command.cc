@@ -68,7 +68,7 @@ void print_environment() {
             << "; io_uring " << (uring.empty() ? "yes" : "no (" + uring.substr(0, uring.find(';')) + ")")
             << "; /dev/shm " << format_bytes(shm_free_bytes()) << " free of " << format_bytes(shm_total_bytes())
             << ", shm_open " << shm << "; mlock " << yes_or(lock) << ", RLIMIT_MEMLOCK " << memlock_text()
-            << "; CPUs allowed " << allowed_cpus_text() << " of " << online_cpus() << " online; container "
+            << "; CPUs allowed " << format_id_list(allowed_cpus()) << " of " << online_cpus() << " online; container "
             << (container.empty() ? "none seen" : container) << "\n";
   std::string fixes;
   if (!a.all_allowed())

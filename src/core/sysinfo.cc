@@ -122,22 +122,14 @@ std::string container_evidence() {
   return "";
 }
 
-std::string allowed_cpus_text() {
+std::vector<int> allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return "unknown";
-  std::string text;
-  for (int c = 0; c < CPU_SETSIZE;) {
-    if (!CPU_ISSET(c, &set)) {
-      ++c;
-      continue;
-    }
-    int e = c;
-    while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
-    text += (text.empty() ? "" : ",") + std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
-    c = e + 1;
-  }
-  return text;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
 }
 
 }  // namespace ds

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ds {
 
@@ -26,7 +27,8 @@ int mlock_probe();
 // Signs that this process runs in a container ("/.dockerenv", "/run/.containerenv",
 // "cgroup kubepods", ...), "" when none is seen.
 std::string container_evidence();
-// The CPUs this process may use (its affinity: a container's cpuset, taskset).
-std::string allowed_cpus_text();
+// The CPUs this thread may use (its affinity: a container's cpuset, taskset),
+// ascending; empty when the kernel does not say.
+std::vector<int> allowed_cpus();
 
 }  // namespace ds

@@ -1,9 +1,9 @@
 #include "runner/numa_plan.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdio>
+
+#include "core/sysinfo.h"
 
 namespace ds {
 
@@ -12,19 +12,15 @@ namespace {
 // The cards whose node's CPUs are not all in this process's CPU set (a container
 // pinned to one socket, taskset): "", or what their workers run on instead.
 std::string cpus_outside_text(const NumaPlan& plan, const std::vector<int>& devices) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return "";
-  std::vector<int> mine;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) mine.push_back(c);
+  const std::vector<int> mine = allowed_cpus();
+  if (mine.empty()) return "";
   std::string text;
   for (int d : devices) {
     const NumaNode* n = plan.topology.node(plan.device_node[static_cast<size_t>(d)]);
     if (!n || n->cpus.empty()) continue;
     std::vector<int> both;
     for (int c : n->cpus)
-      if (c < CPU_SETSIZE && CPU_ISSET(c, &set)) both.push_back(c);
+      if (std::binary_search(mine.begin(), mine.end(), c)) both.push_back(c);
     if (both.size() == n->cpus.size()) continue;
     text += std::string(text.empty() ? "" : "; ") + "card " + std::to_string(d) + " (node " + std::to_string(n->id) +
             ", CPUs " + format_id_list(n->cpus) + ") runs on " +

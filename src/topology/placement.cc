@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/sysinfo.h"
 #include "core/units.h"
 
 namespace ds {
@@ -34,15 +35,7 @@ void check_node_id(int node, const char* what) {
     throw RunError(std::string(what) + ": NUMA node " + std::to_string(node) + " is out of range");
 }
 
-std::string this_thread_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return "";
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return format_id_list(cpus);
-}
+std::string this_thread_cpus() { return format_id_list(allowed_cpus()); }
 
 }  // namespace
 
