@@ -8,6 +8,7 @@
 #   chroot_aio.sh DEV_SANDBOX_BINARY
 set -uo pipefail
 bin=$(readlink -f "$1")
+src=$(cd "$(dirname "$0")/../.." && pwd)  # the checkout: sanitizer builds read their suppressions from it
 if [[ $(id -u) -ne 0 ]] || ! command -v unshare >/dev/null || ! command -v chroot >/dev/null; then
   echo "needs root, unshare and chroot: skipped"
   exit 77
@@ -27,17 +28,21 @@ outside=$("$bin" "${args[@]}" --workspace "$root/ws1" --workspace "$root/ws2" 2>
 
 inside=$(unshare --mount --propagation private bash -c '
   set -e
-  r=$1 bin=$2; shift 2
+  r=$1 bin=$2 src=$3; shift 3
   for d in usr lib lib32 lib64 libx32 bin sbin etc; do
     if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$r/$d"
     elif [ -d "/$d" ]; then mkdir -p "$r/$d" && mount --bind "/$d" "$r/$d"; fi
   done
-  mkdir -p "$r/proc" "$r/dev" "$r/tmp" "$r$(dirname "$bin")"
+  mkdir -p "$r/proc" "$r/dev" "$r/tmp" "$r$src"
   mount -t proc proc "$r/proc"
   mount --rbind /dev "$r/dev"
-  mount --bind "$(dirname "$bin")" "$r$(dirname "$bin")"
+  mount --bind "$src" "$r$src"
+  case "$bin" in
+    "$src"/*) ;;
+    *) mkdir -p "$r$(dirname "$bin")" && mount --bind "$(dirname "$bin")" "$r$(dirname "$bin")" ;;
+  esac
   exec chroot "$r" "$bin" "$@" --workspace /ws1 --workspace /ws2
-' _ "$root" "$bin" "${args[@]}" 2>&1)
+' _ "$root" "$bin" "$src" "${args[@]}" 2>&1)
 rc=$?
 echo "$inside"
 if [[ $rc -ne 0 ]]; then
