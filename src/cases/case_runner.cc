@@ -175,6 +175,15 @@ class CopyWorker : public LoopWorker {
     unregistered_note("destination", spec.dst, unregistered);
     CopyPlan plan;
     plan.gate = p.gate && ungated_reason(spec, backend).empty();
+    // Memory the device could not register is pageable to the runtime, like the
+    // anonymous cases' (ungated_reason): never queued behind a hold.
+    if (plan.gate && left_unregistered_) {
+      const std::string hazard = backend.gate_hazard(GateHazard::kPageableHost);
+      if (!hazard.empty()) {
+        plan.gate = false;
+        ungated_ = "a buffer left unregistered: " + hazard;
+      }
+    }
     // Device 0's memory copied to another device: let the copy go peer to peer.
     if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
       std::string why;
@@ -247,9 +256,10 @@ class CopyWorker : public LoopWorker {
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
 
   void unregistered_note(const char* side, BufKind kind, const std::string& why) {
-    if (!why.empty())
-      notes_.push_back(std::string(side) + " memory (" + label_kind(kind) +
-                       ") not registered with the device: " + why + "; the CE copies use it unregistered");
+    if (why.empty()) return;
+    left_unregistered_ = true;
+    notes_.push_back(std::string(side) + " memory (" + label_kind(kind) + ") not registered with the device: " + why +
+                     "; the CE copies use it unregistered");
   }
 
   PlacementScope placed_;  // first: the CPUs and memory policy everything after is made under
@@ -261,6 +271,7 @@ class CopyWorker : public LoopWorker {
   std::unique_ptr<Initiator> init_;
   std::unique_ptr<Memory> staging_;  // --validate each on device memory: one fragment
   std::string ungated_;              // why this worker's streams were not always held
+  bool left_unregistered_ = false;   // a host buffer the device could not register (CE reads it anyway)
   std::string note_;
   std::vector<std::string> notes_;  // this worker's own (e.g. a source left unregistered)
 };

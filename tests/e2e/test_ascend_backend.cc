@@ -1691,3 +1691,48 @@ TEST(AscendX86, DirectPathIsProvenFirstAndRefusedWhereSdmaCannotReadHostMemory) 
     EXPECT_EQ(ce.exit_code, 0) << ce.err;
   }
 }
+
+// ---- The stream start gate and pageable memory ----
+
+// aclrtMemcpyAsync from memory that is not page-locked returns only after the copy
+// (the double does what the CANN docs say): queued behind a held stream it would wait
+// for ever. The anonymous case, and a CE case whose source could not be registered
+// (CANN 8.0: no aclrtHostRegister), run ungated and say why; validated, no watchdog.
+TEST(AscendGate, PageableCopiesRunUngatedNeverBehindAHold) {
+  struct Run {
+    const char* acl;
+    const char* name;
+    const char* why;
+  };
+  const Run runs[] = {
+      {DS_ACL_DOUBLE, "anonymous_to_device_ce", "aclrtMemcpyAsync from host memory that is not page-locked"},
+      {DS_ACL_DOUBLE_OLD, "all_odirect_host_to_all_device_ce_multi_stream",
+       "a buffer left unregistered: aclrtMemcpyAsync from host memory that is not page-locked"},
+  };
+  for (const Run& run : runs) {
+    SCOPED_TRACE(run.name);
+    LogFile log;
+    auto env = double_env(log);
+    env["DEV_SANDBOX_ACL_LIB"] = run.acl;
+    const JsonRun r = run_json({"--backend", "ascend", "copy", "-t", run.name, "-s", "64K", "-n", "4", "-i", "2", "-d",
+                                "2", "--stream-start-gate", "on", "--validate", "--timeout", "20"},
+                               env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json res = r.result(run.name);
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["stream_start_gate"], false);
+    bool said = false;
+    for (const json& n : res["notes"])
+      said = said || (n.get<std::string>().rfind(run.why, 0) == 0 &&
+                      n.get<std::string>().find(": ran ungated") != std::string::npos);
+    EXPECT_TRUE(said) << res["notes"];
+    EXPECT_EQ(r.err.find("no progress"), std::string::npos) << r.err;
+  }
+  // Pinned memory stays gated.
+  LogFile log;
+  const JsonRun pinned = run_json({"--backend", "ascend", "copy", "-t", "all_host_to_all_device_ce_multi_stream", "-s",
+                                   "64K", "-n", "4", "-i", "2", "-d", "2", "--stream-start-gate", "on", "--validate"},
+                                  double_env(log));
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+  EXPECT_EQ(pinned.result("all_host_to_all_device_ce_multi_stream")["stream_start_gate"], true);
+}

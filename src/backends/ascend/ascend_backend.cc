@@ -941,6 +941,15 @@ class AscendBackend : public Backend {
   std::string name() const override { return "ascend"; }
   std::string label_prefix() const override { return "acl"; }
   std::string direct_method() const override { return "FFTS-SDMA"; }
+  // aclrtMemcpyAsync from host memory that is not page-locked returns only after the
+  // copy completes (CANN RT docs, memory copy: "pageable host memory"), so queued
+  // behind a held stream it would wait for ever.
+  std::string gate_hazard(GateHazard hazard) const override {
+    if (hazard == GateHazard::kPageableHost)
+      return "aclrtMemcpyAsync from host memory that is not page-locked returns only after the copy completes, "
+             "which would hang behind a held stream";
+    return {};
+  }
   bool has(Capability cap) const override { return cap == Capability::kDirect; }
   // The driver pins pinned and registered memory itself; only on kernels 5.10 and
   // older do we lock our own mappings with mlock before registering them.
