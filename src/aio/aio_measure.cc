@@ -64,7 +64,7 @@ MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
   // Only memory our own code mlock()s counts; a vendor driver pins in its kernel module.
   // (With O_DIRECT where the backend's pinned memory cannot take it, the buffers are our
   // own mapping, whose lock and registration are best effort: make_io_buffer.)
-  const bool own = !p.buffered && !backend.pinned_direct_io_unsupported().empty();
+  const bool own = io_buffer_is_own(backend, !p.buffered);  // O_DIRECT as asked: the workspaces are not open yet
   if (p.alloc && !own && backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = ring;
   return n;
 }
@@ -181,8 +181,7 @@ class AioWorker : public LoopWorker {
       // The backend's pinned memory, or for O_DIRECT where that memory cannot take it
       // (ascend: aclrtMallocHost memory answers EFAULT) our own registered mapping.
       device_ = s.backend.open_device(s.device);
-      alloc_ = make_io_buffer(*device_, bytes, false, s.direct ? s.backend.pinned_direct_io_unsupported() : "",
-                              "--io-type alloc buffers");
+      alloc_ = make_io_buffer(*device_, s.backend, bytes, false, s.direct, "--io-type alloc buffers");
       base = static_cast<char*>(alloc_.host);
     } else {
       memory_ = map_anonymous(bytes, true);
@@ -457,7 +456,7 @@ void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWrit
   const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
   // --io-type alloc with O_DIRECT where the backend's pinned memory cannot take it: our
   // own registered mapping (make_io_buffer), named as such.
-  const bool own_alloc = p.alloc && direct && !backend.pinned_direct_io_unsupported().empty();
+  const bool own_alloc = p.alloc && io_buffer_is_own(backend, direct);
   const std::string host = backend.label_prefix() + "::" + (own_alloc ? "odirect_mmap" : p.alloc ? "host" : "mmap") +
                            "::" + (nworkers > 1 || across ? std::string("all") : std::to_string(p.device_id));
   const std::string file = "file::" + files.types();

@@ -33,6 +33,13 @@ std::vector<Partition> proc_partitions() {
   return v;
 }
 
+// The kernel's name of device maj:min in /proc/partitions, "" when not listed.
+std::string name_in(const std::vector<Partition>& all, unsigned maj, unsigned min) {
+  for (const Partition& p : all)
+    if (p.major == maj && p.minor == min) return p.name;
+  return "";
+}
+
 // The whole disk a partition belongs to, by the kernel's naming: sda1 -> sda,
 // nvme0n1p2 -> nvme0n1, mmcblk0p1 -> mmcblk0. The name itself when it is a disk.
 std::string whole_disk(const std::string& name, unsigned major, const std::vector<Partition>& all) {
@@ -59,9 +66,7 @@ std::string block_device_name(dev_t id) {
   std::string line;
   while (std::getline(in, line))
     if (line.rfind("DEVNAME=", 0) == 0) return line.substr(8);
-  for (const Partition& p : proc_partitions())
-    if (p.major == major(id) && p.minor == minor(id)) return p.name;
-  return "";
+  return name_in(proc_partitions(), major(id), minor(id));
 }
 
 bool block_device_of(const std::string& dir, const std::string& fs_type, BlockDevice& dev, std::string& why) {
@@ -86,9 +91,7 @@ bool block_device_of(const std::string& dir, const std::string& fs_type, BlockDe
   } else {
     // No sysfs (a chroot with only /proc): the kernel's own tables, by number.
     const std::vector<Partition> all = proc_partitions();
-    std::string name;
-    for (const Partition& p : all)
-      if (p.major == maj && p.minor == min) name = p.name;
+    const std::string name = name_in(all, maj, min);
     if (name.empty()) {
       why = "no " + link + " and no " + std::to_string(maj) + ":" + std::to_string(min) + " in /proc/partitions for " +
             fs_type;

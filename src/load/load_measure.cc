@@ -122,8 +122,7 @@ class LoadWorker : public LoopWorker {
     region_ = dev_->alloc_device(static_cast<size_t>(p.layout.bytes()));
     // The backend's pinned memory, or where that cannot take O_DIRECT reads (ascend:
     // aclrtMallocHost memory answers EFAULT) our own registered mapping (make_io_buffer).
-    staging_ = make_io_buffer(*dev_, static_cast<size_t>(k * p.file_bytes()), p.sdma,
-                              s.direct ? s.backend.pinned_direct_io_unsupported() : std::string(),
+    staging_ = make_io_buffer(*dev_, s.backend, static_cast<size_t>(k * p.file_bytes()), p.sdma, s.direct,
                               "staging buffers");
     char* host = static_cast<char*>(staging_.host);
     if (!host || reinterpret_cast<uintptr_t>(host) % kAlign != 0)
@@ -284,7 +283,8 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
              (backend.device_memory_is_host() ? d * p.layout.bytes() : 0);
     // Staging of our own (O_DIRECT where the backend's pinned memory cannot take it) is
     // locked by its registration, which only the direct path requires (make_io_buffer).
-    const bool own_staging = !p.buffered && !backend.pinned_direct_io_unsupported().empty();
+    // (Before the workspaces say whether they do O_DIRECT: as asked.)
+    const bool own_staging = io_buffer_is_own(backend, !p.buffered);
     if (own_staging ? p.sdma && backend.mlocks(HostLock::kRegistration) : backend.mlocks(HostLock::kPinnedAlloc))
       n.locked_per_process = staging;
     check_host_needs(n, {"load", "host memory",
@@ -374,7 +374,7 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
   r.measured = "IO+Copy";
   r.brief = "read " + std::to_string(nfiles) + " block files of " + format_bytes(p.file_bytes()) + " from " +
             ws.dirs_text() + (p.shared ? " (one set every card reads)" : " per card") + " into " + std::to_string(k) +
-            (direct && !backend.pinned_direct_io_unsupported().empty() ? " registered mmap" : " pinned") +
+            (io_buffer_is_own(backend, direct) ? " registered mmap" : " pinned") +
             " staging buffers per card with " + engine_option_name(p.engine) + ", " +
             (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) + ", then " +
             (p.sdma ? "one " + copy_method + " task per block" : "copies on " + std::to_string(p.streams) + " streams") +

@@ -71,10 +71,14 @@ Buffer make_buffer_for_ce(BufKind kind, Device& device, size_t bytes, std::strin
   return b;
 }
 
-IoBuffer make_io_buffer(Device& device, size_t bytes, bool mapped, const std::string& pinned_unusable,
+bool io_buffer_is_own(const Backend& backend, bool direct) {
+  return direct && !backend.pinned_direct_io_unsupported().empty();
+}
+
+IoBuffer make_io_buffer(Device& device, const Backend& backend, size_t bytes, bool mapped, bool direct,
                         const std::string& what) {
   IoBuffer b;
-  if (pinned_unusable.empty()) {
+  if (!io_buffer_is_own(backend, direct)) {
     b.memory = device.alloc_pinned(bytes, mapped);
     b.host = b.memory->host_ptr();
     b.device = b.memory->device_ptr();
@@ -99,7 +103,7 @@ IoBuffer make_io_buffer(Device& device, size_t bytes, bool mapped, const std::st
     registered = ", not registered with the device (" + std::string(e.what()) + ")";
   }
   b.note = what + ": mmap memory on " + pages + locked + registered + ", not the backend's pinned memory: " +
-           pinned_unusable;
+           backend.pinned_direct_io_unsupported();
   return b;
 }
 

@@ -68,15 +68,19 @@ struct IoBuffer {
   }
 };
 
+// Whether disk buffers for I/O that is `direct` (O_DIRECT) are our own mapping
+// (make_io_buffer) rather than the backend's pinned memory, which cannot take it
+// (Backend::pinned_direct_io_unsupported: ascend).
+bool io_buffer_is_own(const Backend& backend, bool direct);
+
 // `bytes` of the backend's pinned memory (mapped for the direct path when `mapped`),
-// unless `pinned_unusable` says why that memory cannot take the I/O (ascend, for
-// O_DIRECT: Backend::pinned_direct_io_unsupported). Then, as UCM does for O_DIRECT
+// unless io_buffer_is_own(backend, direct). Then, as UCM does for O_DIRECT
 // (734318ce): page-aligned memory we map ourselves, on huge pages first
 // (map_huge_first), locked with mlock where the limit allows (best effort) and
 // registered with the device. A registration that fails is fatal only when `mapped`
 // (the direct path reads that address); otherwise the memory stays unregistered. The
 // note says what was made and why (`what` names the buffers: "staging buffers").
-IoBuffer make_io_buffer(Device& device, size_t bytes, bool mapped, const std::string& pinned_unusable,
+IoBuffer make_io_buffer(Device& device, const Backend& backend, size_t bytes, bool mapped, bool direct,
                         const std::string& what);
 
 // The same for a copy engine (CE) copy, which reads host memory by its CPU address and

@@ -156,15 +156,18 @@ uint64_t PageCensus::on(int node_id) const {
 }
 
 PageCensus census_pages(const void* ptr, size_t bytes) {
-  PageCensus c;
   const size_t page = page_size();
-  if (!placement_access().census_allowed()) {
-    c.refused = placement_access().move_pages;
-    c.pages = (reinterpret_cast<uintptr_t>(ptr) % page + bytes + page - 1) / page;
-    return c;
-  }
   const auto start = reinterpret_cast<uintptr_t>(ptr) & ~(page - 1);
   const auto end = reinterpret_cast<uintptr_t>(ptr) + bytes;
+  // A report, never a failure: refused, the pages' nodes are unknown.
+  auto unknown = [&](int err) {
+    PageCensus u;
+    u.refused = err != 0 ? err : EIO;
+    u.pages = (end - start + page - 1) / page;
+    return u;
+  };
+  if (!placement_access().census_allowed()) return unknown(placement_access().move_pages);
+  PageCensus c;
   constexpr size_t kChunk = 4096;
   std::vector<void*> pages;
   std::vector<int> status;
@@ -172,13 +175,7 @@ PageCensus census_pages(const void* ptr, size_t bytes) {
     pages.clear();
     for (; a < end && pages.size() < kChunk; a += page) pages.push_back(reinterpret_cast<void*>(a));
     status.assign(pages.size(), 0);
-    if (move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) != 0) {
-      const int err = errno;  // a report, never a failure: the nodes are unknown
-      PageCensus unknown;
-      unknown.refused = err != 0 ? err : EIO;
-      unknown.pages = (reinterpret_cast<uintptr_t>(ptr) % page + bytes + page - 1) / page;
-      return unknown;
-    }
+    if (move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) != 0) return unknown(errno);
     for (int s : status) {
       ++c.pages;
       if (s < 0) {

@@ -1574,7 +1574,7 @@ TEST(AscendDirectIo, PinnedMemoryFailsODirectReadsAndOurMappingTakesThem) {
     EXPECT_EQ(std::memcmp(pinned->host_ptr(), want.data(), want.size()), 0);
     const std::string why = backend->pinned_direct_io_unsupported();
     EXPECT_EQ(why, "aclrtMallocHost memory fails O_DIRECT I/O with EFAULT (UCM 734318ce)");
-    ds::IoBuffer own = ds::make_io_buffer(*dev, want.size(), true, why, "test buffers");
+    ds::IoBuffer own = ds::make_io_buffer(*dev, *backend, want.size(), true, /*direct=*/true, "test buffers");
     EXPECT_EQ(own.kind, ds::BufKind::kOdirect);
     EXPECT_NE(own.device, own.host) << "registered: the mapped address";
     EXPECT_EQ(pread(direct, own.host, want.size(), 0), static_cast<ssize_t>(want.size())) << std::strerror(errno);
@@ -1582,7 +1582,7 @@ TEST(AscendDirectIo, PinnedMemoryFailsODirectReadsAndOurMappingTakesThem) {
     EXPECT_NE(own.note.find("test buffers: mmap memory on "), std::string::npos) << own.note;
     EXPECT_NE(own.note.find(", registered with the device, not the backend's pinned memory: " + why), std::string::npos)
         << own.note;
-    ds::IoBuffer pinned_io = ds::make_io_buffer(*dev, want.size(), false, "", "test buffers");
+    ds::IoBuffer pinned_io = ds::make_io_buffer(*dev, *backend, want.size(), false, /*direct=*/false, "test buffers");
     EXPECT_EQ(pinned_io.kind, ds::BufKind::kPinned) << "buffered I/O: aclrtMallocHost";
     EXPECT_TRUE(pinned_io.note.empty());
     close(direct);

@@ -196,11 +196,15 @@ class DescArena {
 
 // DEV_SANDBOX_FFTS_DESC: "host" or "device" forces where FFTS+ contexts go (to compare
 // on hardware, e.g. the per-launch path); "auto" (default) lets AscendDevice decide.
-std::string ffts_desc_mode() {
-  const char* v = std::getenv("DEV_SANDBOX_FFTS_DESC");
-  const std::string mode = v && *v ? v : "auto";
-  if (mode != "auto" && mode != "host" && mode != "device")
-    throw RunError("DEV_SANDBOX_FFTS_DESC is '" + mode + "': expects auto, host or device");
+// Read once per process: load builds a task per block, inside its timed pipeline.
+const std::string& ffts_desc_mode() {
+  static const std::string mode = [] {
+    const char* v = std::getenv("DEV_SANDBOX_FFTS_DESC");
+    const std::string m = v && *v ? v : "auto";
+    if (m != "auto" && m != "host" && m != "device")
+      throw RunError("DEV_SANDBOX_FFTS_DESC is '" + m + "': expects auto, host or device");
+    return m;
+  }();
   return mode;
 }
 
@@ -766,16 +770,16 @@ class AscendDevice : public Device {
   // (CheckFftsPlusDsaContextFromDevice, hicann/runtime a145dcdb2). So the choice is
   // timed, once per context count, at setup; DEV_SANDBOX_FFTS_DESC forces one.
   bool device_descriptors(size_t n) {
-    const std::string mode = ffts_desc_mode();
+    const std::string& mode = ffts_desc_mode();
     const bool beyond_bar = n * sizeof(rtFftsPlusSdmaCtx_t) > kFftsHostDescBarBytes;
+    if (!beyond_bar && mode == "auto") return false;
+    auto it = desc_choice_.find(n);
+    if (it != desc_choice_.end()) return it->second;
     const std::string what = "FFTS+ context descriptors (" + std::to_string(n) + " per task) in ";
     if (mode != "auto") {
       if (beyond_bar) add_note(what + mode + " memory, as DEV_SANDBOX_FFTS_DESC=" + mode + " asks");
-      return mode == "device";
+      return desc_choice_[n] = mode == "device";
     }
-    if (!beyond_bar) return false;
-    auto it = desc_choice_.find(n);
-    if (it != desc_choice_.end()) return it->second;
     const bool device = device_descriptors_timed_faster(n);
     desc_choice_[n] = device;
     add_note(what + (device ? "device memory: a launch with them timed faster at setup than with host contexts, "
