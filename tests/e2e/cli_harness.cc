@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
@@ -298,6 +299,20 @@ std::vector<int> wait_children_busy(int pid, size_t children, double seconds) {
       seconds);
   return child_pids(pid);
 }
+
+TempFile::TempFile(const char* stem, bool shared) {
+  std::string tmpl = std::string("/tmp/") + stem + "-XXXXXX";
+  const int fd = mkstemp(&tmpl[0]);
+  if (fd >= 0) {
+    if (shared) fchmod(fd, 0666);
+    close(fd);
+  }
+  path_ = tmpl;
+}
+
+TempFile::~TempFile() { std::remove(path_.c_str()); }
+
+std::string TempFile::text() const { return slurp(path_); }
 
 ScopedPath::~ScopedPath() {
   if (path_.empty()) return;

@@ -66,6 +66,22 @@ bool wait_busy(int pid, double seconds = 60);
 // the children then, or fewer when `seconds` passed first.
 std::vector<int> wait_children_busy(int pid, size_t children, double seconds = 60);
 
+// A fresh empty file /tmp/<stem>-XXXXXX (mkstemp; mode 0666 when `shared`, so an
+// unprivileged tool can append to it), removed when it goes out of scope: the
+// doubles' call logs.
+class TempFile {
+ public:
+  explicit TempFile(const char* stem, bool shared = false);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+  std::string text() const;
+
+ private:
+  std::string path_;
+};
+
 // Removes a file, or a directory with what is in it, when it goes out of scope:
 // also when an assertion ends the test early (/dev/shm workspaces, logs in /tmp).
 class ScopedPath {

@@ -66,19 +66,12 @@ std::vector<Call> task_launches(const std::vector<Call>& calls, size_t setup = k
 using CallLog = std::map<long, std::vector<Call>>;  // pid -> calls in order
 
 // A fresh log file for one run; removed with the object.
-class LogFile {
+class LogFile : public dstest::TempFile {
  public:
-  LogFile() {
-    char tmpl[] = "/tmp/ds-acl-double-log-XXXXXX";
-    const int fd = mkstemp(tmpl);
-    if (fd >= 0) close(fd);
-    path_ = tmpl;
-  }
-  ~LogFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
+  LogFile() : TempFile("ds-acl-double-log") {}
   CallLog read() const {
     CallLog log;
-    std::ifstream in(path_);
+    std::ifstream in(path());
     std::string line;
     while (std::getline(in, line)) {
       std::istringstream ls(line);
@@ -91,9 +84,6 @@ class LogFile {
     }
     return log;
   }
-
- private:
-  std::string path_;
 };
 
 std::string arg_of(const std::string& args, const std::string& key) {

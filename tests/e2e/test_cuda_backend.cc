@@ -27,19 +27,12 @@ struct Call {
 };
 
 // A fresh call-log file per test, removed afterwards.
-class CallLog {
+class CallLog : public dstest::TempFile {
  public:
-  CallLog() {
-    char buf[] = "/tmp/ds-cuda-double-XXXXXX";
-    const int fd = mkstemp(buf);
-    if (fd >= 0) close(fd);
-    path_ = buf;
-  }
-  ~CallLog() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
+  CallLog() : TempFile("ds-cuda-double") {}
   std::vector<Call> calls() const {
     std::vector<Call> v;
-    std::ifstream in(path_);
+    std::ifstream in(path());
     std::string line;
     while (std::getline(in, line)) {
       std::istringstream s(line);
@@ -51,9 +44,6 @@ class CallLog {
     }
     return v;
   }
-
- private:
-  std::string path_;
 };
 
 std::map<std::string, std::string> double_env(const CallLog& log, bool batch = true) {

@@ -25,23 +25,8 @@ namespace {
 constexpr long kSmallLimit = 64 * 1024;  // `ulimit -l 64`
 
 // A call log the (possibly unprivileged) tool can append to; removed afterwards.
-class Log {
- public:
-  Log() {
-    char tmpl[] = "/tmp/ds-memlock-log-XXXXXX";
-    const int fd = mkstemp(tmpl);
-    if (fd >= 0) {
-      fchmod(fd, 0666);
-      close(fd);
-    }
-    path_ = tmpl;
-  }
-  ~Log() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-  std::string text() const { return slurp(path_); }
-
- private:
-  std::string path_;
+struct Log : TempFile {
+  Log() : TempFile("ds-memlock-log", /*shared=*/true) {}
 };
 
 size_t count_lines(const std::string& text, const std::string& what) {

@@ -295,23 +295,8 @@ INSTANTIATE_TEST_SUITE_P(
 namespace {
 
 // The double's call log, in a file of the test's own.
-class DoubleLog {
- public:
-  DoubleLog() {
-    char buf[] = "/tmp/ds-gate-cuda-log-XXXXXX";
-    const int fd = mkstemp(buf);
-    if (fd >= 0) close(fd);
-    path_ = buf;
-  }
-  ~DoubleLog() { unlink(path_.c_str()); }
-  const std::string& path() const { return path_; }
-  std::string text() const {
-    std::ifstream in(path_);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-
- private:
-  std::string path_;
+struct DoubleLog : dstest::TempFile {
+  DoubleLog() : TempFile("ds-gate-cuda-log") {}
 };
 
 std::map<std::string, std::string> cuda_env(const DoubleLog& log, std::map<std::string, std::string> more = {}) {
