@@ -64,7 +64,7 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
   writer.begin(info);
   begun = true;
   if (steps.empty()) {
-    run_cases(cases, p, selected, writer);
+    run_cases(cases, p, selected, writer, stderr_notes());
     return;
   }
   // One run per block size, all into the one document.
@@ -83,7 +83,7 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
                               " per device per iteration is less than one block)")
                 << std::endl;
     check_against_backend(cases, q, selected);
-    run_cases(cases, q, selected, sweep);
+    run_cases(cases, q, selected, sweep, stderr_notes());
   }
   writer.finish();
   if (!a.plot.empty())

@@ -1,5 +1,6 @@
 #include "app/output_options.h"
 
+#include <cstdio>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,6 +146,18 @@ int run_ranks_writing(Cluster& ranks, const OutputOptions& o, const std::functio
   std::ostringstream none;
   auto writer = ranks.rank() == 0 ? make_writer(o, std::cout) : make_writer(OutputOptions{}, none);
   return run_across_ranks(ranks, *writer, measure, lines, label);
+}
+
+namespace {
+class StderrNotes : public Notes {
+ public:
+  void note(const std::string& line) override { std::fprintf(stderr, "dev-sandbox: note: %s\n", line.c_str()); }
+};
+}  // namespace
+
+Notes& stderr_notes() {
+  static StderrNotes notes;
+  return notes;
 }
 
 }  // namespace ds

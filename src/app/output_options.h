@@ -11,6 +11,7 @@
 
 #include "backend/select.h"
 #include "cluster/across_ranks.h"
+#include "measurement/measurement.h"
 #include "output/result.h"
 
 namespace ds {
@@ -47,6 +48,9 @@ void write_or_record_failure(ResultWriter& writer, const std::vector<std::string
 
 // The header of a run's document: tool, backend, its devices, the command line.
 RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>& command_line);
+
+// What a run says, on stderr as "dev-sandbox: note: <line>".
+Notes& stderr_notes();
 
 // Throws UsageError unless `format` is text, json or csv.
 void check_format(const std::string& format);

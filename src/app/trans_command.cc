@@ -60,7 +60,7 @@ void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, Re
   }
   writer.begin(run_info(selected, g.command_line));
   begun = true;
-  run_cases(runs, selected, writer);
+  run_cases(runs, selected, writer, stderr_notes());
 }
 
 int run_trans(const TransArgs& a, const GlobalOptions& g) {

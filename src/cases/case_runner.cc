@@ -12,6 +12,7 @@
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
 #include "output/size_label.h"
+#include "measurement/measurement.h"
 #include "runner/timed_loop.h"
 
 namespace ds {
@@ -92,21 +93,15 @@ Fanout fanout_of(Topology t) {
   return Fanout::kInline;
 }
 
-// A worker's notes reach the runner as one text (the timed loop's note): a line each,
-// "<kind>\t<text>", kind "single" (batches issued as single copies: Method CE), "loop"
-// (batches the runtime looped itself: Method CE-BATCH-LOOP), "ungated" (why its
-// streams were not, or not always, held by the gate) or "" (said as it is).
-std::string worker_notes(const Device& dev, const std::vector<std::string>& own, const std::string& ungated) {
-  std::string s;
-  auto add = [&](const char* kind, const std::string& text) {
-    if (!text.empty()) s += (s.empty() ? "" : "\n") + std::string(kind) + "\t" + text;
-  };
-  add("single", dev.batch_fallback());
-  add("loop", dev.batch_runtime_loop());
-  for (const std::string& n : dev.notes()) add("", n);
-  for (const std::string& n : own) add("", n);
-  add("ungated", ungated);
-  return s;
+// A worker's notes, by kind: "single" (batches issued as single copies: Method CE),
+// "loop" (batches the runtime looped itself: Method CE-BATCH-LOOP), "ungated" (why
+// its streams were not, or not always, held by the gate) or "" (said and kept as it is).
+std::string worker_notes(const Device& dev, const std::vector<WorkerNote>& own, const std::string& ungated) {
+  std::vector<WorkerNote> notes{{"single", dev.batch_fallback()}, {"loop", dev.batch_runtime_loop()}};
+  for (const std::string& n : dev.notes()) notes.push_back({"", n});
+  notes.insert(notes.end(), own.begin(), own.end());
+  notes.push_back({"ungated", ungated});
+  return encode_worker_notes(notes);
 }
 
 CaseSpec with_method(CaseSpec spec, CopyMethod method) {
@@ -137,82 +132,19 @@ struct SharedSource {
 class CopyWorker : public LoopWorker {
  public:
   CopyWorker(int w, const CaseSpec& spec, const CopyParams& p, Backend& backend, const MemoryNeeds& needs,
-             SharedSource& shared)
-      : placed_(p.numa, w), w_(w), spec_(spec), p_(p) {
-    const Layout& layout = p.layout;
-    const size_t per = static_cast<size_t>(layout.bytes());
+             SharedSource& shared, Notes& say)
+      : placed_(p.numa, w), w_(w), spec_(spec), p_(p), say_(say) {
     dev_ = backend.open_device(w);
     if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
       NeedsText t = needs_text(spec, p);
       t.lower = "lower -s or -n";
       check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
     }
-    // Only the direct path reads host memory through its registration; a CE copy from
-    // memory the device could not register reads it unregistered, and says so.
-    const bool direct = spec.method == CopyMethod::kDirect;
-    std::string unregistered;
-    const Buffer* src = &shared.buffer;
-    if (spec.src == BufKind::kShm) {
-      // The region is mapped in every child (inherited); each registers it itself.
-      if (spec.method == CopyMethod::kMemcpy) {
-        own_src_.kind = BufKind::kShm;
-        own_src_.host = own_src_.device = shared.shm->ptr();
-        own_src_.bytes = per;
-      } else if (direct) {
-        own_src_ = register_region(BufKind::kShm, *dev_, shared.shm->ptr(), per);
-      } else {
-        own_src_ = register_region_for_ce(BufKind::kShm, *dev_, shared.shm->ptr(), per, &unregistered);
-        unregistered_note("source", spec.src, unregistered);
-      }
-      src = &own_src_;
-    } else if (!spec.shared_src) {
-      own_src_ = direct ? make_buffer(spec.src, *dev_, per) : make_buffer_for_ce(spec.src, *dev_, per, &unregistered);
-      unregistered_note("source", spec.src, unregistered);
-      fill_fragments(*dev_, own_src_, w, layout);
-      src = &own_src_;
-    }
-    dst_ = direct ? make_buffer(spec.dst, *dev_, per) : make_buffer_for_ce(spec.dst, *dev_, per, &unregistered);
-    unregistered_note("destination", spec.dst, unregistered);
-    CopyPlan plan;
-    plan.gate = p.gate && ungated_reason(spec, backend).empty();
-    // Memory the device could not register is pageable to the runtime, like the
-    // anonymous cases' (ungated_reason): never queued behind a hold.
-    if (plan.gate && left_unregistered_) {
-      const std::string hazard = backend.gate_hazard(GateHazard::kPageableHost);
-      if (!hazard.empty()) {
-        plan.gate = false;
-        ungated_ = "a buffer left unregistered: " + hazard;
-      }
-    }
-    // Device 0's memory copied to another device: let the copy go peer to peer.
-    if (is_device_kind(spec.src) && spec.shared_src && w != 0) {
-      std::string why;
-      if (!dev_->enable_peer_access(0, &why)) {
-        std::fprintf(stderr,
-                     "dev-sandbox: note: device %d has no peer access to device 0 (%s): the "
-                     "runtime stages these copies through the host or refuses them\n",
-                     w, why.c_str());
-        // A staged copy may wait for its stream inside the call: never behind a hold.
-        const std::string hazard = backend.gate_hazard(GateHazard::kStagedPeer);
-        if (plan.gate && !hazard.empty()) {
-          plan.gate = false;
-          ungated_ = hazard;
-        }
-      }
-    }
-    plan.dir = direction(spec);
-    plan.fragments_per_task = layout.fragments_per_task();
-    plan.streams = p.streams;
-    plan.submit_mode = p.submit_mode;
-    char* s = copy_address(*src, spec.method);
-    char* t = copy_address(dst_, spec.method);
-    plan.copies.reserve(static_cast<size_t>(layout.fragments()));
-    for (uint64_t i = 0; i < layout.fragments(); ++i) {
-      const Fragment f = layout.fragment(i);
-      plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
-    }
+    const Buffer* src = make_buffers(shared);
+    CopyPlan plan = plan_copies(*src);
+    plan.gate = gate_streams(backend);
     init_ = make_initiator(spec.method, *dev_, std::move(plan));
-    if (p.validate_each && !dst_.host) staging_ = alloc_pageable(static_cast<size_t>(layout.largest_fragment()));
+    if (p.validate_each && !dst_.host) staging_ = alloc_pageable(static_cast<size_t>(p.layout.largest_fragment()));
     // Where this worker's own host buffers are, now that they are filled (a shared
     // source is the run's, not the worker's: reported once with the result).
     if (src == &own_src_ && spec.src != BufKind::kShm && own_src_.host && !is_device_kind(spec.src))
@@ -253,19 +185,102 @@ class CopyWorker : public LoopWorker {
   }
 
  private:
+  // The source (its own, the shared region registered here, or the shared one) and
+  // the destination; the source this worker copies from.
+  const Buffer* make_buffers(SharedSource& shared) {
+    const size_t per = static_cast<size_t>(p_.layout.bytes());
+    // Only the direct path reads host memory through its registration; a CE copy from
+    // memory the device could not register reads it unregistered, and says so.
+    const bool direct = spec_.method == CopyMethod::kDirect;
+    std::string unregistered;
+    const Buffer* src = &shared.buffer;
+    if (spec_.src == BufKind::kShm) {
+      // The region is mapped in every child (inherited); each registers it itself.
+      if (spec_.method == CopyMethod::kMemcpy) {
+        own_src_.kind = BufKind::kShm;
+        own_src_.host = own_src_.device = shared.shm->ptr();
+        own_src_.bytes = per;
+      } else if (direct) {
+        own_src_ = register_region(BufKind::kShm, *dev_, shared.shm->ptr(), per);
+      } else {
+        own_src_ = register_region_for_ce(BufKind::kShm, *dev_, shared.shm->ptr(), per, &unregistered);
+        unregistered_note("source", spec_.src, unregistered);
+      }
+      src = &own_src_;
+    } else if (!spec_.shared_src) {
+      own_src_ =
+          direct ? make_buffer(spec_.src, *dev_, per) : make_buffer_for_ce(spec_.src, *dev_, per, &unregistered);
+      unregistered_note("source", spec_.src, unregistered);
+      fill_fragments(*dev_, own_src_, w_, p_.layout);
+      src = &own_src_;
+    }
+    dst_ = direct ? make_buffer(spec_.dst, *dev_, per) : make_buffer_for_ce(spec_.dst, *dev_, per, &unregistered);
+    unregistered_note("destination", spec_.dst, unregistered);
+    return src;
+  }
+
+  // Whether this worker's streams are held by the start gate; why not, in ungated_.
+  bool gate_streams(const Backend& backend) {
+    bool gate = p_.gate && ungated_reason(spec_, backend).empty();
+    // Memory the device could not register is pageable to the runtime, like the
+    // anonymous cases' (ungated_reason): never queued behind a hold.
+    if (gate && left_unregistered_) {
+      const std::string hazard = backend.gate_hazard(GateHazard::kPageableHost);
+      if (!hazard.empty()) {
+        gate = false;
+        ungated_ = "a buffer left unregistered: " + hazard;
+      }
+    }
+    // Device 0's memory copied to another device: let the copy go peer to peer.
+    if (is_device_kind(spec_.src) && spec_.shared_src && w_ != 0) {
+      std::string why;
+      if (!dev_->enable_peer_access(0, &why)) {
+        // Said at once, from where the worker runs: the copies may fail because of it.
+        say_.note("device " + std::to_string(w_) + " has no peer access to device 0 (" + why +
+                  "): the runtime stages these copies through the host or refuses them");
+        // A staged copy may wait for its stream inside the call: never behind a hold.
+        const std::string hazard = backend.gate_hazard(GateHazard::kStagedPeer);
+        if (gate && !hazard.empty()) {
+          gate = false;
+          ungated_ = hazard;
+        }
+      }
+    }
+    return gate;
+  }
+
+  // A copy per fragment of the layout, from `src` to the destination.
+  CopyPlan plan_copies(const Buffer& src) const {
+    const Layout& layout = p_.layout;
+    CopyPlan plan;
+    plan.dir = direction(spec_);
+    plan.fragments_per_task = layout.fragments_per_task();
+    plan.streams = p_.streams;
+    plan.submit_mode = p_.submit_mode;
+    char* s = copy_address(src, spec_.method);
+    char* t = copy_address(dst_, spec_.method);
+    plan.copies.reserve(static_cast<size_t>(layout.fragments()));
+    for (uint64_t i = 0; i < layout.fragments(); ++i) {
+      const Fragment f = layout.fragment(i);
+      plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
+    }
+    return plan;
+  }
+
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
 
   void unregistered_note(const char* side, BufKind kind, const std::string& why) {
     if (why.empty()) return;
     left_unregistered_ = true;
-    notes_.push_back(std::string(side) + " memory (" + label_kind(kind) + ") not registered with the device: " + why +
-                     "; the CE copies use it unregistered");
+    notes_.push_back({"", std::string(side) + " memory (" + label_kind(kind) + ") not registered with the device: " +
+                              why + "; the CE copies use it unregistered"});
   }
 
   PlacementScope placed_;  // first: the CPUs and memory policy everything after is made under
   int w_;
   const CaseSpec& spec_;
   const CopyParams& p_;
+  Notes& say_;
   std::unique_ptr<Device> dev_;  // first made, last gone
   Buffer own_src_, dst_;
   std::unique_ptr<Initiator> init_;
@@ -273,7 +288,7 @@ class CopyWorker : public LoopWorker {
   std::string ungated_;              // why this worker's streams were not always held
   bool left_unregistered_ = false;   // a host buffer the device could not register (CE reads it anyway)
   std::string note_;
-  std::vector<std::string> notes_;  // this worker's own (e.g. a source left unregistered)
+  std::vector<WorkerNote> notes_;  // this worker's own (e.g. a source left unregistered)
 };
 
 }  // namespace
@@ -336,148 +351,171 @@ void check_host_memory(const CaseSpec& spec, const CopyParams& p, const Backend&
   check_host_needs(memory_needs(spec, p, backend), needs_text(spec, p));
 }
 
-CaseResult run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend) {
-  const std::string why = unsupported_reason(spec, backend);
-  if (!why.empty()) throw RunError(spec.name + ": " + why);
-  const MemoryNeeds needs = memory_needs(spec, p, backend);
-  check_host_needs(needs, needs_text(spec, p));
+namespace {
 
-  const int d = participating_devices(spec, p);
-  const Layout& layout = p.layout;
-  const int64_t t0 = now_ns();
+// One copy case on the harness: one phase, a worker per participating device.
+class CopyMeasurement : public Measurement {
+ public:
+  CopyMeasurement(const CaseSpec& spec, const CopyParams& p, Backend& backend, Notes& notes)
+      : spec_(spec), p_(p), backend_(backend), notes_(notes), needs_(memory_needs(spec, p, backend)) {}
+
+  void check() override {
+    const std::string why = unsupported_reason(spec_, backend_);
+    if (!why.empty()) throw RunError(spec_.name + ": " + why);
+  }
+  MemoryNeeds needs() const override { return needs_; }
+  NeedsText needs_text() const override { return ds::needs_text(spec_, p_); }
 
   // Shared sources: for fork cases a POSIX shm region made here, its name removed
   // at once so nothing outlives the run even if this process is killed (children
   // inherit the mapping and each registers it); for thread cases one pinned or
-  // device-0 buffer made next to the workers.
+  // device-0 buffer made next to the workers (host()).
   // --shm-numa-nodes: the region's parts are bound to their nodes before the fill
   // faults them in, and where every page landed is checked before any child
   // registers it.
-  SharedSource shared;
-  std::vector<BufferPlacement> shared_parts;
-  if (spec.shared_src && spec.src == BufKind::kShm) {
-    const std::vector<int>& nodes = p.numa.shm_nodes;
+  void prepare() override {
+    if (!(spec_.shared_src && spec_.src == BufKind::kShm)) return;
+    const Layout& layout = p_.layout;
+    const std::vector<int>& nodes = p_.numa.shm_nodes;
     const size_t bytes = static_cast<size_t>(layout.bytes());
-    shared.shm = ShmRegion::create(bytes, nodes.empty());
-    shared.shm->unlink();
+    shared_.shm = ShmRegion::create(bytes, nodes.empty());
+    shared_.shm->unlink();
     if (!nodes.empty()) {
-      bind_shared_region(shared.shm->ptr(), bytes, nodes);
-      touch_pages(shared.shm->ptr(), bytes);
+      bind_shared_region(shared_.shm->ptr(), bytes, nodes);
+      touch_pages(shared_.shm->ptr(), bytes);
     }
     for (uint64_t i = 0; i < layout.fragments(); ++i) {
       const Fragment f = layout.fragment(i);
-      pattern_fill(static_cast<char*>(shared.shm->ptr()) + f.offset, static_cast<size_t>(f.bytes), pattern_key(0, i));
+      pattern_fill(static_cast<char*>(shared_.shm->ptr()) + f.offset, static_cast<size_t>(f.bytes),
+                   pattern_key(0, i));
     }
-    if (!nodes.empty()) shared_parts = check_shared_region(shared.shm->ptr(), bytes, nodes);
+    if (!nodes.empty()) shared_parts_ = check_shared_region(shared_.shm->ptr(), bytes, nodes);
   }
 
-  LoopShape shape;
-  shape.workers = d;
-  shape.fanout = fanout_of(spec.topology);
-  // In-process topologies still run in a child of this process: the runtime is
-  // never initialised here, so a later fork case starts from a clean process.
-  shape.isolate = spec.topology != Topology::kFork;
-  shape.hooks_apart = p.validate && p.validate_each;  // no worker checks during another's timed part
-  shape.warmup = p.warmup;
-  shape.iterations = p.iterations;
-  shape.progress_name = spec.name;
-  shape.progress_bytes = layout.unit_bytes();
-  shape.timeout_ns = static_cast<int64_t>(p.timeout_s) * 1000000000LL;
-  shape.cluster = p.cluster;
-  LoopHooks hooks;
-  hooks.host = [&](const std::function<void()>& run_workers) {
-    backend.init_process();  // in each child after fork, or in the isolated child
-    if (spec.topology != Topology::kFork && spec.shared_src) {
-      PlacementScope on_device0(p.numa, 0);  // the one source sits with device 0
-      shared.coordinator = backend.open_device(0);
-      shared.buffer = make_buffer(spec.src, *shared.coordinator, static_cast<size_t>(layout.bytes()));
-      fill_fragments(*shared.coordinator, shared.buffer, 0, layout);
+  PhaseShape shape(size_t) const override {
+    PhaseShape s;
+    s.name = spec_.name;
+    s.workers = participating_devices(spec_, p_);
+    s.fanout = fanout_of(spec_.topology);
+    // In-process topologies still run in a child of this process: the runtime is
+    // never initialised here, so a later fork case starts from a clean process.
+    s.isolate = spec_.topology != Topology::kFork;
+    s.hooks_apart = p_.validate && p_.validate_each;  // no worker checks during another's timed part
+    s.warmup = p_.warmup;
+    s.iterations = p_.iterations;
+    s.progress_bytes = p_.layout.unit_bytes();
+    return s;
+  }
+
+  void host(size_t, const std::function<void()>& run_workers) override {
+    backend_.init_process();  // in each child after fork, or in the isolated child
+    if (spec_.topology != Topology::kFork && spec_.shared_src) {
+      PlacementScope on_device0(p_.numa, 0);  // the one source sits with device 0
+      shared_.coordinator = backend_.open_device(0);
+      shared_.buffer = make_buffer(spec_.src, *shared_.coordinator, static_cast<size_t>(p_.layout.bytes()));
+      fill_fragments(*shared_.coordinator, shared_.buffer, 0, p_.layout);
     }
     run_workers();
-    shared.buffer = Buffer();
-    shared.coordinator.reset();
-  };
-  hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> {
-    return std::make_unique<CopyWorker>(w, spec, p, backend, needs, shared);
-  };
-  const LoopResult loop = run_timed_loop(shape, hooks);
+    shared_.buffer = Buffer();
+    shared_.coordinator.reset();
+  }
 
-  CaseResult r;
-  r.name = spec.name;
-  r.brief = spec.brief;
-  r.from = from_label(spec, backend);
-  r.to = to_label(spec, backend);
-  r.method = method_name(spec, backend);
-  // A batch the runtime could not take went out one copy per fragment, and one it took
-  // may have been looped by the runtime: say so, and name the method that ran (CE, or
-  // CE-BATCH-LOOP), not the one asked for. Every other note is said as it is.
-  const std::string ce = method_name(with_method(spec, CopyMethod::kCe), backend);
-  const std::string batch = method_label(CopyMethod::kCeBatch, backend);
-  std::string looped = r.method;
-  if (looped.compare(0, batch.size(), batch) == 0) looped.insert(batch.size(), "-LOOP");
-  bool single = false, runtime_loop = false;
-  std::vector<std::string> ungated;  // why some worker's streams were not (always) held
-  const std::string static_ungated = p.gate ? ungated_reason(spec, backend) : "";
-  if (!static_ungated.empty()) ungated.push_back(static_ungated);
-  for (const std::string& text : loop.notes) {
-    size_t at = 0;
-    while (at <= text.size()) {
-      const size_t end = std::min(text.find('\n', at), text.size());
-      const std::string line = text.substr(at, end - at);
-      at = end + 1;
-      const size_t tab = line.find('\t');
-      const std::string kind = tab == std::string::npos ? "" : line.substr(0, tab);
-      const std::string what = tab == std::string::npos ? line : line.substr(tab + 1);
-      if (kind == "ungated") {
-        if (std::find(ungated.begin(), ungated.end(), what) == ungated.end()) ungated.push_back(what);
-        continue;
-      }
-      if (what.empty() || std::find(r.notes.begin(), r.notes.end(), what) != r.notes.end()) continue;
-      r.notes.push_back(what);
-      if (kind == "single") {
-        single = true;
-        std::fprintf(stderr, "dev-sandbox: note: %s: %s, so every block was its own copy (Method %s)\n",
-                     spec.name.c_str(), what.c_str(), ce.c_str());
-      } else if (kind == "loop") {
-        runtime_loop = true;
-        std::fprintf(stderr, "dev-sandbox: note: %s: %s (Method %s)\n", spec.name.c_str(), what.c_str(),
-                     (spec.method == CopyMethod::kCeBatch ? looped : r.method).c_str());
-      } else {
-        std::fprintf(stderr, "dev-sandbox: note: %s: %s\n", spec.name.c_str(), what.c_str());
-      }
+  std::unique_ptr<LoopWorker> make_worker(size_t, int w) override {
+    return std::make_unique<CopyWorker>(w, spec_, p_, backend_, needs_, shared_, notes_);
+  }
+
+  void describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) override {
+    const Layout& layout = p_.layout;
+    const int d = participating_devices(spec_, p_);
+    r.brief = spec_.brief;
+    r.from = from_label(spec_, backend_);
+    r.to = to_label(spec_, backend_);
+    r.method = method_name(spec_, backend_);
+    say_notes(loop, r, notes);
+    r.block_bytes = layout.unit_bytes();
+    r.count = static_cast<uint64_t>(d) * layout.units();
+    r.bytes = static_cast<uint64_t>(d) * layout.bytes();
+    r.devices = d;
+    r.streams = spec_.method == CopyMethod::kCeMultiStream ? p_.streams : 1;
+    if (spec_.method == CopyMethod::kCeMultiStream) r.submit_mode = submit_mode_name(p_.submit_mode);
+    r.frags = layout.frags_option();
+    r.copies = static_cast<uint64_t>(d) * layout.fragments();
+    if (layout.per_fragment_regions()) r.layout = layout_label(layout);
+    r.iterations = p_.iterations;
+    r.warmup = p_.warmup;
+    r.measured = "Copy";
+    r.stages = loop_stages(loop, r.measured);
+    if (p_.validate) {
+      r.validated = true;
+      r.validate = p_.validate_each ? "each" : "end";
+    }
+    if (!p_.numa.topology.nodes.empty()) {
+      r.numa.mode = numa_mode_name(p_.numa.mode);
+      r.numa.workers = loop.placements;
+      r.numa.shared = shared_parts_;
     }
   }
-  if (spec.method == CopyMethod::kCeBatch) r.method = single ? ce : runtime_loop ? looped : r.method;
-  r.block_bytes = layout.unit_bytes();
-  r.count = static_cast<uint64_t>(d) * layout.units();
-  r.bytes = static_cast<uint64_t>(d) * layout.bytes();
-  r.devices = d;
-  r.streams = spec.method == CopyMethod::kCeMultiStream ? p.streams : 1;
-  if (spec.method == CopyMethod::kCeMultiStream) r.submit_mode = submit_mode_name(p.submit_mode);
-  // Gated only if every worker's streams were held in every iteration.
-  r.stream_start_gate = p.gate && ungated.empty();
-  for (const std::string& why : ungated) {
-    r.notes.push_back(why + ": ran ungated");
-    std::fprintf(stderr, "dev-sandbox: note: %s: %s, so it ran ungated\n", spec.name.c_str(), why.c_str());
+
+ private:
+  // The workers' notes, each said once: a batch the runtime could not take went out
+  // one copy per fragment, and one it took may have been looped by the runtime (the
+  // Method then names what ran: CE, or CE-BATCH-LOOP, not what was asked); streams
+  // the gate did not hold make the result ungated. Every other note as it is.
+  void say_notes(const LoopResult& loop, CaseResult& r, Notes& notes) const {
+    const std::string& name = spec_.name;
+    const std::string ce = method_name(with_method(spec_, CopyMethod::kCe), backend_);
+    const std::string batch = method_label(CopyMethod::kCeBatch, backend_);
+    std::string looped = r.method;
+    if (looped.compare(0, batch.size(), batch) == 0) looped.insert(batch.size(), "-LOOP");
+    bool single = false, runtime_loop = false;
+    std::vector<std::string> ungated;  // why some worker's streams were not (always) held
+    const std::string static_ungated = p_.gate ? ungated_reason(spec_, backend_) : "";
+    if (!static_ungated.empty()) ungated.push_back(static_ungated);
+    for (const WorkerNote& n : decode_worker_notes(loop.notes)) {
+      if (n.kind == "ungated") {
+        if (std::find(ungated.begin(), ungated.end(), n.text) == ungated.end()) ungated.push_back(n.text);
+        continue;
+      }
+      if (std::find(r.notes.begin(), r.notes.end(), n.text) != r.notes.end()) continue;
+      r.notes.push_back(n.text);
+      if (n.kind == "single") {
+        single = true;
+        notes.note(name + ": " + n.text + ", so every block was its own copy (Method " + ce + ")");
+      } else if (n.kind == "loop") {
+        runtime_loop = true;
+        notes.note(name + ": " + n.text + " (Method " + (spec_.method == CopyMethod::kCeBatch ? looped : r.method) +
+                   ")");
+      } else {
+        notes.note(name + ": " + n.text);
+      }
+    }
+    if (spec_.method == CopyMethod::kCeBatch) r.method = single ? ce : runtime_loop ? looped : r.method;
+    // Gated only if every worker's streams were held in every iteration.
+    r.stream_start_gate = p_.gate && ungated.empty();
+    for (const std::string& why : ungated) {
+      r.notes.push_back(why + ": ran ungated");
+      notes.note(name + ": " + why + ", so it ran ungated");
+    }
   }
-  r.frags = layout.frags_option();
-  r.copies = static_cast<uint64_t>(d) * layout.fragments();
-  if (layout.per_fragment_regions()) r.layout = layout_label(layout);
-  r.iterations = p.iterations;
-  r.warmup = p.warmup;
-  r.setup_s = static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
-  r.measured = "Copy";
-  r.stages = loop_stages(loop, r.measured);
-  if (p.validate) {
-    r.validated = true;
-    r.validate = p.validate_each ? "each" : "end";
-  }
-  if (!p.numa.topology.nodes.empty()) {
-    r.numa.mode = numa_mode_name(p.numa.mode);
-    r.numa.workers = loop.placements;
-    r.numa.shared = shared_parts;
-  }
-  return r;
+
+  const CaseSpec& spec_;
+  const CopyParams& p_;
+  Backend& backend_;
+  Notes& notes_;
+  const MemoryNeeds needs_;
+  SharedSource shared_;
+  std::vector<BufferPlacement> shared_parts_;
+};
+
+}  // namespace
+
+void run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend, ResultWriter& writer, Notes& notes) {
+  CopyMeasurement m(spec, p, backend, notes);
+  HarnessContext ctx{writer, notes};
+  ctx.timeout_s = p.timeout_s;
+  ctx.cluster = p.cluster;
+  ctx.finish_writer = false;
+  run_measurement(m, ctx);
 }
 
 }  // namespace ds

@@ -21,6 +21,7 @@ constexpr int kMaxFrags = 65536;
 constexpr int kMaxStreams = 1024;
 
 class Cluster;
+class Notes;
 
 struct CopyParams {
   Layout layout = Layout::uniform(512ULL << 20, 8, 0);  // -s, -n, -f
@@ -52,7 +53,9 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
 // Throws RunError with the numbers and what to lower when the run would not fit.
 void check_host_memory(const CaseSpec& spec, const CopyParams& p, const Backend& backend);
 
-// Runs one case; throws RunError on failure (validation mismatch included).
-CaseResult run_case(const CaseSpec& spec, const CopyParams& params, Backend& backend);
+// Runs one case on the harness (src/measurement): its result, and the validation
+// verdict, to `writer` (not finished); what it has to say to `notes`. Throws
+// RunError on failure (validation mismatch included).
+void run_case(const CaseSpec& spec, const CopyParams& params, Backend& backend, ResultWriter& writer, Notes& notes);
 
 }  // namespace ds

@@ -66,14 +66,12 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
   checked_mul(params.layout.bytes(), static_cast<uint64_t>(params.devices), "-s x -n x -f x -d");
 }
 
-void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, ResultWriter& writer) {
+void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, ResultWriter& writer, Notes& notes) {
   for (const auto& run : runs) {
     try {
       CopyParams params = run.params;
       params.numa = numa_plan_for(params.numa_request, selected, first_devices(participating_devices(run.spec, params)));
-      CaseResult r = run_case(run.spec, params, *selected.backend);
-      writer.add(r);
-      if (r.validated) writer.validation(run.spec.name, *r.validated);
+      run_case(run.spec, params, *selected.backend, writer, notes);
     } catch (const std::exception& e) {
       writer.fail(run.spec.name, e.what());
       writer.finish();
@@ -84,10 +82,10 @@ void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, Resu
 }
 
 void run_cases(const std::vector<CaseSpec>& cases, const CopyParams& params,
-               SelectedBackend& selected, ResultWriter& writer) {
+               SelectedBackend& selected, ResultWriter& writer, Notes& notes) {
   std::vector<CaseRun> runs;
   for (const auto& c : cases) runs.push_back({c, params});
-  run_cases(runs, selected, writer);
+  run_cases(runs, selected, writer, notes);
 }
 
 }  // namespace ds

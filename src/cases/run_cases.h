@@ -28,10 +28,10 @@ struct CaseRun {
 };
 
 // Runs every case in order; results go to `writer` as each finishes, and the
-// writer is finished at the end. Throws on failure after telling the writer.
-void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, ResultWriter& writer);
+// writer is finished at the end; what they say goes to `notes`. Throws on failure after telling the writer.
+void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, ResultWriter& writer, Notes& notes);
 // The same cases all with `params`.
 void run_cases(const std::vector<CaseSpec>& cases, const CopyParams& params,
-               SelectedBackend& selected, ResultWriter& writer);
+               SelectedBackend& selected, ResultWriter& writer, Notes& notes);
 
 }  // namespace ds

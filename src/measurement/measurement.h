@@ -1,0 +1,126 @@
+// The one harness every measurement runs on (copy, aio, load; later offload,
+// duplex, tune). A measurement is a small type that says what it needs and what it
+// moved; run_measurement() owns everything around the timed loop, in this order:
+//   pre-flight  the measurement's own checks (devices, placement), then its memory
+//               needs against the machine (refused up front, never OOM-killed);
+//   prepare     its shared, untimed setup (shard files, a shared region), timed
+//               into the first result's setup time;
+//   begin       the writer gets the run's header;
+//   phases      each phase through the timed loop (runner/timed_loop): its shape,
+//               the watchdog, the fan-out to workers (inline, threads, forked,
+//               across ranks), one worker per device (or per rank); then its
+//               result: the header fields the harness fills (name, iterations,
+//               setup time, notes, placement, validation), the bytes, stages and
+//               extras the measurement declares;
+//   finish      the measurement's last untimed work, the writer finished, what is
+//               left to say (short transfers redone).
+// Notes go through a Notes sink, never straight to stderr.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "output/result.h"
+#include "runner/preflight.h"
+#include "runner/timed_loop.h"
+
+namespace ds {
+
+class Cluster;
+
+// Where what a run has to say goes ("dev-sandbox: note: <line>" on stderr from the
+// command line; collected in tests).
+class Notes {
+ public:
+  virtual ~Notes() = default;
+  virtual void note(const std::string& line) = 0;
+};
+
+// The part of a phase's timed loop the measurement decides; the harness adds the
+// watchdog's timeout, the cluster and the progress line's name.
+struct PhaseShape {
+  std::string name;        // the result's name: a case, "aio_dump", "load"
+  int workers = 1;
+  Fanout fanout = Fanout::kInline;
+  bool isolate = false;
+  bool hooks_apart = false;
+  int warmup = 0;          // loop iterations, as LoopShape counts them
+  int iterations = 1;
+  uint64_t progress_bytes = 0;
+  std::string worker_name = "device";
+  std::string unit = "iteration";
+  std::string running = "submitting copies";
+  std::string waiting = "copy submitted, waiting for completion";
+};
+
+class Measurement {
+ public:
+  virtual ~Measurement() = default;
+
+  // Checks that need the backend or the cluster before anything is made (UsageError,
+  // RunError), and what the run will hold: refused up front by the harness.
+  virtual void check() {}
+  virtual MemoryNeeds needs() const = 0;
+  virtual NeedsText needs_text() const = 0;
+  // Shared setup, untimed: counted into the first phase's setup time.
+  virtual void prepare() {}
+
+  virtual size_t phases() const { return 1; }
+  virtual PhaseShape shape(size_t phase) const = 0;
+  // In each process that hosts the phase's workers, around them (default: run them).
+  virtual void host(size_t /*phase*/, const std::function<void()>& run_workers) { run_workers(); }
+  virtual std::unique_ptr<LoopWorker> make_worker(size_t phase, int w) = 0;
+  // In this process, right before and after the phase's loop (disk counters, rank
+  // barriers).
+  virtual void before_loop(size_t /*phase*/) {}
+  virtual void after_loop(size_t /*phase*/) {}
+  // What the phase moved: from/to/method, bytes and count, stages, extras, notes
+  // (said through `notes` as well where they are to be said). The harness has set
+  // name, iterations, warm-up, setup time and the placement report.
+  virtual void describe(size_t phase, const LoopResult& loop, CaseResult& r, Notes& notes) = 0;
+  // After describe(), before the result is written: untimed checks of what the
+  // phase left (aio: the dumped files read back).
+  virtual void check_result(size_t /*phase*/) {}
+  // After the last phase, before the writer finishes (rank barriers at the end).
+  virtual void finish() {}
+  // After the writer finished, on success: what is kept, what to say last.
+  virtual void done(Notes& /*notes*/) {}
+  // What the loop's retries are, for the closing line ("short transfers"); empty:
+  // none are counted.
+  virtual std::string retried() const { return {}; }
+};
+
+struct HarnessContext {
+  ResultWriter& writer;
+  Notes& notes;
+  std::function<void()> begin;      // the writer's header; empty: already written
+  std::string* current = nullptr;   // the phase measured, for a failure record
+  Cluster* cluster = nullptr;       // across ranks: every iteration starts together
+  int timeout_s = 60;               // --timeout (0: never)
+  bool finish_writer = true;        // copy runs several cases into one writer
+};
+
+// Runs `m` as above. Throws what a worker or the measurement threw, after the
+// workers were stopped; what the measurement holds is released by its destructor.
+void run_measurement(Measurement& m, const HarnessContext& ctx);
+
+// The setup time of a result: `prepared_s` (the shared setup, first phase only)
+// plus from the loop's start to its last worker's setup.
+double setup_seconds(double prepared_s, int64_t loop_start_ns, const LoopResult& loop);
+
+// A worker's notes for the harness, typed: `kind` is the measurement's own word
+// for what the note means ("" for one said as it is). They travel from a worker's
+// process as one text (LoopWorker::note(), LoopResult::notes); these two are the
+// only places that know how.
+struct WorkerNote {
+  std::string kind;
+  std::string text;
+};
+std::string encode_worker_notes(const std::vector<WorkerNote>& notes);
+// Every worker's notes, in worker order, each (kind, text) once.
+std::vector<WorkerNote> decode_worker_notes(const std::vector<std::string>& texts);
+
+}  // namespace ds
