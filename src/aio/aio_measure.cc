@@ -25,6 +25,7 @@
 #include "memory/pattern.h"
 #include "runner/numa_plan.h"
 #include "runner/preflight.h"
+#include "measurement/measurement.h"
 #include "runner/timed_loop.h"
 
 namespace ds {
@@ -146,15 +147,8 @@ void write_shard(const ShardSet& files, size_t i, const AioParams& p, int key, c
   pattern_fill(b, n, pattern_key(key, i));
   if (inverse)
     for (size_t k = 0; k < n; ++k) b[k] = static_cast<unsigned char>(~b[k]);
-  size_t put = 0;
-  const uint64_t at = offset_of(p, i);
-  const size_t f = file_of(p, i);
-  while (put < n) {
-    const ssize_t r = pwrite(files.fd(f), buf + put, n - put, static_cast<off_t>(at + put));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) throw sys_error("pwrite(" + files.path(f) + ") " + why, r < 0 ? errno : EIO);
-    put += static_cast<size_t>(r);
-  }
+  const int err = write_at(files.fd(file_of(p, i)), files.path(file_of(p, i)), buf, n, offset_of(p, i));
+  if (err != 0) throw sys_error("pwrite(" + files.path(file_of(p, i)) + ") " + why, err);
 }
 
 // What one timed phase does per epoch: aio_dump one write sweep of every shard,
@@ -187,9 +181,7 @@ class AioWorker : public LoopWorker {
       memory_ = map_anonymous(bytes, true);
       base = static_cast<char*>(memory_->host_ptr());
     }
-    if (!base || reinterpret_cast<uintptr_t>(base) % kAioAlign != 0)
-      throw RunError("the " + std::string(p.alloc ? "pinned" : "mmap") +
-                     " host buffer is not 4096-byte aligned, which O_DIRECT needs");
+    check_odirect_aligned(base, "the " + std::string(p.alloc ? "pinned" : "mmap") + " host buffer is");
     engine_ = make_io_engine(p.engine, p.iodepth);
     for (uint64_t b = 0; b < p.buffers; ++b) {
       // Real data, never zeros: a compressing or deduplicating store must not
@@ -307,348 +299,400 @@ void verify_files(const ShardSet& files, const AioParams& p, int key) {
 
 }  // namespace
 
-void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,
-                 const std::function<void()>& begin, std::string& current) {
-  Backend& backend = *selected.backend;
-  const int nworkers = p.workers;
-  // --io-type alloc: worker w pins on device w, or every one on --device-id.
-  auto device_of = [&](int w) { return p.device_given || nworkers == 1 ? p.device_id : w; };
-  if (p.alloc && p.device_given)
-    check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
-  else if (p.alloc && nworkers > 1)
-    check_device_count("--workers", nworkers, nworkers, selected.probe.device_count, backend.name());
-  else if (p.alloc)
-    check_device_count("--device-id", p.device_id, p.device_id + 1, selected.probe.device_count, backend.name());
-  std::vector<int> placed_devices;  // worker w is placed with device --device-id + w
-  for (int w = 0; w < nworkers; ++w) placed_devices.push_back(p.device_id + w);
-  const NumaPlan numa = numa_plan_for(p.numa_request, selected, placed_devices);
-  check_host_needs(aio_needs(p, backend), aio_needs_text(p));
+namespace {
 
-  // --files shared across ranks: rank 0 makes the workspaces and the one file set
-  // first; the others wait for it (a failure on either side ends this wait on every
-  // rank), then attach to rank 0's files.
-  const bool across = p.cluster && p.cluster->multi();
-  const int rank = across ? p.cluster->rank() : 0, nranks = across ? p.cluster->size() : 1;
-  const bool attach = p.shared_files && rank != 0;
-  if (p.shared_files && p.shards() < static_cast<uint64_t>(nranks))
-    throw UsageError("option --files shared: " + std::to_string(p.shards()) + " shards cannot be shared by " +
-                     std::to_string(nranks) + " ranks (each dumps its share); raise --io-number");
-  const std::string made = "rank 0 making the shared shard files";
-  long shared_pid = 0;
-  if (attach) {
-    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), made);
-    shared_pid = static_cast<long>(p.cluster->from_rank0(0, cluster_final_timeout_ns(), made));
+// The block device under a workspace (one per disk, with its share of the bytes),
+// whose counters before and after each phase show the disk was used.
+struct DeviceShare {
+  BlockDevice dev;
+  std::string why;                 // none found: why
+  uint64_t bytes_per_epoch = 0;    // a read sweep's bytes (every shard in its workspaces)
+  uint64_t written_per_epoch = 0;  // a write sweep's (--files shared: this rank's share there)
+  DiskBytes before;
+};
+
+// aio as a measurement: the shard files made once (prepare), then the phases
+// --phases names, in this order: dump, load, mixed; each its epochs through the
+// timed loop, one worker in a child process (--workers W > 1: W forked workers,
+// started together at every epoch).
+class AioMeasurement : public Measurement {
+ public:
+  AioMeasurement(const AioParams& p, const SelectedBackend& selected, Notes& notes)
+      : p_(p), selected_(selected), backend_(*selected.backend), notes_(notes), nworkers_(p.workers) {
+    across_ = p.cluster && p.cluster->multi();
+    rank_ = across_ ? p.cluster->rank() : 0;
+    nranks_ = across_ ? p.cluster->size() : 1;
+    attach_ = p.shared_files && rank_ != 0;
+    // This rank's share of a write sweep (every shard unless --files shared).
+    const auto r = static_cast<uint64_t>(rank_), n = static_cast<uint64_t>(nranks_);
+    share_lo_ = p.shared_files ? p.shards() * r / n : 0;
+    share_hi_ = p.shared_files ? p.shards() * (r + 1) / n : p.shards();
+    if (p.phase_dump) phases_.push_back({"aio_dump", "dump", {IoOp::kWrite}});
+    if (p.phase_load) phases_.push_back({"aio_load", "load", {IoOp::kRead}});
+    if (p.phase_mix) {
+      phases_.push_back({"aio_mixed", "mixed", {IoOp::kWrite}});
+      phases_.back().sweeps.insert(phases_.back().sweeps.end(), static_cast<size_t>(p.mix), IoOp::kRead);
+    }
   }
-  // This rank's share of a write sweep (every shard unless --files shared).
-  const uint64_t share_lo = p.shared_files ? p.shards() * static_cast<uint64_t>(rank) / static_cast<uint64_t>(nranks) : 0;
-  const uint64_t share_hi =
-      p.shared_files ? p.shards() * static_cast<uint64_t>(rank + 1) / static_cast<uint64_t>(nranks) : p.shards();
 
-  const int64_t setup_start = now_ns();
-  // Every directory is made and checked (filesystem, O_DIRECT, free space for its
-  // share) before any shard file is written.
-  WorkspaceSet files;
-  const size_t nws = p.workspaces.size();
-  const bool direct = open_workspaces(files, p.workspaces, p.buffered);
-  const uint64_t k = p.shards_per_file;
+  void check() override;
+  MemoryNeeds needs() const override { return aio_needs(p_, backend_); }
+  NeedsText needs_text() const override { return aio_needs_text(p_); }
+  void prepare() override;
+
+  size_t phases() const override { return phases_.size(); }
+  PhaseShape shape(size_t phase) const override {
+    PhaseShape s;
+    s.name = phases_[phase].name;
+    s.workers = nworkers_;
+    s.fanout = nworkers_ == 1 ? Fanout::kInline : Fanout::kFork;
+    s.isolate = nworkers_ == 1;
+    s.hooks_apart = p_.validate_each;
+    s.warmup = 0;
+    s.iterations = p_.epochs;
+    s.progress_bytes = p_.io_size;
+    s.worker_name = s.name + " worker";
+    s.unit = "epoch";
+    s.running = s.waiting = "I/O in flight";
+    return s;
+  }
+  void host(size_t, const std::function<void()>& run_workers) override {
+    if (p_.alloc) backend_.init_process();  // the pinned buffers' runtime, in the child only
+    run_workers();
+  }
+  std::unique_ptr<LoopWorker> make_worker(size_t phase, int w) override {
+    return std::make_unique<AioWorker>(setups_[static_cast<size_t>(w)], phases_[phase]);
+  }
+  // Across ranks every rank's counters are read between two barriers: no rank's
+  // untimed work (setup, --validate's read-back) lands in another's window.
+  void before_loop(size_t phase) override {
+    if (across_)
+      cluster_barrier(*p_.cluster, cluster_final_timeout_ns(), phases_[phase].name + std::string(": before its disk counters"));
+    for (DeviceShare& d : devices_)
+      if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.source();
+  }
+  void after_loop(size_t phase) override {
+    if (across_)
+      cluster_barrier(*p_.cluster, cluster_final_timeout_ns(), phases_[phase].name + std::string(": after its last epoch"));
+  }
+  void describe(size_t phase, const LoopResult& loop, CaseResult& r, Notes& notes) override;
+  // The dump's files read back once after its epochs (with each: every epoch was).
+  void check_result(size_t phase) override {
+    if (p_.validate && !p_.validate_each && phases_[phase].label == std::string("dump"))
+      for (const AioSetup& s : setups_) verify_files(s.files, p_, s.key);
+  }
+  void finish() override;
+  void done(Notes& notes) override;
+  std::string retried() const override { return "short transfers"; }
+
+ private:
+  void make_shard_files();
+  void find_devices();
+  std::vector<CaseResult::DeviceIo> device_io(const AioPhase& phase, const std::string& name, Notes& notes) const;
+  std::string brief(const AioPhase& phase) const;
   // Files in workspace w: every nws-th from the w-th.
-  auto files_in = [&](size_t w) -> uint64_t { return p.io_number > w ? (p.io_number - w + nws - 1) / nws : 0; };
-  if (nws > 1 && !attach) {
+  uint64_t files_in(size_t w) const {
+    const size_t nws = p_.workspaces.size();
+    return p_.io_number > w ? (p_.io_number - w + nws - 1) / nws : 0;
+  }
+
+  const AioParams& p_;
+  const SelectedBackend& selected_;
+  Backend& backend_;
+  Notes& notes_;
+  const int nworkers_;
+  bool across_ = false, attach_ = false;
+  int rank_ = 0, nranks_ = 1;
+  uint64_t share_lo_ = 0, share_hi_ = 0;
+  long shared_pid_ = 0;  // --files shared: rank 0's pid, which names the one set
+  std::vector<AioPhase> phases_;
+  NumaPlan numa_;
+  WorkspaceSet files_;
+  bool direct_ = true;
+  std::vector<std::unique_ptr<ShardSet>> sets_;
+  std::vector<AioSetup> setups_;
+  std::vector<DeviceShare> devices_;
+};
+
+const char kMade[] = "rank 0 making the shared shard files";
+
+void AioMeasurement::check() {
+  const int n = nworkers_;
+  // --io-type alloc: worker w pins on device w, or every one on --device-id.
+  if (p_.alloc && !p_.device_given && n > 1)
+    check_device_count("--workers", n, n, selected_.probe.device_count, backend_.name());
+  else if (p_.alloc)
+    check_device_count("--device-id", p_.device_id, p_.device_id + 1, selected_.probe.device_count, backend_.name());
+  std::vector<int> placed_devices;  // worker w is placed with device --device-id + w
+  for (int w = 0; w < n; ++w) placed_devices.push_back(p_.device_id + w);
+  numa_ = numa_plan_for(p_.numa_request, selected_, placed_devices);
+  if (p_.shared_files && p_.shards() < static_cast<uint64_t>(nranks_))
+    throw UsageError("option --files shared: " + std::to_string(p_.shards()) + " shards cannot be shared by " +
+                     std::to_string(nranks_) + " ranks (each dumps its share); raise --io-number");
+}
+
+// Every directory is made and checked (filesystem, O_DIRECT, free space for its
+// share) before any shard file is written; then each worker's files.
+// --files shared across ranks: rank 0 makes the workspaces and the one file set
+// first; the others wait for it (a failure on either side ends this wait on every
+// rank), then attach to rank 0's files.
+void AioMeasurement::prepare() {
+  if (attach_) {
+    cluster_barrier(*p_.cluster, cluster_final_timeout_ns(), kMade);
+    shared_pid_ = static_cast<long>(p_.cluster->from_rank0(0, cluster_final_timeout_ns(), kMade));
+  }
+  direct_ = open_workspaces(files_, p_.workspaces, p_.buffered, notes_);
+  const uint64_t k = p_.shards_per_file;
+  if (p_.workspaces.size() > 1 && !attach_) {
     // Several workspaces: each one's share must fit before any is written, so a
     // full one is found before the others were filled. (One workspace: the
-    // reservation below finds it, counting how far it got.)
+    // reservation finds it, counting how far it got.)
     check_workspace_space(
-        files, [&](size_t w) { return files_in(w) * k * p.io_size * static_cast<uint64_t>(nworkers); },
+        files_, [&](size_t w) { return files_in(w) * k * p_.io_size * static_cast<uint64_t>(nworkers_); },
         [&](size_t w) {
           return std::to_string(files_in(w)) + (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") +
-                 " of " + std::to_string(p.io_number) +
-                 (nworkers > 1 ? ", for each of " + std::to_string(nworkers) + " workers" : "");
+                 " of " + std::to_string(p_.io_number) +
+                 (nworkers_ > 1 ? ", for each of " + std::to_string(nworkers_) + " workers" : "");
         },
         "free space there, or lower --io-number or --io-size");
   }
-
-  // Each worker its own files (tagged with its number when there are several),
-  // spread over the workspaces the same way.
-  std::vector<std::unique_ptr<ShardSet>> sets;
-  std::vector<AioSetup> setups;
-  setups.reserve(static_cast<size_t>(nworkers));
-  for (int wk = 0; wk < nworkers; ++wk) {
-    sets.push_back(std::make_unique<ShardSet>(files));
-    ShardSet& set = *sets.back();
-    // Per rank, files carry the rank; --files shared: one set named by rank 0's pid.
-    const std::string tag = p.shared_files ? std::string("shared")
-                                           : (across ? "r" + std::to_string(rank) : std::string()) +
-                                                 (nworkers > 1 ? "w" + std::to_string(wk) : std::string());
-    for (size_t w = 0; w < nws; ++w)
-      set.files.push_back(std::make_unique<ShardFiles>(files.workspaces[w]->path(), tag, shared_pid));
-    setups.push_back(AioSetup{p, backend, set, direct, {}, device_of(wk), p.device_id + wk, numa});
-    AioSetup& setup = setups.back();
-    for (uint64_t i = 0; i < p.io_number; ++i) {
-      check_interrupted();
-      const size_t w = set.where(static_cast<size_t>(i));
-      if (attach) set.files[w]->attach(direct);
-      const int err = attach ? 0 : set.files[w]->add(p.io_size * k, direct);  // one file: its k shards, reserved at once
-      if (err != 0)
-        throw RunError("dump ran out of space in " + files.workspaces[w]->path() + " (" + files.fs[w].type +
-                       ") while reserving the shard files" +
-                       (nworkers > 1 ? " of worker " + std::to_string(wk) + " of " + std::to_string(nworkers) : "") +
-                       ": " + std::to_string(i) + " of " + std::to_string(p.io_number) +
-                       (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") + " (" +
-                       shard_bytes_text(p, i * k) + ") fit: " + std::strerror(err) +
-                       "; the shard files were removed; free space or lower --io-number or --io-size");
-      for (uint64_t sh = 0; sh < k; ++sh)
-        setup.shards.push_back(Extent{set.fd(static_cast<size_t>(i)), sh * p.io_size, static_cast<size_t>(p.io_size)});
-    }
-    setup.write_lo = static_cast<size_t>(share_lo);
-    setup.write_shards.assign(setup.shards.begin() + static_cast<std::ptrdiff_t>(share_lo),
-                              setup.shards.begin() + static_cast<std::ptrdiff_t>(share_hi));
-  }
+  make_shard_files();
   // No dump phase (--phases load, mix): the loads would read what the reservation
   // left (unwritten extents, which no disk reads), so every shard gets the data a
   // dump writes now, untimed (its time is the first phase's setup).
-  if (!p.phase_dump && !attach) {  // --files shared: rank 0 writes the one set
-    auto scratch = map_anonymous(static_cast<size_t>(p.io_size), true);  // 4 KiB aligned, as O_DIRECT needs
-    for (const AioSetup& s : setups)
+  if (!p_.phase_dump && !attach_) {  // --files shared: rank 0 writes the one set
+    auto scratch = map_anonymous(static_cast<size_t>(p_.io_size), true);  // 4 KiB aligned, as O_DIRECT needs
+    for (const AioSetup& s : setups_)
       for (size_t i = 0; i < s.shards.size(); ++i) {
         check_interrupted();
-        write_shard(s.files, i, p, s.key, static_cast<char*>(scratch->host_ptr()), false,
+        write_shard(s.files, i, p_, s.key, static_cast<char*>(scratch->host_ptr()), false,
                     "writing the shard files before the loads (no dump phase)");
       }
   }
-  if (p.shared_files && across && !attach) {
-    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), made);
-    p.cluster->from_rank0(static_cast<long>(getpid()), cluster_final_timeout_ns(), made);
+  if (p_.shared_files && across_ && !attach_) {
+    cluster_barrier(*p_.cluster, cluster_final_timeout_ns(), kMade);
+    p_.cluster->from_rank0(static_cast<long>(getpid()), cluster_final_timeout_ns(), kMade);
   }
-  const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
+  find_devices();
+}
 
-  // The block devices under the workspaces (one per disk, with its share of the
-  // bytes), whose counters before and after each phase show the disk was used.
-  struct DeviceShare {
-    BlockDevice dev;
-    std::string why;  // none found: why
-    uint64_t bytes_per_epoch = 0;  // a read sweep's bytes (every shard in its workspaces)
-    uint64_t written_per_epoch = 0;  // a write sweep's (--files shared: this rank's share there)
-    DiskBytes before;
-  };
-  std::vector<DeviceShare> devices;
+// Each worker its own files (tagged with its number when there are several),
+// spread over the workspaces the same way; each file's k shards reserved at once.
+void AioMeasurement::make_shard_files() {
+  const size_t nws = p_.workspaces.size();
+  const uint64_t k = p_.shards_per_file;
+  setups_.reserve(static_cast<size_t>(nworkers_));
+  for (int wk = 0; wk < nworkers_; ++wk) {
+    sets_.push_back(std::make_unique<ShardSet>(files_));
+    ShardSet& set = *sets_.back();
+    // Per rank, files carry the rank; --files shared: one set named by rank 0's pid.
+    const std::string tag = p_.shared_files ? std::string("shared")
+                                            : (across_ ? "r" + std::to_string(rank_) : std::string()) +
+                                                  (nworkers_ > 1 ? "w" + std::to_string(wk) : std::string());
+    for (size_t w = 0; w < nws; ++w)
+      set.files.push_back(std::make_unique<ShardFiles>(files_.workspaces[w]->path(), tag, shared_pid_));
+    const int device = p_.device_given || nworkers_ == 1 ? p_.device_id : wk;
+    setups_.push_back(AioSetup{p_, backend_, set, direct_, {}, device, p_.device_id + wk, numa_});
+    AioSetup& setup = setups_.back();
+    for (uint64_t i = 0; i < p_.io_number; ++i) {
+      check_interrupted();
+      const size_t w = set.where(static_cast<size_t>(i));
+      if (attach_) set.files[w]->attach(direct_);
+      const int err = attach_ ? 0 : set.files[w]->add(p_.io_size * k, direct_);
+      if (err != 0)
+        throw out_of_space("dump", files_, w, "reserving the shard files",
+                           nworkers_ > 1 ? " of worker " + std::to_string(wk) + " of " + std::to_string(nworkers_) : "",
+                           std::to_string(i) + " of " + std::to_string(p_.io_number) +
+                               (k == 1 ? " shards" : " files of " + std::to_string(k) + " shards") + " (" +
+                               shard_bytes_text(p_, i * k) + ")",
+                           err, "the shard files were removed; free space or lower --io-number or --io-size");
+      for (uint64_t sh = 0; sh < k; ++sh)
+        setup.shards.push_back(Extent{set.fd(static_cast<size_t>(i)), sh * p_.io_size, static_cast<size_t>(p_.io_size)});
+    }
+    setup.write_lo = static_cast<size_t>(share_lo_);
+    setup.write_shards.assign(setup.shards.begin() + static_cast<std::ptrdiff_t>(share_lo_),
+                              setup.shards.begin() + static_cast<std::ptrdiff_t>(share_hi_));
+  }
+}
+
+// One line per device: directories on one filesystem (its st_dev) or on one disk.
+void AioMeasurement::find_devices() {
+  const size_t nws = p_.workspaces.size();
   for (size_t w = 0; w < nws; ++w) {
     DeviceShare d;
-    d.bytes_per_epoch = files_in(w) * k * p.io_size * static_cast<uint64_t>(nworkers);
+    d.bytes_per_epoch = files_in(w) * p_.shards_per_file * p_.io_size * static_cast<uint64_t>(nworkers_);
     d.written_per_epoch = d.bytes_per_epoch;
-    if (p.shared_files) {  // the share's shards that live in workspace w
+    if (p_.shared_files) {  // the share's shards that live in workspace w
       d.written_per_epoch = 0;
-      for (uint64_t i = share_lo; i < share_hi; ++i)
-        if (file_of(p, static_cast<size_t>(i)) % nws == w) d.written_per_epoch += p.io_size;
+      for (uint64_t i = share_lo_; i < share_hi_; ++i)
+        if (file_of(p_, static_cast<size_t>(i)) % nws == w) d.written_per_epoch += p_.io_size;
     }
-    const bool found = block_device_of(files.workspaces[w]->path(), files.fs[w].type, d.dev, d.why);
-    if (!found) d.why += " at " + files.workspaces[w]->path();
-    // One line per device: directories on one filesystem (its st_dev) or on one disk.
-    auto same = std::find_if(devices.begin(), devices.end(), [&](const DeviceShare& x) {
+    const bool found = block_device_of(files_.workspaces[w]->path(), files_.fs[w].type, d.dev, d.why);
+    if (!found) d.why += " at " + files_.workspaces[w]->path();
+    auto same = std::find_if(devices_.begin(), devices_.end(), [&](const DeviceShare& x) {
       return (x.dev.id == d.dev.id && x.why.empty() == found) || (found && x.why.empty() && x.dev.name == d.dev.name);
     });
-    if (same != devices.end()) {
+    if (same != devices_.end()) {
       same->bytes_per_epoch += d.bytes_per_epoch;
       same->written_per_epoch += d.written_per_epoch;
-    } else
-      devices.push_back(d);
+    } else {
+      devices_.push_back(d);
+    }
   }
+}
 
-  const std::string method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF");
+// Per device, what each direction the phase moved should have reached it: a mixed
+// epoch's dump sweep written, its load sweeps read (one entry each).
+std::vector<CaseResult::DeviceIo> AioMeasurement::device_io(const AioPhase& phase, const std::string& name,
+                                                            Notes& notes) const {
+  std::vector<CaseResult::DeviceIo> out;
+  for (const DeviceShare& d : devices_) {
+    DiskBytes after;
+    const bool found = d.why.empty() && read_disk_bytes(d.dev, after);
+    for (IoOp op : {IoOp::kWrite, IoOp::kRead}) {
+      const uint64_t sweeps = phase.count(op);
+      if (sweeps == 0) continue;
+      CaseResult::DeviceIo io;
+      if (phase.mixed()) io.direction = op == IoOp::kWrite ? "written" : "read";
+      io.expected = (op == IoOp::kWrite ? d.written_per_epoch : d.bytes_per_epoch) *
+                    static_cast<uint64_t>(p_.epochs) * sweeps;
+      if (found) {
+        io.device = d.dev.name;
+        io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
+        if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
+          char pct[32];
+          std::snprintf(pct, sizeof pct, "%.1f", 100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
+          notes.note(name + ": device " + io.device + " " + (op == IoOp::kWrite ? "wrote " : "read ") +
+                     format_bytes(io.bytes) + " of " + format_bytes(io.expected) + " (" + pct +
+                     "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)");
+        }
+      } else {
+        io.why = d.why.empty() ? "cannot read " + d.dev.source() : d.why;
+      }
+      out.push_back(io);
+    }
+  }
+  return out;
+}
+
+void AioMeasurement::describe(size_t index, const LoopResult& loop, CaseResult& r, Notes& notes) {
+  const AioPhase& phase = phases_[index];
+  const std::vector<CaseResult::DeviceIo> io = device_io(phase, r.name, notes);
+  for (const std::string& note : loop.notes) {  // how --io-type alloc's buffers were made
+    r.notes.push_back(note);
+    notes.note(r.name + ": " + note);
+  }
+  // A mixed epoch goes both ways: From the host buffers To the files, then back.
   // --io-type alloc with O_DIRECT where the backend's pinned memory cannot take it: our
   // own registered mapping (make_io_buffer), named as such.
-  const bool own_alloc = p.alloc && io_buffer_is_own(backend, direct);
-  const std::string host = backend.label_prefix() + "::" + (own_alloc ? "odirect_mmap" : p.alloc ? "host" : "mmap") +
-                           "::" + (nworkers > 1 || across ? std::string("all") : std::to_string(p.device_id));
-  const std::string file = "file::" + files.types();
-  const std::string how = " with " + std::string(engine_option_name(p.engine)) + ", " +
-                          (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) +
-                          (p.engine == AioEngineKind::kPsync ? " (threads)" : "") +
-                          (p.buffers < static_cast<uint64_t>(p.iodepth)
-                               ? " (" + std::to_string(p.buffers) + " in flight at most: one per shard)"
+  const bool own_alloc = p_.alloc && io_buffer_is_own(backend_, direct_);
+  const std::string host = backend_.label_prefix() + "::" + (own_alloc ? "odirect_mmap" : p_.alloc ? "host" : "mmap") +
+                           "::" + (nworkers_ > 1 || across_ ? std::string("all") : std::to_string(p_.device_id));
+  const std::string file = "file::" + files_.types();
+  r.brief = brief(phase);
+  r.from = phase.writes() ? host : file;
+  r.to = phase.writes() ? file : host;
+  r.method = std::string(engine_method_label(p_.engine)) + (direct_ ? "" : "+BUF");
+  r.block_bytes = p_.io_size;
+  // I/Os of block_bytes and bytes per epoch (every sweep of it), over all workers;
+  // IO is the slowest worker's, so BW = every worker's bytes / IO avg.
+  // --files shared: a write sweep moves this rank's share, a read sweep every shard.
+  const uint64_t ios = phase.count(IoOp::kWrite) * (share_hi_ - share_lo_) + phase.count(IoOp::kRead) * p_.shards();
+  r.count = ios * static_cast<uint64_t>(nworkers_);
+  r.bytes = ios * p_.io_size * static_cast<uint64_t>(nworkers_);
+  const double worker_bytes = static_cast<double>(ios * p_.io_size);
+  if (nworkers_ > 1)
+    for (double avg_ns : loop.worker_measured_avg)
+      r.worker_gib_s.push_back(avg_ns > 0 ? worker_bytes / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
+  r.devices = 1;
+  r.iterations = p_.epochs;
+  r.device_io = io;
+  r.measured = "IO";
+  r.stages = loop_stages(loop, r.measured);
+  if (p_.validate) {
+    r.validated = true;
+    // Loads are checked as each lands (a mixed epoch's too); the dump once after
+    // its epochs, or per epoch with each.
+    r.validate = phase.count(IoOp::kRead) > 0 || p_.validate_each ? "each" : "end";
+  }
+  r.numa.mode = numa_mode_name(numa_.mode);
+  r.numa.workers = loop.placements;
+}
+
+// The title of a phase's result: what it moved, where, how.
+std::string AioMeasurement::brief(const AioPhase& phase) const {
+  const uint64_t k = p_.shards_per_file;
+  const std::string how = " with " + std::string(engine_option_name(p_.engine)) + ", " +
+                          (direct_ ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p_.iodepth) +
+                          (p_.engine == AioEngineKind::kPsync ? " (threads)" : "") +
+                          (p_.buffers < static_cast<uint64_t>(p_.iodepth)
+                               ? " (" + std::to_string(p_.buffers) + " in flight at most: one per shard)"
                                : "");
   const std::string shards_text =
-      k == 1 ? std::to_string(p.io_number) + " shards of " + format_bytes(p.io_size)
-             : std::to_string(p.io_number) + " files of " + std::to_string(k) + " shards of " +
-                   format_bytes(p.io_size) + " (" + std::to_string(p.shards()) + " I/Os)";
+      k == 1 ? std::to_string(p_.io_number) + " shards of " + format_bytes(p_.io_size)
+             : std::to_string(p_.io_number) + " files of " + std::to_string(k) + " shards of " +
+                   format_bytes(p_.io_size) + " (" + std::to_string(p_.shards()) + " I/Os)";
+  const bool own_alloc = p_.alloc && io_buffer_is_own(backend_, direct_);
   const std::string memory_text =
-      std::to_string(p.buffers) + " reused " +
-      (!p.alloc ? std::string("mmap buffers")
-       : std::string(own_alloc ? "registered mmap" : "pinned") +
-             (nworkers > 1 && !p.device_given ? std::string(" buffers of its own device (worker w: device w)")
-                                              : " buffers of device " + std::to_string(p.device_id)));
+      std::to_string(p_.buffers) + " reused " +
+      (!p_.alloc ? std::string("mmap buffers")
+                 : std::string(own_alloc ? "registered mmap" : "pinned") +
+                       (nworkers_ > 1 && !p_.device_given ? std::string(" buffers of its own device (worker w: device w)")
+                                                          : " buffers of device " + std::to_string(p_.device_id)));
   // --workers W > 1: every worker process its own files and buffers.
   const std::string workers_text =
-      (nworkers == 1 ? "" : ", in each of " + std::to_string(nworkers) + " worker processes with its own files and buffers") +
-      (p.shared_files ? std::string("; one shared file set: each of ") + std::to_string(nranks) + " rank" +
-                            (nranks == 1 ? "" : "s") + " dumps its contiguous share of the shards, every rank loads all"
-                      : std::string());
-  const std::string files_text = "files in " + files.dirs_text();
+      (nworkers_ == 1 ? ""
+                      : ", in each of " + std::to_string(nworkers_) + " worker processes with its own files and buffers") +
+      (p_.shared_files ? std::string("; one shared file set: each of ") + std::to_string(nranks_) + " rank" +
+                             (nranks_ == 1 ? "" : "s") + " dumps its contiguous share of the shards, every rank loads all"
+                       : std::string());
+  const std::string files_text = "files in " + files_.dirs_text();
+  const std::string label = phase.label;
+  if (label == "dump")
+    return "write " + shards_text + " from " + memory_text + " to " + files_text + how + workers_text;
+  if (label == "load")
+    return "read " + shards_text + " from " + files_text + " into " + memory_text + how + workers_text;
+  return "1 dump + " + std::to_string(p_.mix) + " load" + (p_.mix == 1 ? "" : "s") + " of " + shards_text +
+         " per epoch, timed together: written from and read back into " + memory_text + ", " + files_text + how +
+         workers_text;
+}
 
-  begin();
-
-  uint64_t short_transfers = 0;
-  // One phase: its epochs through the timed loop, one worker in a child process
-  // (--workers W > 1: W forked workers, started together at every epoch).
-  auto run_phase = [&](const AioPhase& phase, double setup_s) {
-    const char* name = phase.name;
-    current = name;
-    LoopShape shape;
-    shape.workers = nworkers;
-    shape.fanout = nworkers == 1 ? Fanout::kInline : Fanout::kFork;
-    shape.isolate = nworkers == 1;
-    shape.hooks_apart = p.validate_each;
-    shape.warmup = 0;
-    shape.iterations = p.epochs;
-    shape.progress_name = name;
-    shape.progress_bytes = p.io_size;
-    shape.timeout_ns = static_cast<int64_t>(p.timeout_s) * 1000000000LL;
-    shape.worker_name = std::string(name) + " worker";
-    shape.unit = "epoch";
-    shape.cluster = p.cluster;
-    shape.running = "I/O in flight";
-    shape.waiting = "I/O in flight";
-    LoopHooks hooks;
-    hooks.host = [&](const std::function<void()>& run_workers) {
-      if (p.alloc) backend.init_process();  // the pinned buffers' runtime, in the child only
-      run_workers();
-    };
-    hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> {
-      return std::make_unique<AioWorker>(setups[static_cast<size_t>(w)], phase);
-    };
-    // Across ranks every rank's counters are read between two barriers: no rank's
-    // untimed work (setup, --validate's read-back) lands in another's window.
-    if (across) cluster_barrier(*p.cluster, cluster_final_timeout_ns(), std::string(name) + ": before its disk counters");
-    for (DeviceShare& d : devices)
-      if (d.why.empty() && !read_disk_bytes(d.dev, d.before)) d.why = "cannot read " + d.dev.source();
-    const int64_t t0 = now_ns();
-    const LoopResult loop = run_timed_loop(shape, hooks);
-    if (across) cluster_barrier(*p.cluster, cluster_final_timeout_ns(), std::string(name) + ": after its last epoch");
-    // Per device, what each direction the phase moved should have reached it: a
-    // mixed epoch's dump sweep written, its load sweeps read (one entry each).
-    std::vector<CaseResult::DeviceIo> device_io;
-    for (DeviceShare& d : devices) {
-      DiskBytes after;
-      const bool found = d.why.empty() && read_disk_bytes(d.dev, after);
-      for (IoOp op : {IoOp::kWrite, IoOp::kRead}) {
-        const uint64_t sweeps = phase.count(op);
-        if (sweeps == 0) continue;
-        CaseResult::DeviceIo io;
-        if (phase.mixed()) io.direction = op == IoOp::kWrite ? "written" : "read";
-        io.expected = (op == IoOp::kWrite ? d.written_per_epoch : d.bytes_per_epoch) *
-                      static_cast<uint64_t>(p.epochs) * sweeps;
-        if (found) {
-          io.device = d.dev.name;
-          io.bytes = op == IoOp::kWrite ? after.written - d.before.written : after.read - d.before.read;
-          if (static_cast<double>(io.bytes) < 0.95 * static_cast<double>(io.expected)) {
-            char pct[32];
-            std::snprintf(pct, sizeof pct, "%.1f",
-                          100.0 * static_cast<double>(io.bytes) / static_cast<double>(io.expected));
-            std::cerr << "dev-sandbox: note: " << name << ": device " << io.device << " "
-                      << (op == IoOp::kWrite ? "wrote " : "read ") << format_bytes(io.bytes) << " of "
-                      << format_bytes(io.expected) << " (" << pct
-                      << "%), below 95%: part of the I/O did not reach that disk (page cache, or another device)\n";
-          }
-        } else {
-          io.why = d.why.empty() ? "cannot read " + d.dev.source() : d.why;
-        }
-        device_io.push_back(io);
-      }
-    }
-    short_transfers += loop.retries;
-    CaseResult r;
-    r.name = name;
-    for (const std::string& note : loop.notes) {  // how --io-type alloc's buffers were made
-      r.notes.push_back(note);
-      std::cerr << "dev-sandbox: note: " << name << ": " << note << "\n";
-    }
-    // A mixed epoch goes both ways: From the host buffers To the files, then back.
-    r.from = phase.writes() ? host : file;
-    r.to = phase.writes() ? file : host;
-    r.method = method;
-    r.block_bytes = p.io_size;
-    // I/Os of block_bytes and bytes per epoch (every sweep of it), over all workers;
-    // IO is the slowest worker's, so BW = every worker's bytes / IO avg.
-    // --files shared: a write sweep moves this rank's share, a read sweep every shard.
-    const uint64_t ios = phase.count(IoOp::kWrite) * (share_hi - share_lo) + phase.count(IoOp::kRead) * p.shards();
-    r.count = ios * static_cast<uint64_t>(nworkers);
-    r.bytes = ios * p.io_size * static_cast<uint64_t>(nworkers);
-    const double worker_bytes = static_cast<double>(ios * p.io_size);
-    if (nworkers > 1)
-      for (double avg_ns : loop.worker_measured_avg)
-        r.worker_gib_s.push_back(avg_ns > 0 ? worker_bytes / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
-    r.devices = 1;
-    r.iterations = p.epochs;
-    r.device_io = device_io;
-    r.measured = "IO";
-    r.stages = loop_stages(loop, r.measured);
-    if (p.validate) {
-      r.validated = true;
-      // Loads are checked as each lands (a mixed epoch's too); the dump once after
-      // its epochs, or per epoch with each.
-      r.validate = phase.count(IoOp::kRead) > 0 || p.validate_each ? "each" : "end";
-    }
-    r.setup_s = setup_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
-    r.numa.mode = numa_mode_name(numa.mode);
-    r.numa.workers = loop.placements;
-    return r;
-  };
-
-  // The phases --phases names, in this order; the first one's setup time includes
-  // making (and without a dump phase, writing) the shard files.
-  double setup_s = files_s;
-  const AioPhase dump_phase{"aio_dump", "dump", {IoOp::kWrite}};
-  const AioPhase load_phase{"aio_load", "load", {IoOp::kRead}};
-  AioPhase mixed_phase{"aio_mixed", "mixed", {IoOp::kWrite}};
-  mixed_phase.sweeps.insert(mixed_phase.sweeps.end(), static_cast<size_t>(p.mix), IoOp::kRead);
-  if (p.phase_dump) {
-    CaseResult dump = run_phase(dump_phase, setup_s);
-    setup_s = 0;
-    dump.brief = "write " + shards_text + " from " + memory_text + " to " + files_text + how + workers_text;
-    if (p.validate && !p.validate_each)  // each: every epoch was read back
-      for (const AioSetup& s : setups) verify_files(s.files, p, s.key);
-    writer.add(dump);
-    if (p.validate) writer.validation("aio_dump", true);
-  }
-  if (p.phase_load) {
-    CaseResult load = run_phase(load_phase, setup_s);
-    setup_s = 0;
-    load.brief = "read " + shards_text + " from " + files_text + " into " + memory_text + how + workers_text;
-    writer.add(load);
-    if (p.validate) writer.validation("aio_load", true);
-  }
-  if (p.phase_mix) {
-    CaseResult mixed = run_phase(mixed_phase, setup_s);
-    mixed.brief = "1 dump + " + std::to_string(p.mix) + " load" + (p.mix == 1 ? "" : "s") + " of " + shards_text +
-                  " per epoch, timed together: written from and read back into " + memory_text + ", " +
-                  files_text + how + workers_text;
-    writer.add(mixed);
-    if (p.validate) writer.validation("aio_mixed", true);
-  }
-  // --files shared: rank 0 removes the one set only after every rank is done with
-  // it; the others leave it to rank 0 (on a failure every rank removes what it can).
-  if (p.shared_files && across) {
-    cluster_barrier(*p.cluster, cluster_final_timeout_ns(), "the end of the shared shard files");
-    if (attach)
-      for (const auto& set : sets)
-        for (const auto& f : set->files) f->keep();
-  }
-  writer.finish();
-  if (short_transfers > 0)
-    std::cerr << "dev-sandbox: note: " << short_transfers
-              << " short transfers were completed by resubmitting the remainder\n";
-  if (p.keep && !attach) {
-    std::string dirs;
-    size_t kept = 0;
-    for (const auto& set : sets) {
+// --files shared: rank 0 removes the one set only after every rank is done with
+// it; the others leave it to rank 0 (on a failure every rank removes what it can).
+void AioMeasurement::finish() {
+  if (!(p_.shared_files && across_)) return;
+  cluster_barrier(*p_.cluster, cluster_final_timeout_ns(), "the end of the shared shard files");
+  if (attach_)
+    for (const auto& set : sets_)
       for (const auto& f : set->files) f->keep();
-      kept += set->size();
-    }
-    for (size_t w = 0; w < nws; ++w) {
-      files.workspaces[w]->keep();
-      dirs += (w ? ", " : "") + files.workspaces[w]->path();
-    }
-    std::cerr << "dev-sandbox: kept " << kept << " shard files in " << dirs << " (--keep)\n";
+}
+
+void AioMeasurement::done(Notes& notes) {
+  if (!p_.keep || attach_) return;
+  std::string dirs;
+  size_t kept = 0;
+  for (const auto& set : sets_) {
+    for (const auto& f : set->files) f->keep();
+    kept += set->size();
   }
+  for (size_t w = 0; w < p_.workspaces.size(); ++w) {
+    files_.workspaces[w]->keep();
+    dirs += (w ? ", " : "") + files_.workspaces[w]->path();
+  }
+  notes.tell("kept " + std::to_string(kept) + " shard files in " + dirs + " (--keep)");
+}
+
+}  // namespace
+
+void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,
+                 const std::function<void()>& begin, std::string& current, Notes& notes) {
+  AioMeasurement m(p, selected, notes);
+  HarnessContext ctx{writer, notes};
+  ctx.begin = begin;
+  ctx.current = &current;
+  ctx.cluster = p.cluster;
+  ctx.timeout_s = p.timeout_s;
+  run_measurement(m, ctx);
 }
 
 }  // namespace ds

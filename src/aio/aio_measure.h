@@ -13,6 +13,7 @@
 
 #include "aio/io_engine.h"
 #include "backend/select.h"
+#include "core/notes.h"
 #include "output/result.h"
 #include "topology/placement.h"
 
@@ -20,9 +21,6 @@ namespace ds {
 
 class Cluster;
 
-constexpr uint64_t kAioAlign = 4096;           // O_DIRECT: buffer, offset and length
-constexpr uint64_t kAioMaxIoSize = 1ULL << 30;  // the kernel moves < 2 GiB per request
-constexpr uint64_t kAioMaxDepth = 4096;
 
 struct AioParams {
   std::vector<std::string> workspaces;  // --workspace, repeatable: files spread round-robin by file
@@ -65,11 +63,12 @@ struct AioParams {
 // Checks the device id and the memory up front, sets up the workspace and its shard
 // files, calls `begin()` (the writer gets the run's header), then measures the dump,
 // the load and the mixed epochs (those --phases names) and hands each result to
-// `writer` (and the validation verdicts with --validate). `current` names the
-// block being measured, for a failure record.
+// `writer` (and the validation verdicts with --validate), on the harness
+// (src/measurement). `current` names the block being measured, for a failure
+// record; what the run says goes to `notes`.
 // Shard files and a created workspace are removed at the end, on failure and on
 // Ctrl-C, unless --keep (after a successful run).
 void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,
-                 const std::function<void()>& begin, std::string& current);
+                 const std::function<void()>& begin, std::string& current, Notes& notes);
 
 }  // namespace ds

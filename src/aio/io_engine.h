@@ -12,6 +12,13 @@
 
 namespace ds {
 
+// What the kernel asks of the I/O every engine submits: O_DIRECT buffers, offsets
+// and lengths aligned to kDirectAlign; less than 2 GiB per request (kMaxIoSize);
+// and the deepest queue an engine is asked for (--iodepth, --staging).
+constexpr uint64_t kDirectAlign = 4096;
+constexpr uint64_t kMaxIoSize = 1ULL << 30;
+constexpr uint64_t kMaxIoDepth = 4096;
+
 enum class IoOp { kRead, kWrite };
 
 struct IoRequest {

@@ -1,5 +1,7 @@
 #include "aio/workspace_set.h"
 
+#include <unistd.h>
+
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -30,7 +32,7 @@ std::string WorkspaceSet::types() const {
   return t;
 }
 
-bool open_workspaces(WorkspaceSet& files, const std::vector<std::string>& dirs, bool buffered) {
+bool open_workspaces(WorkspaceSet& files, const std::vector<std::string>& dirs, bool buffered, Notes& notes) {
   const size_t nws = dirs.size();
   for (const std::string& dir : dirs) {
     check_interrupted();
@@ -57,13 +59,12 @@ bool open_workspaces(WorkspaceSet& files, const std::vector<std::string>& dirs, 
   for (size_t w = 0; w < nws; ++w) {
     const std::string& path = files.workspaces[w]->path();
     if (!refusals[w].empty())
-      std::cerr << "dev-sandbox: note: " << refusals[w] << "; measuring buffered (page-cache) I/O as --buffered allows\n";
+      notes.note(refusals[w] + "; measuring buffered (page-cache) I/O as --buffered allows");
     else if (buffered && direct)
-      std::cerr << "dev-sandbox: note: " << files.fs[w].type << " at " << path
-                << " does O_DIRECT, so --buffered changes nothing: the I/O is O_DIRECT\n";
+      notes.note(files.fs[w].type + " at " + path + " does O_DIRECT, so --buffered changes nothing: the I/O is O_DIRECT");
     else if (!direct)
-      std::cerr << "dev-sandbox: note: " << files.fs[w].type << " at " << path
-                << " does O_DIRECT, but the run is buffered in every workspace (another one refuses O_DIRECT)\n";
+      notes.note(files.fs[w].type + " at " + path +
+                 " does O_DIRECT, but the run is buffered in every workspace (another one refuses O_DIRECT)");
   }
   return direct;
 }
@@ -81,6 +82,30 @@ void check_workspace_space(const WorkspaceSet& files, const std::function<uint64
                      " free, but its share of the shard files needs " + format_bytes(need) + " (" + what(w) +
                      "): " + std::strerror(ENOSPC) + "; nothing was written; " + hint);
   }
+}
+
+RunError out_of_space(const std::string& who, const WorkspaceSet& set, size_t w, const std::string& doing,
+                      const std::string& whose, const std::string& fit, int err, const std::string& then) {
+  return RunError(who + " ran out of space in " + set.workspaces[w]->path() + " (" + set.fs[w].type + ") while " +
+                  doing + whose + ": " + fit + " fit: " + std::strerror(err) + "; " + then);
+}
+
+int write_at(int fd, const std::string& path, const char* buf, size_t n, uint64_t offset) {
+  size_t put = 0;
+  while (put < n) {
+    const ssize_t r = pwrite(fd, buf + put, n - put, static_cast<off_t>(offset + put));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == ENOSPC || errno == EDQUOT)) return errno;
+    if (r < 0) throw sys_error("pwrite(" + path + ")", errno);
+    if (r == 0) return ENOSPC;
+    put += static_cast<size_t>(r);
+  }
+  return 0;
+}
+
+void check_odirect_aligned(const void* p, const std::string& what) {
+  if (!p || reinterpret_cast<uintptr_t>(p) % kDirectAlign != 0)
+    throw RunError(what + " not " + std::to_string(kDirectAlign) + "-byte aligned, which O_DIRECT needs");
 }
 
 }  // namespace ds

@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "aio/io_engine.h"
 #include "aio/shard_files.h"
+#include "core/error.h"
+#include "core/notes.h"
 
 namespace ds {
 
@@ -30,9 +33,9 @@ struct WorkspaceSet {
 // Makes every directory of `dirs` in `set` (created if missing, removed again by
 // the set) and checks its filesystem: a memory filesystem, or one that refuses
 // O_DIRECT, is refused (RunError saying so) unless `buffered`, which lets the run
-// use the page cache there (a note on stderr says so). Returns whether the run's
+// use the page cache there (a note to `notes` says so). Returns whether the run's
 // I/O is O_DIRECT (false: buffered in every workspace).
-bool open_workspaces(WorkspaceSet& set, const std::vector<std::string>& dirs, bool buffered);
+bool open_workspaces(WorkspaceSet& set, const std::vector<std::string>& dirs, bool buffered, Notes& notes);
 
 // Several workspaces: each one's share (`need(w)` bytes) must fit its free space
 // before any is written, so a full one is found before the others were filled.
@@ -64,5 +67,19 @@ class ShardSet {
  private:
   const WorkspaceSet& ws_;
 };
+
+// A shard or block file that did not fit, as aio and load say it: "<who> ran out of
+// space in DIR (fs) while <doing><whose>: <fit> fit: <strerror(err)>; <then>".
+RunError out_of_space(const std::string& who, const WorkspaceSet& set, size_t w, const std::string& doing,
+                      const std::string& whose, const std::string& fit, int err, const std::string& then);
+
+// Writes `n` bytes of `buf` at `offset` of `fd` with plain pwrite, outside any
+// timing: 0, or the errno of a full filesystem (ENOSPC, EDQUOT; a write that makes
+// no progress counts as ENOSPC). RunError naming pwrite(path) for anything else.
+int write_at(int fd, const std::string& path, const char* buf, size_t n, uint64_t offset);
+
+// RunError "<what> not 4096-byte aligned, which O_DIRECT needs" (what: "the staging
+// buffers are") unless `p` is.
+void check_odirect_aligned(const void* p, const std::string& what);
 
 }  // namespace ds

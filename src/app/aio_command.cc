@@ -81,10 +81,10 @@ AioParams parse_aio(const AioArgs& a) {
     throw UsageError("option --io-type got '" + a.io_type + "': accepts mmap|alloc");
   p.engine = parse_engine(a.engine, true);
   p.io_size = parse_size("--io-size", a.io_size);
-  if (p.io_size % kAioAlign != 0)
+  if (p.io_size % kDirectAlign != 0)
     throw UsageError("option --io-size got '" + a.io_size +
                      "': must be a multiple of 4096 bytes (O_DIRECT alignment)");
-  if (p.io_size > kAioMaxIoSize)
+  if (p.io_size > kMaxIoSize)
     throw UsageError("option --io-size got '" + a.io_size + "': must be at most 1G");
   p.io_number = parse_count("--io-number", a.io_number, 1);
   p.shards_per_file = parse_count("--shards-per-file", a.shards_per_file, 1);
@@ -138,7 +138,7 @@ std::optional<Workload> apply_model(AioArgs& a) {
     if (o && o->count() > 0)
       throw UsageError("option --model sets the store layout (--io-size, --io-number, --shards-per-file); drop " +
                        o->get_name());
-  if (w->shard_bytes > kAioMaxIoSize)
+  if (w->shard_bytes > kMaxIoSize)
     throw UsageError("option --model: one shard of " + std::to_string(w->shard_bytes) +
                      " bytes is over aio's 1G per I/O; use --layerwise or a larger --tp");
   a.io_size = std::to_string(w->shard_bytes);
@@ -181,7 +181,7 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
                         if (workload) attach_workload(info, *workload);
                         mine.begin(info);
                       },
-                      current);
+                      current, stderr_notes());
         },
         NodeLines::kTogether,
         [](const CaseResult& r) { return r.name.rfind("aio_", 0) == 0 ? r.name.substr(4) : r.name; });
@@ -196,7 +196,7 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
                   writer->begin(info);
                   begun = true;
                 },
-                current);
+                current, stderr_notes());
   });
   return 0;
 }

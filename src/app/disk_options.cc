@@ -31,8 +31,8 @@ AioEngineKind parse_engine(const std::string& text, bool psync) {
 
 unsigned parse_depth(const std::string& option, const std::string& text, uint64_t min) {
   const uint64_t depth = parse_count(option, text, min);
-  if (depth > kAioMaxDepth)
-    throw UsageError("option " + option + " got '" + text + "': must be at most " + std::to_string(kAioMaxDepth));
+  if (depth > kMaxIoDepth)
+    throw UsageError("option " + option + " got '" + text + "': must be at most " + std::to_string(kMaxIoDepth));
   return static_cast<unsigned>(depth);
 }
 

@@ -17,7 +17,7 @@ std::vector<std::string> parse_workspaces(const std::vector<std::string>& typed)
 // the option and the values it accepts.
 AioEngineKind parse_engine(const std::string& text, bool psync);
 
-// A queue depth (--iodepth, --staging): from `min` to kAioMaxDepth. UsageError naming `option`.
+// A queue depth (--iodepth, --staging): from `min` to kMaxIoDepth. UsageError naming `option`.
 unsigned parse_depth(const std::string& option, const std::string& text, uint64_t min);
 
 }  // namespace ds

@@ -5,7 +5,7 @@
 #include <memory>
 #include <optional>
 
-#include "aio/aio_measure.h"
+#include "aio/io_engine.h"
 #include "app/command.h"
 #include "app/copy_params.h"
 #include "app/disk_options.h"
@@ -87,7 +87,7 @@ LoadPlan parse_load(const LoadArgs& a0) {
   p.shared = p.shared || a.shared;
   p.buffered = a.buffered;
   checked_mul(p.tasks_per_file, p.layout.task_bytes(), "one block file's bytes");
-  if (p.file_payload() > kAioMaxIoSize)
+  if (p.file_payload() > kMaxIoSize)
     throw UsageError("one block file would hold " + std::to_string(p.file_payload()) +
                      " bytes, over the 1G of one read: lower -s (or --input-len/--block-size with --model)");
   checked_mul(p.file_bytes(), p.staging_buffers(), "the staging buffers' bytes");
@@ -124,7 +124,7 @@ int run_load(const LoadArgs& a, const GlobalOptions& g) {
                    w.begin(info);
                    begun = true;
                  },
-                 current);
+                 current, stderr_notes());
   };
   Cluster& ranks = cluster();
   if (ranks.multi()) {

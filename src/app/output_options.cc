@@ -152,6 +152,7 @@ namespace {
 class StderrNotes : public Notes {
  public:
   void note(const std::string& line) override { std::fprintf(stderr, "dev-sandbox: note: %s\n", line.c_str()); }
+  void tell(const std::string& line) override { std::fprintf(stderr, "dev-sandbox: %s\n", line.c_str()); }
 };
 }  // namespace
 

@@ -11,7 +11,6 @@
 #include "engines/initiator.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
-#include "output/size_label.h"
 #include "measurement/measurement.h"
 #include "runner/timed_loop.h"
 
@@ -292,12 +291,6 @@ class CopyWorker : public LoopWorker {
 };
 
 }  // namespace
-
-std::string layout_label(const Layout& layout) {
-  std::string s;
-  for (uint64_t b : layout.task_fragments()) s += (s.empty() ? "" : ",") + size_label(b);
-  return s;
-}
 
 int participating_devices(const CaseSpec& spec, const CopyParams& p) {
   return spec.topology == Topology::kSingle ? 1 : p.devices;

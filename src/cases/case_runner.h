@@ -43,9 +43,6 @@ struct CopyParams {
   NumaPlan numa;
 };
 
-// "128K,16K,32K": one task's fragments, as --block-layout takes them.
-std::string layout_label(const Layout& layout);
-
 // Devices a case runs on: 1 for single-card cases, else -d.
 int participating_devices(const CaseSpec& spec, const CopyParams& p);
 

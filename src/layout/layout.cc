@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/size_label.h"
 #include "core/units.h"
 
 namespace ds {
@@ -45,6 +46,12 @@ Fragment Layout::fragment(uint64_t i) const {
   const uint64_t task = i / k, at = i % k;
   if (regions_) return {region_starts_[at] + task * sizes_[at], sizes_[at]};
   return {task * task_bytes_ + offsets_[at], sizes_[at]};
+}
+
+std::string layout_label(const Layout& layout) {
+  std::string s;
+  for (uint64_t b : layout.task_fragments()) s += (s.empty() ? "" : ",") + size_label(b);
+  return s;
 }
 
 }  // namespace ds

@@ -66,4 +66,7 @@ class Layout {
   int frags_option_ = 0;
 };
 
+// "128K,16K,32K": one task's fragments, as --block-layout takes them.
+std::string layout_label(const Layout& layout);
+
 }  // namespace ds

@@ -12,7 +12,6 @@
 
 #include "aio/io_loop.h"
 #include "aio/workspace_set.h"
-#include "cases/case_runner.h"
 #include "cluster/cluster.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -27,13 +26,12 @@
 #include "runner/numa_plan.h"
 #include "runner/preflight.h"
 #include "runner/shared_mapping.h"
+#include "measurement/measurement.h"
 #include "runner/timed_loop.h"
 
 namespace ds {
 
 namespace {
-
-constexpr uint64_t kAlign = 4096;  // O_DIRECT: buffer, offset and length
 
 // The three passes of a round, one loop iteration each, in this order.
 enum Pass { kPipelined = 0, kDiskAlone = 1, kCopyAlone = 2, kPasses = 3 };
@@ -92,21 +90,6 @@ void fill_block(const LoadParams& p, int owner, uint64_t b, char* buf, const std
                  pattern_key(owner, i));
 }
 
-// Writes `bytes` of `buf` at 0 in `fd`; 0, or the errno of a full filesystem
-// (ENOSPC, EDQUOT); RunError for anything else.
-int write_whole(int fd, const std::string& path, const char* buf, uint64_t bytes) {
-  uint64_t put = 0;
-  while (put < bytes) {
-    const ssize_t r = pwrite(fd, buf + put, static_cast<size_t>(bytes - put), static_cast<off_t>(put));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && (errno == ENOSPC || errno == EDQUOT)) return errno;
-    if (r < 0) throw sys_error("pwrite(" + path + ")", errno);
-    if (r == 0) return ENOSPC;
-    put += static_cast<uint64_t>(r);
-  }
-  return 0;
-}
-
 // One card: its device, KV region, staging buffers, streams, events and aio engine;
 // every iteration one pass of the round (pipelined, disk alone, copy alone).
 class LoadWorker : public LoopWorker {
@@ -125,8 +108,7 @@ class LoadWorker : public LoopWorker {
     staging_ = make_io_buffer(*dev_, s.backend, static_cast<size_t>(k * p.file_bytes()), p.sdma, s.direct,
                               "staging buffers");
     char* host = static_cast<char*>(staging_.host);
-    if (!host || reinterpret_cast<uintptr_t>(host) % kAlign != 0)
-      throw RunError("the staging buffers are not 4096-byte aligned, which O_DIRECT needs");
+    check_odirect_aligned(host, "the staging buffers are");
     // First touched here, on the card's node's CPUs (untimed); where the pages are.
     std::memset(host, 0, static_cast<size_t>(k * p.file_bytes()));
     placed_.record().add_buffer("staging", host, static_cast<size_t>(k * p.file_bytes()));
@@ -264,147 +246,205 @@ unsigned LoadParams::staging_buffers() const {
   return static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(k, files())));
 }
 
-void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWriter& writer,
-                  const std::function<void()>& begin, std::string& current) {
-  Backend& backend = *selected.backend;
-  check_device_count("-d", p.devices, p.devices, selected.probe.device_count, backend.name());
-  if (p.sdma && !backend.has(Capability::kDirect))
-    throw RunError("--sdma true: the " + backend.name() + " backend has no direct path");
-  if (p.sdma && !selected.probe.direct_unavailable.empty())
-    throw RunError("--sdma true: " + selected.probe.direct_unavailable);
-  const NumaPlan numa = numa_plan_for(p.numa_request, selected, first_devices(p.devices));  // a node or device not there: UsageError
-  const bool across = p.cluster && p.cluster->multi();
-  const unsigned k = p.staging_buffers();
-  const auto d = static_cast<uint64_t>(p.devices);
-  {
+namespace {
+
+// load as a measurement: the block files written once (prepare), then one phase of
+// rounds, each round three loop iterations (pipelined, disk alone, copy alone), a
+// forked worker per card.
+class LoadMeasurement : public Measurement {
+ public:
+  LoadMeasurement(const LoadParams& p, const SelectedBackend& selected, Notes& notes)
+      : p_(p), selected_(selected), backend_(*selected.backend), notes_(notes) {}
+
+  void check() override {
+    check_device_count("-d", p_.devices, p_.devices, selected_.probe.device_count, backend_.name());
+    if (p_.sdma && !backend_.has(Capability::kDirect))
+      throw RunError("--sdma true: the " + backend_.name() + " backend has no direct path");
+    if (p_.sdma && !selected_.probe.direct_unavailable.empty())
+      throw RunError("--sdma true: " + selected_.probe.direct_unavailable);
+    numa_ = numa_plan_for(p_.numa_request, selected_, first_devices(p_.devices));  // a node or device not there: UsageError
+  }
+  MemoryNeeds needs() const override {
+    const unsigned k = p_.staging_buffers();
+    const auto d = static_cast<uint64_t>(p_.devices);
     MemoryNeeds n;
-    const uint64_t staging = k * p.file_bytes();
-    n.host = d * (staging + p.layout.largest_fragment()) + p.file_bytes() +
-             (backend.device_memory_is_host() ? d * p.layout.bytes() : 0);
+    const uint64_t staging = k * p_.file_bytes();
+    n.host = d * (staging + p_.layout.largest_fragment()) + p_.file_bytes() +
+             (backend_.device_memory_is_host() ? d * p_.layout.bytes() : 0);
     // Staging of our own (O_DIRECT where the backend's pinned memory cannot take it) is
     // locked by its registration, which only the direct path requires (make_io_buffer).
     // (Before the workspaces say whether they do O_DIRECT: as asked.)
-    const bool own_staging = io_buffer_is_own(backend, !p.buffered);
-    if (own_staging ? p.sdma && backend.mlocks(HostLock::kRegistration) : backend.mlocks(HostLock::kPinnedAlloc))
+    const bool own_staging = io_buffer_is_own(backend_, !p_.buffered);
+    if (own_staging ? p_.sdma && backend_.mlocks(HostLock::kRegistration) : backend_.mlocks(HostLock::kPinnedAlloc))
       n.locked_per_process = staging;
-    check_host_needs(n, {"load", "host memory",
-                         format_bytes(p.file_bytes()) + " x " + std::to_string(k) + " staging buffers per card" +
-                             (backend.device_memory_is_host() ? " and the cards' KV regions" : ""),
-                         "lower --staging, -s, -n or -d"});
+    return n;
   }
+  NeedsText needs_text() const override {
+    return {"load", "host memory",
+            format_bytes(p_.file_bytes()) + " x " + std::to_string(p_.staging_buffers()) + " staging buffers per card" +
+                (backend_.device_memory_is_host() ? " and the cards' KV regions" : ""),
+            "lower --staging, -s, -n or -d"};
+  }
+  void prepare() override;
 
-  const int64_t setup_start = now_ns();
-  WorkspaceSet ws;
-  const bool direct = open_workspaces(ws, p.workspaces, p.buffered);
-  const size_t nws = ws.count();
-  const uint64_t nfiles = p.files();
-  const size_t nsets = p.shared ? 1 : static_cast<size_t>(p.devices);
+  PhaseShape shape(size_t) const override {
+    PhaseShape s;
+    s.name = "load";
+    s.workers = p_.devices;
+    s.fanout = Fanout::kFork;
+    s.hooks_apart = p_.validate;
+    s.warmup = p_.warmup * kPasses;
+    s.iterations = p_.iterations * kPasses;
+    s.progress_bytes = p_.layout.unit_bytes();
+    s.worker_name = "card";
+    s.running = s.waiting = "reads and copies in flight";
+    return s;
+  }
+  void host(size_t, const std::function<void()>& run_workers) override {
+    backend_.init_process();  // in each child
+    run_workers();
+  }
+  std::unique_ptr<LoopWorker> make_worker(size_t, int w) override { return std::make_unique<LoadWorker>(*setup_, w); }
+  void describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) override;
+  std::string retried() const override { return "short reads"; }
+
+ private:
+  void write_block_files();
+  CaseResult::LoadStages stages_alone(const LoopResult& loop) const;
+  std::string brief() const;
+
+  const LoadParams& p_;
+  const SelectedBackend& selected_;
+  Backend& backend_;
+  Notes& notes_;
+  NumaPlan numa_;
+  WorkspaceSet ws_;
+  bool direct_ = true;
+  std::vector<CardFiles> sets_;
+  std::unique_ptr<SharedMapping> busy_map_;
+  std::unique_ptr<LoadSetup> setup_;
+};
+
+void LoadMeasurement::prepare() {
+  direct_ = open_workspaces(ws_, p_.workspaces, p_.buffered, notes_);
+  const size_t nws = ws_.count();
+  const uint64_t nfiles = p_.files();
+  const size_t nsets = p_.shared ? 1 : static_cast<size_t>(p_.devices);
   auto files_in = [&](size_t w) -> uint64_t { return nfiles > w ? (nfiles - w + nws - 1) / nws : 0; };
   check_workspace_space(
-      ws, [&](size_t w) { return files_in(w) * p.file_bytes() * nsets; },
+      ws_, [&](size_t w) { return files_in(w) * p_.file_bytes() * nsets; },
       [&](size_t w) {
         return std::to_string(files_in(w)) + " block files of " + std::to_string(nfiles) +
                (nsets > 1 ? ", for each of " + std::to_string(nsets) + " cards" : "");
       },
       "free space there, or lower -n, -s or -d (or use --shared)");
+  write_block_files();
+  const int loop_iterations = (p_.warmup + p_.iterations) * kPasses;
+  busy_map_ = std::make_unique<SharedMapping>(sizeof(BusyRecord) * static_cast<size_t>(p_.devices) *
+                                              static_cast<size_t>(loop_iterations));
+  auto* busy = static_cast<BusyRecord*>(busy_map_->data());
+  setup_.reset(new LoadSetup{p_, backend_, sets_, busy, loop_iterations, direct_, numa_});
+}
 
-  // Each card's files (or one set for all with --shared), written now, untimed.
-  std::vector<CardFiles> sets(nsets);
-  {
-    const std::vector<uint64_t> prefix = task_prefix_of(p.layout);
-    auto block = map_anonymous(static_cast<size_t>(p.file_bytes()), true);  // 4 KiB aligned, as O_DIRECT needs
-    char* buf = static_cast<char*>(block->host_ptr());
-    for (size_t c = 0; c < nsets; ++c) {
-      CardFiles& set = sets[c];
-      set.owner = p.shared ? 0 : static_cast<int>(c);
-      set.files = std::make_unique<ShardSet>(ws);
-      // Across ranks every rank its own files, named with its rank.
-      const std::string tag = (across ? "load-r" + std::to_string(p.cluster->rank()) : std::string("load")) +
-                              (p.shared ? "" : "-c" + std::to_string(c));
-      for (size_t w = 0; w < nws; ++w) set.files->files.push_back(std::make_unique<ShardFiles>(ws.workspaces[w]->path(), tag));
-      for (uint64_t b = 0; b < nfiles; ++b) {
-        check_interrupted();
-        const size_t f = static_cast<size_t>(b);
-        const size_t w = set.files->where(f);
-        int err = set.files->files[w]->add(p.file_bytes(), direct);
-        if (err == 0) {
-          fill_block(p, set.owner, b, buf, prefix);
-          err = write_whole(set.files->fd(f), set.files->path(f), buf, p.file_bytes());
-        }
-        if (err != 0)
-          throw RunError("load ran out of space in " + ws.workspaces[w]->path() + " (" + ws.fs[w].type +
-                         ") while laying out the block files" +
-                         (nsets > 1 ? " of card " + std::to_string(c) + " of " + std::to_string(nsets) : "") + ": " +
-                         std::to_string(b) + " of " + std::to_string(nfiles) + " files of " +
-                         format_bytes(p.file_bytes()) + " fit: " + std::strerror(err) +
-                         "; the block files were removed; free space or lower -n, -s or -d");
-        set.reads.push_back(Extent{set.files->fd(f), 0, static_cast<size_t>(p.file_bytes())});
+// Each card's files (or one set for all with --shared), written now, untimed, and
+// on the disk before the first read.
+void LoadMeasurement::write_block_files() {
+  const bool across = p_.cluster && p_.cluster->multi();
+  const size_t nsets = p_.shared ? 1 : static_cast<size_t>(p_.devices);
+  const uint64_t nfiles = p_.files();
+  const std::vector<uint64_t> prefix = task_prefix_of(p_.layout);
+  auto block = map_anonymous(static_cast<size_t>(p_.file_bytes()), true);  // 4 KiB aligned, as O_DIRECT needs
+  char* buf = static_cast<char*>(block->host_ptr());
+  sets_.resize(nsets);
+  for (size_t c = 0; c < nsets; ++c) {
+    CardFiles& set = sets_[c];
+    set.owner = p_.shared ? 0 : static_cast<int>(c);
+    set.files = std::make_unique<ShardSet>(ws_);
+    // Across ranks every rank its own files, named with its rank.
+    const std::string tag = (across ? "load-r" + std::to_string(p_.cluster->rank()) : std::string("load")) +
+                            (p_.shared ? "" : "-c" + std::to_string(c));
+    for (size_t w = 0; w < ws_.count(); ++w)
+      set.files->files.push_back(std::make_unique<ShardFiles>(ws_.workspaces[w]->path(), tag));
+    for (uint64_t b = 0; b < nfiles; ++b) {
+      check_interrupted();
+      const size_t f = static_cast<size_t>(b);
+      const size_t w = set.files->where(f);
+      int err = set.files->files[w]->add(p_.file_bytes(), direct_);
+      if (err == 0) {
+        fill_block(p_, set.owner, b, buf, prefix);
+        err = write_at(set.files->fd(f), set.files->path(f), buf, static_cast<size_t>(p_.file_bytes()), 0);
       }
-      // What was written goes to the disk now, not during the first reads.
-      for (uint64_t b = 0; b < nfiles; ++b)
-        if (fdatasync(set.files->fd(static_cast<size_t>(b))) != 0)
-          throw sys_error("fdatasync(" + set.files->path(static_cast<size_t>(b)) + ")", errno);
+      if (err != 0)
+        throw out_of_space("load", ws_, w, "laying out the block files",
+                           nsets > 1 ? " of card " + std::to_string(c) + " of " + std::to_string(nsets) : "",
+                           std::to_string(b) + " of " + std::to_string(nfiles) + " files of " +
+                               format_bytes(p_.file_bytes()),
+                           err, "the block files were removed; free space or lower -n, -s or -d");
+      set.reads.push_back(Extent{set.files->fd(f), 0, static_cast<size_t>(p_.file_bytes())});
     }
+    // What was written goes to the disk now, not during the first reads.
+    for (uint64_t b = 0; b < nfiles; ++b)
+      if (fdatasync(set.files->fd(static_cast<size_t>(b))) != 0)
+        throw sys_error("fdatasync(" + set.files->path(static_cast<size_t>(b)) + ")", errno);
   }
-  const double files_s = static_cast<double>(now_ns() - setup_start) * 1e-9;
+}
 
-  const int rounds = p.warmup + p.iterations;
-  const int loop_iterations = rounds * kPasses;
-  SharedMapping busy_map(sizeof(BusyRecord) * static_cast<size_t>(p.devices) * static_cast<size_t>(loop_iterations));
-  auto* busy = static_cast<BusyRecord*>(busy_map.data());
-  const LoadSetup setup{p, backend, sets, busy, loop_iterations, direct, numa};
+// The stages alone and the busy times of the pipelined passes, from the loop's
+// values per iteration split by pass.
+CaseResult::LoadStages LoadMeasurement::stages_alone(const LoopResult& loop) const {
+  CaseResult::LoadStages st;
+  st.disk_alone.name = "DiskAlone";
+  st.disk_alone.samples = pass_samples(loop.measured, kDiskAlone);
+  st.disk_alone.ns = compute_stats(st.disk_alone.samples);
+  st.copy_alone.name = "CopyAlone";
+  st.copy_alone.samples = pass_samples(loop.measured, kCopyAlone);
+  st.copy_alone.ns = compute_stats(st.copy_alone.samples);
+  const int loop_iterations = setup_->loop_iterations;
+  for (int c = 0; c < p_.devices; ++c)
+    for (int it = p_.warmup * kPasses; it < loop_iterations; it += kPasses) {
+      const BusyRecord& b =
+          setup_->busy[static_cast<size_t>(c) * static_cast<size_t>(loop_iterations) + static_cast<size_t>(it)];
+      st.read_busy_samples.push_back(b.read_busy_ns);
+      st.copy_busy_samples.push_back(b.copy_busy_ns);
+    }
+  st.read_busy = compute_stats(st.read_busy_samples);
+  st.copy_busy = compute_stats(st.copy_busy_samples);
+  return st;
+}
 
-  const std::string copy_method = p.sdma ? backend.direct_method() : method_label(CopyMethod::kCeMultiStream, backend);
-  CaseResult r;
-  r.name = "load";
-  r.from = "file::" + ws.types();
-  r.to = backend.label_prefix() + "::device::all";
-  r.method = std::string(engine_method_label(p.engine)) + (direct ? "" : "+BUF") + "+" + copy_method + "-FORK";
-  r.block_bytes = p.layout.unit_bytes();
-  r.count = d * p.layout.units();
-  r.bytes = d * p.layout.bytes();
-  r.devices = p.devices;
-  r.streams = p.sdma ? 1 : p.streams;
-  if (!p.sdma && p.streams > 1) r.submit_mode = submit_mode_name(SubmitMode::kRoundRobin);
-  r.frags = p.layout.frags_option();
-  if (p.layout.per_fragment_regions()) r.layout = layout_label(p.layout);
-  r.copies = d * p.layout.fragments();
-  r.iterations = p.iterations;
-  r.warmup = p.warmup;
+std::string LoadMeasurement::brief() const {
+  const std::string copy_method =
+      p_.sdma ? backend_.direct_method() : method_label(CopyMethod::kCeMultiStream, backend_);
+  return "read " + std::to_string(p_.files()) + " block files of " + format_bytes(p_.file_bytes()) + " from " +
+         ws_.dirs_text() + (p_.shared ? " (one set every card reads)" : " per card") + " into " +
+         std::to_string(p_.staging_buffers()) + (io_buffer_is_own(backend_, direct_) ? " registered mmap" : " pinned") +
+         " staging buffers per card with " + engine_option_name(p_.engine) + ", " + (direct_ ? "O_DIRECT" : "buffered") +
+         ", iodepth " + std::to_string(p_.iodepth) + ", then " +
+         (p_.sdma ? "one " + copy_method + " task per block" : "copies on " + std::to_string(p_.streams) + " streams") +
+         " to " + std::to_string(p_.devices) + " card" + (p_.devices == 1 ? "" : "s");
+}
+
+void LoadMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) {
+  const auto d = static_cast<uint64_t>(p_.devices);
+  const std::string copy_method =
+      p_.sdma ? backend_.direct_method() : method_label(CopyMethod::kCeMultiStream, backend_);
+  r.from = "file::" + ws_.types();
+  r.to = backend_.label_prefix() + "::device::all";
+  r.method = std::string(engine_method_label(p_.engine)) + (direct_ ? "" : "+BUF") + "+" + copy_method + "-FORK";
+  r.block_bytes = p_.layout.unit_bytes();
+  r.count = d * p_.layout.units();
+  r.bytes = d * p_.layout.bytes();
+  r.devices = p_.devices;
+  r.streams = p_.sdma ? 1 : p_.streams;
+  if (!p_.sdma && p_.streams > 1) r.submit_mode = submit_mode_name(SubmitMode::kRoundRobin);
+  r.frags = p_.layout.frags_option();
+  if (p_.layout.per_fragment_regions()) r.layout = layout_label(p_.layout);
+  r.copies = d * p_.layout.fragments();
+  r.iterations = p_.iterations;
+  r.warmup = p_.warmup;
   r.measured = "IO+Copy";
-  r.brief = "read " + std::to_string(nfiles) + " block files of " + format_bytes(p.file_bytes()) + " from " +
-            ws.dirs_text() + (p.shared ? " (one set every card reads)" : " per card") + " into " + std::to_string(k) +
-            (io_buffer_is_own(backend, direct) ? " registered mmap" : " pinned") +
-            " staging buffers per card with " + engine_option_name(p.engine) + ", " +
-            (direct ? "O_DIRECT" : "buffered") + ", iodepth " + std::to_string(p.iodepth) + ", then " +
-            (p.sdma ? "one " + copy_method + " task per block" : "copies on " + std::to_string(p.streams) + " streams") +
-            " to " + std::to_string(p.devices) + " card" + (p.devices == 1 ? "" : "s");
-
-  begin();
-  current = "load";
-  LoopShape shape;
-  shape.workers = p.devices;
-  shape.fanout = Fanout::kFork;
-  shape.hooks_apart = p.validate;
-  shape.warmup = p.warmup * kPasses;
-  shape.iterations = p.iterations * kPasses;
-  shape.progress_name = "load";
-  shape.progress_bytes = p.layout.unit_bytes();
-  shape.timeout_ns = static_cast<int64_t>(p.timeout_s) * 1000000000LL;
-  shape.worker_name = "card";
-  shape.cluster = p.cluster;
-  shape.running = "reads and copies in flight";
-  shape.waiting = "reads and copies in flight";
-  LoopHooks hooks;
-  hooks.host = [&](const std::function<void()>& run_workers) {
-    backend.init_process();  // in each child
-    run_workers();
-  };
-  hooks.make_worker = [&](int w) -> std::unique_ptr<LoopWorker> { return std::make_unique<LoadWorker>(setup, w); };
-  const int64_t t0 = now_ns();
-  const LoopResult loop = run_timed_loop(shape, hooks);
-
-  // The loop's values per iteration, split by pass.
+  r.brief = brief();
+  // The pipelined passes are the result's stages.
   const std::vector<int64_t> submit = pass_samples(loop.submit, kPipelined);
   const std::vector<int64_t> io_copy = pass_samples(loop.measured, kPipelined);
   const std::vector<int64_t> wall = pass_samples(loop.wall, kPipelined);
@@ -413,43 +453,31 @@ void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWr
               {r.measured, compute_stats(io_copy), io_copy},
               {"Wall", compute_stats(wall), wall},
               {"StartSkew", compute_stats(skew), skew}};
-  CaseResult::LoadStages st;
-  st.disk_alone.name = "DiskAlone";
-  st.disk_alone.samples = pass_samples(loop.measured, kDiskAlone);
-  st.disk_alone.ns = compute_stats(st.disk_alone.samples);
-  st.copy_alone.name = "CopyAlone";
-  st.copy_alone.samples = pass_samples(loop.measured, kCopyAlone);
-  st.copy_alone.ns = compute_stats(st.copy_alone.samples);
-  std::vector<int64_t> read_busy, copy_busy;
-  for (int c = 0; c < p.devices; ++c)
-    for (int it = p.warmup * kPasses; it < loop_iterations; it += kPasses) {
-      const BusyRecord& b = busy[static_cast<size_t>(c) * static_cast<size_t>(loop_iterations) + static_cast<size_t>(it)];
-      read_busy.push_back(b.read_busy_ns);
-      copy_busy.push_back(b.copy_busy_ns);
-    }
-  st.read_busy = compute_stats(read_busy);
-  st.copy_busy = compute_stats(copy_busy);
-  st.read_busy_samples = read_busy;
-  st.copy_busy_samples = copy_busy;
-  r.load = st;
+  r.load = stages_alone(loop);
   r.set_load_figures();
-  r.numa.mode = numa_mode_name(numa.mode);
+  r.numa.mode = numa_mode_name(numa_.mode);
   r.numa.workers = loop.placements;
-  if (p.validate) {
+  if (p_.validate) {
     r.validated = true;
     r.validate = "each";
   }
-  r.setup_s = files_s + static_cast<double>(std::max(loop.setup_end, t0) - t0) * 1e-9;
   for (const std::string& note : loop.notes) {  // how the staging buffers were made, once
     r.notes.push_back(note);
-    std::fprintf(stderr, "dev-sandbox: note: load: %s\n", note.c_str());
+    notes.note("load: " + note);
   }
-  writer.add(r);
-  if (p.validate) writer.validation("load", true);
-  writer.finish();
-  if (loop.retries > 0)
-    std::fprintf(stderr, "dev-sandbox: note: %llu short reads were completed by resubmitting the remainder\n",
-                 static_cast<unsigned long long>(loop.retries));
+}
+
+}  // namespace
+
+void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWriter& writer,
+                  const std::function<void()>& begin, std::string& current, Notes& notes) {
+  LoadMeasurement m(p, selected, notes);
+  HarnessContext ctx{writer, notes};
+  ctx.begin = begin;
+  ctx.current = &current;
+  ctx.cluster = p.cluster;
+  ctx.timeout_s = p.timeout_s;
+  run_measurement(m, ctx);
 }
 
 }  // namespace ds

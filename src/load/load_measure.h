@@ -16,6 +16,7 @@
 
 #include "aio/io_engine.h"
 #include "backend/select.h"
+#include "core/notes.h"
 #include "layout/layout.h"
 #include "output/result.h"
 #include "topology/placement.h"
@@ -62,6 +63,6 @@ struct LoadParams {
 // the validation verdict) to `writer`. Files and created directories are removed
 // at the end, on failure and on Ctrl-C.
 void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWriter& writer,
-                  const std::function<void()>& begin, std::string& current);
+                  const std::function<void()>& begin, std::string& current, Notes& notes);
 
 }  // namespace ds

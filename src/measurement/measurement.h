@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/notes.h"
 #include "output/result.h"
 #include "runner/preflight.h"
 #include "runner/timed_loop.h"
@@ -30,14 +31,6 @@
 namespace ds {
 
 class Cluster;
-
-// Where what a run has to say goes ("dev-sandbox: note: <line>" on stderr from the
-// command line; collected in tests).
-class Notes {
- public:
-  virtual ~Notes() = default;
-  virtual void note(const std::string& line) = 0;
-};
 
 // The part of a phase's timed loop the measurement decides; the harness adds the
 // watchdog's timeout, the cluster and the progress line's name.

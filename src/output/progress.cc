@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "core/clock.h"
-#include "output/size_label.h"
+#include "core/size_label.h"
 
 namespace ds {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "output/result.h"
-#include "output/size_label.h"
+#include "core/size_label.h"
 
 namespace ds {
 
