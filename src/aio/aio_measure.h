@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "aio/io_engine.h"
-#include "backend/select.h"
+#include "backends/select.h"
 #include "core/notes.h"
 #include "output/result.h"
 #include "topology/placement.h"

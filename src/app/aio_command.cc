@@ -11,7 +11,7 @@
 #include "app/disk_options.h"
 #include "app/model_options.h"
 #include "app/output_options.h"
-#include "backend/select.h"
+#include "backends/select.h"
 #include "cluster/across_ranks.h"
 #include "core/error.h"
 #include "core/units.h"

@@ -6,7 +6,7 @@
 
 #include "aio/io_engine.h"
 #include "app/command.h"
-#include "backend/select.h"
+#include "backends/select.h"
 #include "cluster/cluster.h"
 #include "core/sysinfo.h"
 #include "core/units.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/select.h"
+#include "backends/select.h"
 #include "cluster/across_ranks.h"
 #include "measurement/measurement.h"
 #include "output/result.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/select.h"
+#include "backends/select.h"
 #include "cases/case_runner.h"
 #include "cases/case_spec.h"
 #include "output/result.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "aio/io_engine.h"
-#include "backend/select.h"
+#include "backends/select.h"
 #include "core/notes.h"
 #include "layout/layout.h"
 #include "output/result.h"

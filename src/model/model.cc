@@ -346,7 +346,7 @@ std::string workload_line(const Workload& w) {
          format_bytes(w.bytes_per_card) + ")";
 }
 
-std::string dry_run_text(const Workload& w, const std::string& equivalent_command, bool aio) {
+std::string dry_run_text(const Workload& w, const std::string& equivalent_command, bool store) {
   const ModelShape& m = w.model;
   std::string s = workload_line(w) + "\n";
   auto row = [&](const std::string& k, const std::string& v) { s += "  " + k + std::string(k.size() < 22 ? 22 - k.size() : 1, ' ') + v + "\n"; };
@@ -373,7 +373,7 @@ std::string dry_run_text(const Workload& w, const std::string& equivalent_comman
   row("blocks N", "ceil(" + num(w.req.input_len) + " / " + num(w.req.block_tokens) + ") = " + num(w.blocks));
   row("tasks per card", "N x layers = " + num(w.blocks) + " x " + num(m.layers) + " = " + num(w.tasks_per_card));
   row("bytes per card", "tasks x per layer/block = " + num(w.bytes_per_card) + " B (" + format_bytes(w.bytes_per_card) + ")");
-  if (aio) {
+  if (store) {
     row("store files", "one per block: N = " + num(w.blocks));
     if (w.req.layerwise)
       row("shards per file", num(w.shards_per_file) + " (--layerwise: one per layer) of align4096(" +

@@ -60,7 +60,7 @@ struct WorkloadRequest {
   uint64_t input_len = 4096;   // --input-len, tokens
   uint64_t block_tokens = 128; // --block-size, tokens per block
   std::string kv_dtype;        // --kv-dtype; empty: the config's, else bf16
-  bool layerwise = false;      // --layerwise (aio)
+  bool layerwise = false;      // --layerwise: the store keeps one shard per layer
 };
 
 // "4096", "32K" (x 1024). UsageError naming `option`.
@@ -80,7 +80,7 @@ struct Workload {
   uint64_t blocks = 0;                           // N = ceil(input_len / B)
   uint64_t tasks_per_card = 0;                   // N x layers
   uint64_t bytes_per_card = 0;                   // tasks x layer_block_bytes
-  // aio (UCM's store): one file per block, `shards_per_file` shards of `shard_bytes`.
+  // The store (UCM's): one file per block, `shards_per_file` shards of `shard_bytes`.
   uint64_t shards_per_file = 0, shard_bytes = 0;
 };
 
@@ -90,8 +90,9 @@ Workload size_workload(const ModelShape& model, const WorkloadRequest& req);
 std::string fragments_label(const Workload& w);
 // The line before the first table: "[[ workload ]] <model>: <ARCH>, ...".
 std::string workload_line(const Workload& w);
-// --dry-run: every field and formula, then the equivalent explicit command line.
-std::string dry_run_text(const Workload& w, const std::string& equivalent_command, bool aio);
+// --dry-run: every field and formula (with `store`, also how the store's files
+// hold it), then the equivalent explicit command line.
+std::string dry_run_text(const Workload& w, const std::string& equivalent_command, bool store);
 // The JSON "workload" object, serialised.
 std::string workload_json(const Workload& w);
 

@@ -4,7 +4,7 @@
 // there; --numa off places nothing; --numa-map overrides the discovered map.
 #pragma once
 
-#include "backend/select.h"
+#include "backends/select.h"
 #include "topology/placement.h"
 
 namespace ds {

@@ -1,4 +1,4 @@
-#include "backend/select.h"
+#include "backends/select.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "backend/registry.h"
+#include "backends/registry.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 

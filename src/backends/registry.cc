@@ -1,4 +1,4 @@
-#include "backend/registry.h"
+#include "backends/registry.h"
 
 #include "backends/ascend/ascend_backend.h"
 #include "backends/cuda/cuda_backend.h"
