@@ -425,7 +425,7 @@ void AioMeasurement::check() {
     check_device_count("--device-id", p_.device_id, p_.device_id + 1, selected_.probe.device_count, backend_.name());
   std::vector<int> placed_devices;  // worker w is placed with device --device-id + w
   for (int w = 0; w < n; ++w) placed_devices.push_back(p_.device_id + w);
-  numa_ = numa_plan_for(p_.numa_request, selected_, placed_devices);
+  numa_ = numa_plan_for(p_.numa_request, selected_, placed_devices, notes_);
   if (p_.shared_files && p_.shards() < static_cast<uint64_t>(nranks_))
     throw UsageError("option --files shared: " + std::to_string(p_.shards()) + " shards cannot be shared by " +
                      std::to_string(nranks_) + " ranks (each dumps its share); raise --io-number");

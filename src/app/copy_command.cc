@@ -57,7 +57,7 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
                        offered_cases(*selected.backend));
     cases.push_back(*c);
   }
-  check_against_backend(cases, p, selected);
+  check_against_backend(cases, p, selected, stderr_notes());
   if (!a.plot.empty()) check_plot_path(a.plot);
   RunInfo info = run_info(selected, g.command_line);
   if (workload) attach_workload(info, *workload);
@@ -82,7 +82,7 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
                         : " (the minimum; the first size's " + format_bytes(budget) +
                               " per device per iteration is less than one block)")
                 << std::endl;
-    check_against_backend(cases, q, selected);
+    check_against_backend(cases, q, selected, stderr_notes());
     run_cases(cases, q, selected, sweep, stderr_notes());
   }
   writer.finish();

@@ -51,7 +51,7 @@ void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, Re
   if (runnable.empty()) throw RunError(left_out);
   std::vector<CaseSpec> specs;
   for (const auto& c : runnable) specs.push_back(c.spec);
-  check_against_backend(specs, p, selected);
+  check_against_backend(specs, p, selected, stderr_notes());
 
   std::vector<CaseRun> runs;
   for (const auto& c : runnable) {

@@ -19,7 +19,7 @@ std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe&
 }
 
 void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams& params,
-                           const SelectedBackend& selected) {
+                           const SelectedBackend& selected, Notes& notes) {
   const Backend& b = *selected.backend;
   bool multi = false;
   for (const auto& c : cases) {
@@ -58,7 +58,7 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
       throw UsageError("option --shm-numa-nodes: case " + c.name +
                        " has no shared memory region to spread (it applies to the one_share_* and shm_* cases)");
   // A node or device that is not there: UsageError; a refused explicit placement: RunError.
-  numa_plan_for(params.numa_request, selected, first_devices(multi ? params.devices : 1));
+  numa_plan_for(params.numa_request, selected, first_devices(multi ? params.devices : 1), notes);
   // Single-card cases use device 0 whatever -d says (d is 1 in their formulas), so
   // the default -d 8 does not stop them on a one-GPU machine.
   if (multi)
@@ -70,7 +70,8 @@ void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, Resu
   for (const auto& run : runs) {
     try {
       CopyParams params = run.params;
-      params.numa = numa_plan_for(params.numa_request, selected, first_devices(participating_devices(run.spec, params)));
+      params.numa =
+          numa_plan_for(params.numa_request, selected, first_devices(participating_devices(run.spec, params)), notes);
       run_case(run.spec, params, *selected.backend, writer, notes);
     } catch (const std::exception& e) {
       writer.fail(run.spec.name, e.what());

@@ -19,7 +19,7 @@ std::string machine_unsupported_reason(const CaseSpec& spec, const BackendProbe&
 // UsageError when -d exceeds the devices the backend sees (naming both);
 // RunError when a case cannot run on this machine (machine_unsupported_reason).
 void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams& params,
-                           const SelectedBackend& selected);
+                           const SelectedBackend& selected, Notes& notes);
 
 // One case with the parameters it runs with.
 struct CaseRun {

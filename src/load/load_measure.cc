@@ -262,7 +262,7 @@ class LoadMeasurement : public Measurement {
       throw RunError("--sdma true: the " + backend_.name() + " backend has no direct path");
     if (p_.sdma && !selected_.probe.direct_unavailable.empty())
       throw RunError("--sdma true: " + selected_.probe.direct_unavailable);
-    numa_ = numa_plan_for(p_.numa_request, selected_, first_devices(p_.devices));  // a node or device not there: UsageError
+    numa_ = numa_plan_for(p_.numa_request, selected_, first_devices(p_.devices), notes_);  // a node or device not there: UsageError
   }
   MemoryNeeds needs() const override {
     const unsigned k = p_.staging_buffers();

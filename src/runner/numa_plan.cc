@@ -38,7 +38,8 @@ std::vector<int> first_devices(int n) {
   return v;
 }
 
-NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected, const std::vector<int>& used) {
+NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected, const std::vector<int>& used,
+                       Notes& notes) {
   std::vector<int> discovered;
   for (const DeviceInfo& d : selected.probe.devices) discovered.push_back(d.numa_node);
   const HostTopology topology = read_host_topology();
@@ -47,10 +48,9 @@ NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& select
   if (said || plan.mode != NumaMode::kAuto) return plan;
   said = true;
   if (topology.nodes.size() == 1 && request.asked)
-    std::fprintf(stderr,
-                 "dev-sandbox: note: NUMA: this machine has one node (node %d, CPUs %s): every worker and "
-                 "buffer is on it, so --numa auto changes nothing here\n",
-                 topology.nodes[0].id, format_id_list(topology.nodes[0].cpus).c_str());
+    notes.note("NUMA: this machine has one node (node " + std::to_string(topology.nodes[0].id) + ", CPUs " +
+               format_id_list(topology.nodes[0].cpus) +
+               "): every worker and buffer is on it, so --numa auto changes nothing here");
   // What the environment refuses (a container's seccomp profile, a cpuset): said
   // once, the run goes on without it.
   std::vector<int> placed;
@@ -60,28 +60,22 @@ NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& select
       placed.push_back(static_cast<int>(d));
   const PlacementAccess& a = plan.access;
   if (!placed.empty() && !a.policy_allowed())
-    std::fprintf(stderr,
-                 "dev-sandbox: note: NUMA: placement calls refused here (%s): workers are pinned to their "
-                 "cards' nodes' CPUs, buffers placed by first touch, neither bound nor checked (JSON numa says "
-                 "so); %s\n",
-                 a.refused_text().c_str(), kPlacementFix);
+    notes.note("NUMA: placement calls refused here (" + a.refused_text() +
+               "): workers are pinned to their cards' nodes' CPUs, buffers placed by first touch, neither bound nor "
+               "checked (JSON numa says so); " + kPlacementFix);
   else if (!placed.empty() && !a.census_allowed())
-    std::fprintf(stderr,
-                 "dev-sandbox: note: NUMA: where the buffers' pages are is not checked (%s; JSON numa says "
-                 "unknown); %s\n",
-                 a.refused_text().c_str(), kPlacementFix);
+    notes.note("NUMA: where the buffers' pages are is not checked (" + a.refused_text() +
+               "; JSON numa says unknown); " + kPlacementFix);
   const std::string outside = cpus_outside_text(plan, placed);
-  if (!outside.empty()) std::fprintf(stderr, "dev-sandbox: note: NUMA: %s\n", outside.c_str());
+  if (!outside.empty()) notes.note("NUMA: " + outside);
   std::vector<int> unknown;
   for (size_t d = 0; d < plan.device_node.size(); ++d)
     if (plan.device_node[d] < 0) unknown.push_back(static_cast<int>(d));
   if (!unknown.empty() && topology.nodes.size() > 1)
-    std::fprintf(stderr,
-                 "dev-sandbox: note: NUMA: the %s backend reports no node for device%s %s: %s run%s unplaced "
-                 "(--numa-map DEVICE:NODE places %s)\n",
-                 selected.backend->name().c_str(), unknown.size() == 1 ? "" : "s", format_id_list(unknown).c_str(),
-                 unknown.size() == 1 ? "it" : "they", unknown.size() == 1 ? "s" : "",
-                 unknown.size() == 1 ? "it" : "them");
+    notes.note("NUMA: the " + selected.backend->name() + " backend reports no node for device" +
+               (unknown.size() == 1 ? "" : "s") + " " + format_id_list(unknown) + ": " +
+               (unknown.size() == 1 ? "it runs" : "they run") + " unplaced (--numa-map DEVICE:NODE places " +
+               (unknown.size() == 1 ? "it" : "them") + ")");
   return plan;
 }
 

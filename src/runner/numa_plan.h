@@ -5,6 +5,7 @@
 #pragma once
 
 #include "backends/select.h"
+#include "core/notes.h"
 #include "topology/placement.h"
 
 namespace ds {
@@ -12,15 +13,15 @@ namespace ds {
 // The NUMA plan for a run on the selected backend: each device's node as its
 // probe found it (sim: card i on node i mod nodes), --numa-map over that.
 // UsageError for a node or device that is not there. The first call in a process
-// says once on stderr when the machine has one node (only when a NUMA option was
+// says once (to `notes`) when the machine has one node (only when a NUMA option was
 // typed: a default run's output stays as it was) and, on a machine with several,
 // which devices have no known node (they run unplaced). With --numa auto it also
 // says once what the environment refuses: the placement calls (a container's
 // seccomp profile: the run goes on unbound, JSON numa says so) and, for the
 // devices in `used` (empty: all), node CPUs outside this process's CPU set.
 // RunError when an explicit --numa-map / --shm-numa-nodes needs a refused call.
-NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected,
-                       const std::vector<int>& used = {});
+NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& selected, const std::vector<int>& used,
+                       Notes& notes);
 // Devices 0 .. n-1.
 std::vector<int> first_devices(int n);
 
