@@ -76,13 +76,19 @@ PlotMetric parse_plot_metric(const std::string& text) {
   throw UsageError("option --plot-metric expects copy, wall or both, not '" + text + "'");
 }
 
-std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend,
-                               PlotMetric metric) {
+namespace {
+
+// What is drawn: one series per case and metric, and the ranges they span.
+struct PlotData {
   std::vector<Series> series;
-  std::map<std::pair<std::string, bool>, size_t> index;
-  std::map<std::string, size_t> colour_of;
   double xmin = 1e300, xmax = -1e300, ymax = 0;
   int devices = 1, iterations = 0;
+};
+
+PlotData collect_series(const std::vector<CaseResult>& results, PlotMetric metric) {
+  PlotData d;
+  std::map<std::pair<std::string, bool>, size_t> index;
+  std::map<std::string, size_t> colour_of;
   std::vector<bool> kinds;
   if (metric != PlotMetric::kWall) kinds.push_back(false);
   if (metric != PlotMetric::kCopy) kinds.push_back(true);
@@ -92,125 +98,158 @@ std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std
     for (bool wall : kinds) {
       auto it = index.find({r.name, wall});
       if (it == index.end()) {
-        it = index.emplace(std::make_pair(r.name, wall), series.size()).first;
-        series.push_back({r.name, r.devices, colour, wall, {}});
+        it = index.emplace(std::make_pair(r.name, wall), d.series.size()).first;
+        d.series.push_back({r.name, r.devices, colour, wall, {}});
       }
       const double y = wall ? r.wall_bandwidth_gib_s() : r.bandwidth_gib_s();
-      series[it->second].points.push_back({x, y});
-      ymax = std::max(ymax, y);
+      d.series[it->second].points.push_back({x, y});
+      d.ymax = std::max(d.ymax, y);
     }
-    xmin = std::min(xmin, x);
-    xmax = std::max(xmax, x);
-    devices = std::max(devices, r.devices);
-    iterations = std::max(iterations, r.iterations);
+    d.xmin = std::min(d.xmin, x);
+    d.xmax = std::max(d.xmax, x);
+    d.devices = std::max(d.devices, r.devices);
+    d.iterations = std::max(d.iterations, r.iterations);
   }
-  for (auto& s : series) std::sort(s.points.begin(), s.points.end());
-  if (results.empty()) xmin = xmax = 12;
-  const double xlo = xmin == xmax ? xmin - 0.5 : xmin, xhi = xmin == xmax ? xmax + 0.5 : xmax;
-  const double ystep = nice_step(ymax > 0 ? ymax * 1.05 : 1.0, 6);
-  const double ytop = std::max(ystep, std::ceil(ymax * 1.05 / ystep) * ystep);
+  for (auto& s : d.series) std::sort(s.points.begin(), s.points.end());
+  if (results.empty()) d.xmin = d.xmax = 12;
+  return d;
+}
 
-  // Layout: title on top, the plot, the x-axis label, then the legend below it so
-  // long case names never squeeze the plot.
-  const double width = 960, left = 84, right = 36, top = 76, plot_h = 400;
-  const double plot_w = width - left - right, bottom_axis = top + plot_h;
-  const double legend_top = bottom_axis + 76, legend_row = 24;
+// Layout: title on top, the plot, the x-axis label, then the legend below it so
+// long case names never squeeze the plot.
+struct Frame {
+  double width = 960, left = 84, right = 36, top = 76, plot_h = 400;
+  double plot_w = 0, bottom_axis = 0, legend_top = 0, legend_row = 24, height = 0;
+  double xlo = 0, xhi = 0, ystep = 0, ytop = 0;
+  int legend_cols = 1;
+  double px(double x) const { return left + (x - xlo) / (xhi - xlo) * plot_w; }
+  double py(double y) const { return bottom_axis - y / ytop * plot_h; }
+};
+
+Frame frame_for(const PlotData& d) {
+  Frame f;
+  f.xlo = d.xmin == d.xmax ? d.xmin - 0.5 : d.xmin;
+  f.xhi = d.xmin == d.xmax ? d.xmax + 0.5 : d.xmax;
+  f.ystep = nice_step(d.ymax > 0 ? d.ymax * 1.05 : 1.0, 6);
+  f.ytop = std::max(f.ystep, std::ceil(d.ymax * 1.05 / f.ystep) * f.ystep);
+  f.plot_w = f.width - f.left - f.right;
+  f.bottom_axis = f.top + f.plot_h;
+  f.legend_top = f.bottom_axis + 76;
   // Two legend columns when every entry fits in half the width (about 7.5 px a
   // character at 13 px), else one.
   size_t longest = 0;
-  for (const auto& s : series) longest = std::max(longest, s.name.size() + 20);
-  const int legend_cols = longest * 7.5 + 40 < (width - left - right) / 2 ? 2 : 1;
-  const int legend_rows = static_cast<int>((series.size() + legend_cols - 1) / legend_cols);
-  const double height = legend_top + legend_rows * legend_row + 20;
-  auto px = [&](double x) { return left + (x - xlo) / (xhi - xlo) * plot_w; };
-  auto py = [&](double y) { return bottom_axis - y / ytop * plot_h; };
+  for (const auto& s : d.series) longest = std::max(longest, s.name.size() + 20);
+  f.legend_cols = longest * 7.5 + 40 < (f.width - f.left - f.right) / 2 ? 2 : 1;
+  const int legend_rows = static_cast<int>((d.series.size() + f.legend_cols - 1) / f.legend_cols);
+  f.height = f.legend_top + legend_rows * f.legend_row + 20;
+  return f;
+}
 
-  std::ostringstream o;
+void write_title(std::ostringstream& o, const Frame& f, const PlotData& d, const std::string& backend,
+                 PlotMetric metric) {
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << width
-    << "\" height=\"" << fmt(height, 0) << "\" viewBox=\"0 0 " << width << " " << fmt(height, 0)
+    << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << f.width << "\" height=\""
+    << fmt(f.height, 0) << "\" viewBox=\"0 0 " << f.width << " " << fmt(f.height, 0)
     << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"13\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  const std::string title = "Bandwidth by block size: " + backend + " backend, " +
-                            std::to_string(devices) + (devices == 1 ? " device" : " devices");
-  o << "<text class=\"title\" x=\"" << width / 2 << "\" y=\"30\" text-anchor=\"middle\" "
+  const std::string title = "Bandwidth by block size: " + backend + " backend, " + std::to_string(d.devices) +
+                            (d.devices == 1 ? " device" : " devices");
+  o << "<text class=\"title\" x=\"" << f.width / 2 << "\" y=\"30\" text-anchor=\"middle\" "
     << "font-size=\"18\" font-weight=\"bold\" fill=\"#222222\">" << esc(title) << "</text>\n";
-  o << "<text x=\"" << width / 2 << "\" y=\"52\" text-anchor=\"middle\" fill=\"#555555\">"
+  o << "<text x=\"" << f.width / 2 << "\" y=\"52\" text-anchor=\"middle\" fill=\"#555555\">"
     << esc("dev-sandbox " + std::string(DS_VERSION) + ": " +
            (metric == PlotMetric::kCopy   ? std::string("BW = block size x Count / Copy avg")
             : metric == PlotMetric::kWall ? std::string("WallBW = block size x Count / GroupWall avg")
                                           : std::string("BW (solid) = bytes / Copy avg, WallBW (dashed) = bytes / "
                                                         "GroupWall avg")) +
-           " over " + std::to_string(iterations) + " iterations")
+           " over " + std::to_string(d.iterations) + " iterations")
     << "</text>\n";
+}
 
-  // Grid and y ticks.
+// Grid, ticks, axes and their labels.
+void write_axes(std::ostringstream& o, const Frame& f) {
   o << "<g class=\"y-axis\" fill=\"#333333\" text-anchor=\"end\">\n";
-  const int ydecimals = ystep >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(ystep)));
-  for (int i = 0; i * ystep <= ytop * (1 + 1e-9); ++i) {
-    const double y = py(i * ystep);
-    o << "<line x1=\"" << left << "\" y1=\"" << fmt(y) << "\" x2=\"" << left + plot_w << "\" y2=\""
-      << fmt(y) << "\" stroke=\"#e3e3e3\"/>"
-      << "<text x=\"" << left - 8 << "\" y=\"" << fmt(y + 4) << "\">" << fmt(i * ystep, ydecimals)
+  const int ydecimals = f.ystep >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(f.ystep)));
+  for (int i = 0; i * f.ystep <= f.ytop * (1 + 1e-9); ++i) {
+    const double y = f.py(i * f.ystep);
+    o << "<line x1=\"" << f.left << "\" y1=\"" << fmt(y) << "\" x2=\"" << f.left + f.plot_w << "\" y2=\"" << fmt(y)
+      << "\" stroke=\"#e3e3e3\"/>"
+      << "<text x=\"" << f.left - 8 << "\" y=\"" << fmt(y + 4) << "\">" << fmt(i * f.ystep, ydecimals)
       << "</text>\n";
   }
   o << "</g>\n";
   o << "<g class=\"x-axis\" fill=\"#333333\" text-anchor=\"middle\">\n";
-  const int first = static_cast<int>(std::ceil(xlo - 1e-9)), last = static_cast<int>(std::floor(xhi + 1e-9));
+  const int first = static_cast<int>(std::ceil(f.xlo - 1e-9)), last = static_cast<int>(std::floor(f.xhi + 1e-9));
   const int every = std::max(1, (last - first + 12) / 13);
   for (int e = first; e <= last; e += every) {
-    const double x = px(e);
-    o << "<line x1=\"" << fmt(x) << "\" y1=\"" << top << "\" x2=\"" << fmt(x) << "\" y2=\""
-      << bottom_axis << "\" stroke=\"#e3e3e3\"/>"
-      << "<line x1=\"" << fmt(x) << "\" y1=\"" << bottom_axis << "\" x2=\"" << fmt(x) << "\" y2=\""
-      << bottom_axis + 5 << "\" stroke=\"#333333\"/>"
-      << "<text x=\"" << fmt(x) << "\" y=\"" << bottom_axis + 21 << "\">"
+    const double x = f.px(e);
+    o << "<line x1=\"" << fmt(x) << "\" y1=\"" << f.top << "\" x2=\"" << fmt(x) << "\" y2=\"" << f.bottom_axis
+      << "\" stroke=\"#e3e3e3\"/>"
+      << "<line x1=\"" << fmt(x) << "\" y1=\"" << f.bottom_axis << "\" x2=\"" << fmt(x) << "\" y2=\""
+      << f.bottom_axis + 5 << "\" stroke=\"#333333\"/>"
+      << "<text x=\"" << fmt(x) << "\" y=\"" << f.bottom_axis + 21 << "\">"
       << size_label(e >= 0 && e < 63 ? (1ULL << e) : 1) << "</text>\n";
   }
   o << "</g>\n";
-  // Axes and their labels.
-  o << "<path d=\"M" << left << "," << top << " V" << bottom_axis << " H" << left + plot_w
+  o << "<path d=\"M" << f.left << "," << f.top << " V" << f.bottom_axis << " H" << f.left + f.plot_w
     << "\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1.2\"/>\n";
-  o << "<text class=\"x-label\" x=\"" << left + plot_w / 2 << "\" y=\"" << bottom_axis + 48
+  o << "<text class=\"x-label\" x=\"" << f.left + f.plot_w / 2 << "\" y=\"" << f.bottom_axis + 48
     << "\" text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\">"
     << "Block size (bytes, log2 scale)</text>\n";
-  o << "<text class=\"y-label\" transform=\"translate(26," << top + plot_h / 2
+  o << "<text class=\"y-label\" transform=\"translate(26," << f.top + f.plot_h / 2
     << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\">"
     << "Bandwidth (GiB/s)</text>\n";
+}
 
-  // One line per case and metric, markers on every measured size, a tooltip per marker.
-  auto label = [](const Series& s) { return s.name + (s.wall ? " WallBW" : ""); };
-  const char* dash = " stroke-dasharray=\"7 4\"";
-  for (size_t i = 0; i < series.size(); ++i) {
-    const Series& s = series[i];
+std::string series_label(const Series& s) { return s.name + (s.wall ? " WallBW" : ""); }
+const char kDash[] = " stroke-dasharray=\"7 4\"";
+
+// One line per case and metric, markers on every measured size, a tooltip per marker.
+void write_series(std::ostringstream& o, const Frame& f, const std::vector<Series>& series) {
+  for (const Series& s : series) {
     const std::string colour = kColours[s.colour % 8];
-    o << "<g class=\"series\">\n<title>" << esc(label(s)) << "</title>\n<polyline fill=\"none\" stroke=\""
-      << colour << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\"" << (s.wall ? dash : "") << " points=\"";
+    o << "<g class=\"series\">\n<title>" << esc(series_label(s)) << "</title>\n<polyline fill=\"none\" stroke=\""
+      << colour << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\"" << (s.wall ? kDash : "") << " points=\"";
     for (size_t k = 0; k < s.points.size(); ++k)
-      o << (k ? " " : "") << fmt(px(s.points[k].first)) << "," << fmt(py(s.points[k].second));
+      o << (k ? " " : "") << fmt(f.px(s.points[k].first)) << "," << fmt(f.py(s.points[k].second));
     o << "\"/>\n";
     for (const auto& pt : s.points)
-      o << "<g>" << marker(static_cast<int>(s.colour), px(pt.first), py(pt.second), colour) << "<title>"
-        << esc(label(s) + " " + size_label(1ULL << static_cast<int>(std::lround(pt.first))) + ": " +
+      o << "<g>" << marker(static_cast<int>(s.colour), f.px(pt.first), f.py(pt.second), colour) << "<title>"
+        << esc(series_label(s) + " " + size_label(1ULL << static_cast<int>(std::lround(pt.first))) + ": " +
                fmt(pt.second, 3) + " GiB/s")
         << "</title></g>\n";
     o << "</g>\n";
   }
+}
 
-  // Legend.
+void write_legend(std::ostringstream& o, const Frame& f, const std::vector<Series>& series) {
   o << "<g class=\"legend\" fill=\"#222222\">\n";
-  const double col_w = (width - left - right) / legend_cols;
+  const double col_w = (f.width - f.left - f.right) / f.legend_cols;
   for (size_t i = 0; i < series.size(); ++i) {
-    const double x = left + static_cast<double>(i % legend_cols) * col_w;
-    const double y = legend_top + static_cast<double>(i / legend_cols) * legend_row;
+    const double x = f.left + static_cast<double>(i % f.legend_cols) * col_w;
+    const double y = f.legend_top + static_cast<double>(i / f.legend_cols) * f.legend_row;
     const std::string colour = kColours[series[i].colour % 8];
-    o << "<line x1=\"" << fmt(x) << "\" y1=\"" << fmt(y) << "\" x2=\"" << fmt(x + 28) << "\" y2=\""
-      << fmt(y) << "\" stroke=\"" << colour << "\" stroke-width=\"2.2\"" << (series[i].wall ? dash : "") << "/>"
-      << marker(static_cast<int>(series[i].colour), x + 14, y, colour) << "<text x=\"" << fmt(x + 36)
-      << "\" y=\"" << fmt(y + 4.5) << "\">" << esc(label(series[i])) << " ("
-      << series[i].devices << (series[i].devices == 1 ? " device" : " devices") << ")</text>\n";
+    o << "<line x1=\"" << fmt(x) << "\" y1=\"" << fmt(y) << "\" x2=\"" << fmt(x + 28) << "\" y2=\"" << fmt(y)
+      << "\" stroke=\"" << colour << "\" stroke-width=\"2.2\"" << (series[i].wall ? kDash : "") << "/>"
+      << marker(static_cast<int>(series[i].colour), x + 14, y, colour) << "<text x=\"" << fmt(x + 36) << "\" y=\""
+      << fmt(y + 4.5) << "\">" << esc(series_label(series[i])) << " (" << series[i].devices
+      << (series[i].devices == 1 ? " device" : " devices") << ")</text>\n";
   }
-  o << "</g>\n</svg>\n";
+  o << "</g>\n";
+}
+
+}  // namespace
+
+std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend,
+                               PlotMetric metric) {
+  const PlotData d = collect_series(results, metric);
+  const Frame f = frame_for(d);
+  std::ostringstream o;
+  write_title(o, f, d, backend, metric);
+  write_axes(o, f);
+  write_series(o, f, d.series);
+  write_legend(o, f, d.series);
+  o << "</svg>\n";
   return o.str();
 }
 
