@@ -982,11 +982,23 @@ class AscendBackend : public Backend {
     p.loaded = true;
     p.library_path = lib.path;
     p.runtime_version = version_text(lib);
+    const char* soc = lib.aclrtGetSocName ? lib.aclrtGetSocName() : nullptr;
+    p.facts.push_back({"SoC", soc && *soc ? soc : "unknown"});
+    p.facts.push_back({"device -> PCI", probe_devices(lib, soc && *soc ? soc : "unknown", p)});
+    probe_facts(lib, soc, p);
+    if (getpid() != owner_pid_) {  // the probe runs in a child that ends right after
+      std::lock_guard<std::mutex> lock(process_state().mu);
+      finalize_if_initialised(lib);
+    }
+    return p;
+  }
+
+  // Every device with its memory, PCI address and NUMA node; how the PCI addresses
+  // were found.
+  static std::string probe_devices(const AclLibrary& lib, const std::string& soc_text, BackendProbe& p) {
     uint32_t count = 0;
     lib.check(lib.aclrtGetDeviceCount(&count), "aclrtGetDeviceCount");
     p.device_count = static_cast<int>(count);
-    const char* soc = lib.aclrtGetSocName ? lib.aclrtGetSocName() : nullptr;
-    const std::string soc_text = soc && *soc ? soc : "unknown";
     std::vector<DeviceIds> ids(count);
     for (uint32_t i = 0; i < count; ++i) {
       const int dev = static_cast<int>(i);
@@ -1015,8 +1027,12 @@ class AscendBackend : public Backend {
       p.devices[i].pci_bus_id = sysfs_pci_address(pci.address[i]);
       p.devices[i].numa_node = pci_numa_node(p.devices[i].pci_bus_id);
     }
-    p.facts.push_back({"SoC", soc_text});
-    p.facts.push_back({"device -> PCI", pci.how});
+    return pci.how;
+  }
+
+  // What doctor shows of this runtime, and what it cannot do here.
+  static void probe_facts(const AclLibrary& lib, const char* soc, BackendProbe& p) {
+    const std::string soc_text = soc && *soc ? soc : "unknown";
     p.facts.push_back({"runtime library (FFTS+)", lib.rt_path.empty() ? lib.rt_why : lib.rt_path});
     if (!lib.has_ffts_launch()) {
       p.direct_unavailable = lib.rt_why;
@@ -1093,11 +1109,6 @@ class AscendBackend : public Backend {
                              "compare events of one stream"
                            : "aclrtStreamWaitEvent/aclrtCreateEventWithFlag not exported: events of different "
                              "streams are compared directly, which aclrtEventElapsedTime does not document"});
-    if (getpid() != owner_pid_) {  // the probe runs in a child that ends right after
-      std::lock_guard<std::mutex> lock(process_state().mu);
-      finalize_if_initialised(lib);
-    }
-    return p;
   }
 
   std::unique_ptr<Device> open_device(int index) override {
