@@ -609,12 +609,9 @@ void AioMeasurement::describe(size_t index, const LoopResult& loop, CaseResult& 
   r.device_io = io;
   r.measured = "IO";
   r.stages = loop_stages(loop, r.measured);
-  if (p_.validate) {
-    r.validated = true;
-    // Loads are checked as each lands (a mixed epoch's too); the dump once after
-    // its epochs, or per epoch with each.
-    r.validate = phase.count(IoOp::kRead) > 0 || p_.validate_each ? "each" : "end";
-  }
+  // Loads are checked as each lands (a mixed epoch's too); the dump once after its
+  // epochs, or per epoch with each.
+  if (p_.validate) r.validate = phase.count(IoOp::kRead) > 0 || p_.validate_each ? "each" : "end";
   r.numa.mode = numa_mode_name(numa_.mode);
   r.numa.workers = loop.placements;
 }

@@ -438,10 +438,7 @@ class CopyMeasurement : public Measurement {
     r.warmup = p_.warmup;
     r.measured = "Copy";
     r.stages = loop_stages(loop, r.measured);
-    if (p_.validate) {
-      r.validated = true;
-      r.validate = p_.validate_each ? "each" : "end";
-    }
+    if (p_.validate) r.validate = p_.validate_each ? "each" : "end";
     if (!p_.numa.topology.nodes.empty()) {
       r.numa.mode = numa_mode_name(p_.numa.mode);
       r.numa.workers = loop.placements;

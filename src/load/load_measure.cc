@@ -457,10 +457,7 @@ void LoadMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, No
   r.set_load_figures();
   r.numa.mode = numa_mode_name(numa_.mode);
   r.numa.workers = loop.placements;
-  if (p_.validate) {
-    r.validated = true;
-    r.validate = "each";
-  }
+  if (p_.validate) r.validate = "each";
   for (const std::string& note : loop.notes) {  // how the staging buffers were made, once
     r.notes.push_back(note);
     notes.note("load: " + note);

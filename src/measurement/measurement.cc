@@ -48,6 +48,8 @@ uint64_t run_phase(Measurement& m, size_t phase, double prepared_s, const Harnes
   r.setup_s = setup_seconds(prepared_s, t0, loop);
   m.describe(phase, loop, r, ctx.notes);
   m.check_result(phase);
+  // Validated: every check the result names (r.validate) passed, or the phase threw.
+  if (!r.validate.empty()) r.validated = true;
   ctx.writer.add(r);
   if (r.validated) ctx.writer.validation(r.name, *r.validated);
   return loop.retries;

@@ -71,8 +71,9 @@ class Measurement {
   virtual void before_loop(size_t /*phase*/) {}
   virtual void after_loop(size_t /*phase*/) {}
   // What the phase moved: from/to/method, bytes and count, stages, extras, notes
-  // (said through `notes` as well where they are to be said). The harness has set
-  // name, iterations, warm-up, setup time and the placement report.
+  // (said through `notes` as well where they are to be said), and with validation
+  // when its checks run (r.validate: "end", "each"). The harness has set the name
+  // and the setup time; it marks the result validated once check_result() passed.
   virtual void describe(size_t phase, const LoopResult& loop, CaseResult& r, Notes& notes) = 0;
   // After describe(), before the result is written: untimed checks of what the
   // phase left (aio: the dumped files read back).
