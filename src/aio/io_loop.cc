@@ -2,8 +2,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
-#include <deque>
 
 #include "core/clock.h"
 #include "core/interrupt.h"
@@ -15,117 +15,173 @@ namespace {
 
 const char* verb(IoOp op) { return op == IoOp::kWrite ? "write" : "read"; }
 
-struct Pending {
-  uint64_t shard;
-  uint64_t offset;  // bytes of this shard already moved
+// Kernel resources refused for now (EAGAIN) with nothing of ours to wait for: after
+// this many commits in a row that take nothing, the pass gives up.
+constexpr unsigned kIdleCommits = 100000;
+
+// aio's units: shards in order, each into a free buffer of the ring, the buffer free
+// again as soon as the shard is moved.
+class RingClient : public TransferClient {
+ public:
+  RingClient(size_t shards, const BufferRing& ring, const PassHooks& hooks) : n_(shards), hooks_(hooks) {
+    for (auto it = ring.buffers.rbegin(); it != ring.buffers.rend(); ++it) free_.push_back(static_cast<char*>(*it));
+  }
+  bool next(size_t& unit, char*& buf) override {
+    if (next_ >= n_ || free_.empty()) return false;
+    unit = next_;
+    buf = free_.back();
+    if (hooks_.prepare) hooks_.prepare(unit, buf);
+    return true;
+  }
+  void taken(size_t) override {
+    free_.pop_back();
+    ++next_;
+  }
+  void moved(size_t unit, char* buf) override {
+    if (hooks_.complete) hooks_.complete(unit, buf);
+    free_.push_back(buf);
+    ++done_;
+  }
+  bool finished() const override { return done_ == n_; }
+
+ private:
+  size_t n_;
+  const PassHooks& hooks_;
+  std::vector<char*> free_;
+  size_t next_ = 0, done_ = 0;
 };
 
 }  // namespace
 
-PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards,
-                    const BufferRing& ring, const PassHooks& hooks) {
-  PassResult r;
-  const size_t n = shards.size();
-  const unsigned depth = engine.depth();
-  if (ring.buffers.empty()) throw RunError("run_pass: no host buffers");
-  std::vector<IoCompletion> events(depth);
-  std::vector<uint64_t> inflight_offset(n, 0);  // offset of a shard's request in flight
-  std::vector<char*> buffer_of(n, nullptr);      // the ring buffer a shard holds
-  std::vector<char*> free_buffers;
-  for (auto it = ring.buffers.rbegin(); it != ring.buffers.rend(); ++it)
-    free_buffers.push_back(static_cast<char*>(*it));
-  std::deque<Pending> retries;  // remainders of short transfers, first
-  size_t next = 0, done = 0;
-  unsigned idle_commits = 0;
+TransferLoop::TransferLoop(IoEngine& engine, IoOp op, const std::vector<Extent>& units, TransferNames names)
+    : engine_(engine),
+      op_(op),
+      units_(units),
+      names_(std::move(names)),
+      events_(std::max(1u, engine.depth())),
+      offset_(units.size(), 0),
+      buffer_(units.size(), nullptr),
+      retries_(std::max<size_t>(1, units.size())) {}
 
+void TransferLoop::fail(size_t unit, uint64_t want, uint64_t at, int64_t result) const {
+  const std::string name = names_.unit ? names_.unit(unit) : "shard " + std::to_string(unit);
+  const std::string method = engine_.method();
+  const std::string head = std::string(verb(op_)) + " of " + name + " at offset " + std::to_string(at);
+  if (result < 0) {
+    const int err = static_cast<int>(-result);
+    throw IoFailure(head + " (" + std::to_string(want) + " bytes" + (names_.name_method ? ", " + method : "") +
+                        "): " + std::strerror(err),
+                    unit, at, err, moved_);
+  }
+  const uint64_t moved = static_cast<uint64_t>(result);
+  throw IoFailure(head + (names_.name_method ? " (" + method + ")" : "") + " moved " + std::to_string(moved) +
+                      " of " + std::to_string(want) + " bytes" +
+                      (moved == 0 && op_ == IoOp::kRead ? " (the file ends there)" : ""),
+                  unit, at, 0, moved_);
+}
+
+PassResult TransferLoop::run(TransferClient& client) {
+  PassResult r;
+  const unsigned depth = engine_.depth();
+  retry_head_ = retry_count_ = 0;
+  moved_ = 0;
+  unsigned idle_commits = 0;
   try {
     const int64_t start = now_ns();
     r.start_ns = start;
-    while (done < n) {
+    for (;;) {
       check_interrupted();
-      // Fill the queue: remainders first, then shards in order while a buffer is free.
+      const bool progressed = client.poll();
+      if (client.finished()) break;
+      // Fill the queue: remainders of short transfers first, then the units offered.
       for (;;) {
-        Pending p;
-        const bool retry = !retries.empty();
-        if (retry)
-          p = retries.front();
-        else if (next < n && !free_buffers.empty())
-          p = Pending{next, 0};
-        else
-          break;
-        const Extent& s = shards[p.shard];
-        char* buf = retry ? buffer_of[p.shard] : free_buffers.back();
-        if (!retry && hooks.prepare) hooks.prepare(p.shard, buf);
-        const IoRequest req{op, s.fd, buf + p.offset, s.bytes - p.offset, s.offset + p.offset, p.shard};
-        if (!engine.queue(req)) break;
-        inflight_offset[p.shard] = p.offset;
+        size_t u = 0;
+        char* buf = nullptr;
+        const bool retry = retry_count_ > 0;
         if (retry) {
-          retries.pop_front();
+          u = retries_[retry_head_];
+          buf = buffer_[u];
+        } else if (!client.next(u, buf)) {
+          break;
+        }
+        const uint64_t off = retry ? offset_[u] : 0;
+        const Extent& e = units_[u];
+        const IoRequest req{op_, e.fd, buf + off, e.bytes - off, e.offset + off, u};
+        if (!engine_.queue(req)) break;
+        if (retry) {
+          retry_head_ = (retry_head_ + 1) % retries_.size();
+          --retry_count_;
         } else {
-          buffer_of[p.shard] = buf;
-          free_buffers.pop_back();
-          ++next;
+          offset_[u] = 0;
+          buffer_[u] = buf;
+          client.taken(u);
         }
       }
-      if (engine.queued() > 0) {
+      if (engine_.queued() > 0) {
         const int64_t t0 = now_ns();
-        const unsigned taken = engine.commit();
-        r.submit_ns += now_ns() - t0;
-        if (taken == 0 && engine.in_flight() == 0) {
+        const unsigned taken = engine_.commit();
+        const int64_t t1 = now_ns();
+        r.submit_ns += t1 - t0;
+        if (taken == 0 && engine_.in_flight() == 0 && !client.busy()) {
           // Out of kernel resources with nothing of ours to wait for: yield a
           // while, then give up rather than spin forever.
-          if (++idle_commits > 100000)
-            throw RunError(std::string(engine.method()) +
+          if (++idle_commits > kIdleCommits)
+            throw RunError(std::string(engine_.method()) +
                            " submission kept failing with EAGAIN and nothing in flight");
           sched_yield();
           continue;
         }
         idle_commits = 0;
+        client.engine_changed(engine_.in_flight() > 0, t1);
       }
-      if (engine.in_flight() == 0) {
-        if (engine.queued() == 0)  // a broken engine: refuses work with none pending
-          throw RunError(std::string(engine.method()) + " accepted no request with none in flight");
+      if (engine_.in_flight() == 0) {
+        if (client.busy()) {
+          if (!progressed) sched_yield();  // only the client's work to wait for: poll again
+        } else if (engine_.queued() == 0) {  // a broken engine: refuses work with none pending
+          throw RunError(std::string(engine_.method()) + " accepted no request with none in flight");
+        }
         continue;
       }
-      const unsigned got = engine.reap(1, events.data(), depth);
-      loop_progress();  // completions are progress for the watchdog
+      // Sleep for a completion unless the client's own work could let another
+      // request go out while the queue has room: then only look, and poll again.
+      const bool look = engine_.in_flight() < depth && client.unblocked_by_own_work();
+      const unsigned got = engine_.reap(look ? 0 : 1, events_.data(), depth);
+      if (got > 0) loop_progress();  // completions are progress for the watchdog
       for (unsigned i = 0; i < got; ++i) {
-        const IoCompletion& c = events[i];
-        const Extent& s = shards[c.tag];
-        const uint64_t off = inflight_offset[c.tag];
-        const uint64_t want = s.bytes - off;
-        const uint64_t at = s.offset + off;  // in the file
-        if (c.result < 0) {
-          const int err = static_cast<int>(-c.result);
-          throw IoFailure(std::string(verb(op)) + " of shard " + std::to_string(c.tag) +
-                              " at offset " + std::to_string(at) + " (" + std::to_string(want) +
-                              " bytes): " + std::strerror(err),
-                          c.tag, at, err, done);
-        }
+        const IoCompletion& c = events_[i];
+        const size_t u = static_cast<size_t>(c.tag);
+        const Extent& e = units_[u];
+        const uint64_t want = e.bytes - offset_[u];
+        const uint64_t at = e.offset + offset_[u];  // in the file
+        if (c.result < 0) fail(u, want, at, c.result);
         const uint64_t moved = static_cast<uint64_t>(c.result);
-        if (moved == 0 || moved > want)
-          throw IoFailure(std::string(verb(op)) + " of shard " + std::to_string(c.tag) +
-                              " at offset " + std::to_string(at) + " moved " +
-                              std::to_string(moved) + " of " + std::to_string(want) + " bytes" +
-                              (moved == 0 && op == IoOp::kRead ? " (the file ends there)" : ""),
-                          c.tag, at, 0, done);
+        if (moved == 0 || moved > want) fail(u, want, at, c.result);
         if (moved < want) {
           ++r.short_transfers;
-          retries.push_back(Pending{c.tag, off + moved});
+          offset_[u] += moved;
+          retries_[(retry_head_ + retry_count_++) % retries_.size()] = u;
           continue;
         }
-        if (hooks.complete) hooks.complete(c.tag, buffer_of[c.tag]);
-        free_buffers.push_back(buffer_of[c.tag]);
-        ++done;
+        ++moved_;
+        client.moved(u, buffer_[u]);
       }
+      client.engine_changed(engine_.in_flight() > 0, now_ns());
     }
     r.end_ns = now_ns();
     r.wall_ns = r.end_ns - start;
   } catch (...) {
-    engine.drain();
+    engine_.drain();
     throw;
   }
   return r;
+}
+
+PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards, const BufferRing& ring,
+                    const PassHooks& hooks) {
+  if (ring.buffers.empty()) throw RunError("run_pass: no host buffers");
+  TransferLoop loop(engine, op, shards);
+  RingClient client(shards.size(), ring, hooks);
+  return loop.run(client);
 }
 
 }  // namespace ds

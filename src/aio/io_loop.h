@@ -1,10 +1,12 @@
 // The one transfer pass: moves every shard once through an IoEngine, keeping up to
-// depth() requests in flight, and times it (one aio sample: one epoch).
+// depth() requests in flight, and times it (one aio sample: one epoch). Its retry
+// core (TransferLoop) is also what load's pipeline drives.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "aio/io_engine.h"
@@ -53,6 +55,69 @@ class IoFailure : public RunError {
   uint64_t offset;     // where in the shard's file the failing request started
   int err;
   size_t shards_done;  // shards completely moved in this pass before the failure
+};
+
+// What a pass over an IoEngine does around its requests, for TransferLoop below:
+// which unit goes next and into which buffer, what follows once a unit is completely
+// moved, and any work of its own in flight beside the engine's (load: the copies out
+// of its staging buffers, which hold a buffer until they are complete).
+class TransferClient {
+ public:
+  virtual ~TransferClient() = default;
+  // The next new unit that may be queued now and the buffer it goes into; false:
+  // none may go now (no free buffer, or every unit is started). Nothing is taken
+  // yet: taken() says the request was queued (a full queue offers it again later).
+  virtual bool next(size_t& unit, char*& buf) = 0;
+  virtual void taken(size_t unit) = 0;
+  // The unit is completely moved (read into its buffer, or written from it).
+  virtual void moved(size_t unit, char* buf) = 0;
+  // Whether the pass is over: every unit moved and whatever the client does after.
+  virtual bool finished() const = 0;
+  // Once a turn, before the queue is filled: the client's own work looked at (true:
+  // some of it completed, e.g. a buffer is free again). Default: none.
+  virtual bool poll() { return false; }
+  // Whether the client's own work is in flight: the engine idle is then no stall.
+  virtual bool busy() const { return false; }
+  // Whether a completion of the client's own work would let another request go
+  // out (the loop then only looks for completions instead of sleeping in reap).
+  virtual bool unblocked_by_own_work() const { return false; }
+  // After every commit and every batch of completions (for busy clocks).
+  virtual void engine_changed(bool /*in_flight*/, int64_t /*now_ns*/) {}
+};
+
+// How a TransferLoop names a unit in its failures: "shard 3" by default; load names
+// its block and file, and the engine's method.
+struct TransferNames {
+  std::function<std::string(size_t unit)> unit;  // empty: "shard N"
+  bool name_method = false;                      // "(4096 bytes, LIBAIO)", "at offset 0 (LIBAIO) moved ..."
+};
+
+// The queue/commit/reap core, the one retry loop of the code base (aio's run_pass,
+// load's pipeline): keeps the queue full with the remainders of short transfers
+// first, then the units the client offers; commits; retries a commit the kernel
+// refuses for now (EAGAIN) while nothing is in flight a bounded number of times;
+// reaps, resubmits the rest of a short transfer (counted) and throws IoFailure for a
+// failed one or one that made no progress. Polls the interrupt flag; on any exception
+// it drains the engine first, so no request still uses a buffer when the caller
+// releases it. Made once (its bookkeeping is sized here), run any number of times.
+class TransferLoop {
+ public:
+  TransferLoop(IoEngine& engine, IoOp op, const std::vector<Extent>& units, TransferNames names = {});
+  PassResult run(TransferClient& client);
+
+ private:
+  [[noreturn]] void fail(size_t unit, uint64_t want, uint64_t at, int64_t result) const;
+
+  IoEngine& engine_;
+  IoOp op_;
+  const std::vector<Extent>& units_;
+  TransferNames names_;
+  std::vector<IoCompletion> events_;
+  std::vector<uint64_t> offset_;      // bytes of a unit moved before its request in flight
+  std::vector<char*> buffer_;         // the buffer a unit holds
+  std::vector<size_t> retries_;       // FIFO ring of units whose remainder is to be queued
+  size_t retry_head_ = 0, retry_count_ = 0;
+  size_t moved_ = 0;                  // units completely moved in this pass
 };
 
 // Moves every shard once: writes (dump) or reads (load), in shard order. A short

@@ -68,6 +68,47 @@ uint64_t queued_per_queue(CopyMethod kind, uint64_t tasks, size_t fragments_per_
   return ops;
 }
 
+PreparedTasks::PreparedTasks(CopyMethod kind, Device& device, std::vector<CopyDesc> copies, size_t per_task,
+                             CopyDir dir)
+    : kind_(kind),
+      device_(device),
+      copies_(std::move(copies)),
+      per_task_(std::max<size_t>(1, per_task)),
+      tasks_((copies_.size() + per_task_ - 1) / per_task_),
+      dir_(dir) {
+  if (kind_ != CopyMethod::kCe && kind_ != CopyMethod::kCeBatch && kind_ != CopyMethod::kDirect &&
+      kind_ != CopyMethod::kKernel)
+    throw RunError("internal: PreparedTasks issues CE, CE-BATCH, direct or kernel copies");
+  if (kind_ == CopyMethod::kKernel) device_.prepare_kernel_copy();
+  for (size_t t = 0; t < tasks_; ++t) {
+    size_t n = 0;
+    const CopyDesc* d = task_copies(t, &n);
+    if (kind_ == CopyMethod::kCeBatch) device_.prepare_batch(d, n, dir_);
+    if (kind_ == CopyMethod::kDirect) device_.prepare_direct(d, n);
+  }
+}
+
+const CopyDesc* PreparedTasks::task_copies(size_t task, size_t* n) const {
+  const size_t first = task * per_task_;
+  *n = std::min(per_task_, copies_.size() - first);
+  return copies_.data() + first;
+}
+
+void PreparedTasks::issue(size_t task, Stream& stream) {
+  size_t n = 0;
+  const CopyDesc* d = task_copies(task, &n);
+  switch (kind_) {
+    case CopyMethod::kCeBatch: return device_.copy_batch(d, n, dir_, stream);
+    case CopyMethod::kDirect: return device_.direct_task(d, n, stream);
+    case CopyMethod::kKernel:
+      for (size_t i = 0; i < n; ++i) device_.kernel_copy(d[i], stream);
+      return;
+    default:
+      for (size_t i = 0; i < n; ++i) device_.copy_async(d[i], dir_, stream);
+      return;
+  }
+}
+
 namespace {
 
 // Streams with a start and an end event each; engine time spans the earliest
@@ -142,22 +183,29 @@ class StreamInitiator : public Initiator {
   std::unique_ptr<StreamGate> gate_;
 };
 
-class CeInitiator : public StreamInitiator {
+// CE, CE-BATCH, the direct path and SM: one stream, the plan's tasks in order.
+class TaskInitiator : public StreamInitiator {
  public:
-  CeInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {}
+  TaskInitiator(Device& d, CopyMethod kind, CopyPlan p)
+      : StreamInitiator(d, std::move(p), 1), tasks_(make_tasks(kind, d, plan_)) {}
   void issue() override {
-    for (const CopyDesc& b : plan_.copies) device_.copy_async(b, plan_.dir, stream(0));
+    for (size_t t = 0; t < tasks_.tasks(); ++t) tasks_.issue(t, stream(0));
   }
-};
 
-class BatchInitiator : public StreamInitiator {
- public:
-  BatchInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {
-    device_.prepare_batch(plan_.copies.data(), plan_.copies.size(), plan_.dir);
+ private:
+  // One batched submission of every copy; one direct task per IO task; else the
+  // copies one by one (the grouping does not change what is issued).
+  static size_t per_task(CopyMethod kind, const CopyPlan& p) {
+    if (kind == CopyMethod::kCeBatch) return std::max<size_t>(1, p.copies.size());
+    if (kind == CopyMethod::kDirect) return std::max<size_t>(1, p.fragments_per_task);
+    return std::max<size_t>(1, p.copies.size());
   }
-  void issue() override {
-    device_.copy_batch(plan_.copies.data(), plan_.copies.size(), plan_.dir, stream(0));
+  // The plan's copies move into the tasks (a plan may hold millions).
+  static PreparedTasks make_tasks(CopyMethod kind, Device& d, CopyPlan& p) {
+    const size_t k = per_task(kind, p);
+    return PreparedTasks(kind, d, std::move(p.copies), k, p.dir);
   }
+  PreparedTasks tasks_;
 };
 
 class MultiStreamInitiator : public StreamInitiator {
@@ -188,34 +236,6 @@ class MultiStreamInitiator : public StreamInitiator {
   std::vector<std::pair<size_t, size_t>> order_;  // (copy, stream) in submission order
 };
 
-class DirectInitiator : public StreamInitiator {
- public:
-  DirectInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {
-    for_each_task([&](const CopyDesc* t, size_t n) { device_.prepare_direct(t, n); });
-  }
-  void issue() override {
-    for_each_task([&](const CopyDesc* t, size_t n) { device_.direct_task(t, n, stream(0)); });
-  }
-
- private:
-  // The layout's IO tasks, one submission each.
-  template <typename Fn>
-  void for_each_task(Fn fn) {
-    const size_t k = std::max<size_t>(1, plan_.fragments_per_task);
-    for (size_t i = 0; i < plan_.copies.size(); i += k) fn(&plan_.copies[i], std::min(k, plan_.copies.size() - i));
-  }
-};
-
-class KernelInitiator : public StreamInitiator {
- public:
-  KernelInitiator(Device& d, CopyPlan p) : StreamInitiator(d, std::move(p), 1) {
-    device_.prepare_kernel_copy();
-  }
-  void issue() override {
-    for (const CopyDesc& b : plan_.copies) device_.kernel_copy(b, stream(0));
-  }
-};
-
 // The CPU is the engine: the copy is done when submit() returns.
 class MemcpyInitiator : public Initiator {
  public:
@@ -237,12 +257,12 @@ class MemcpyInitiator : public Initiator {
 
 std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyPlan plan) {
   switch (kind) {
-    case CopyMethod::kCe: return std::make_unique<CeInitiator>(device, std::move(plan));
-    case CopyMethod::kCeBatch: return std::make_unique<BatchInitiator>(device, std::move(plan));
+    case CopyMethod::kCe:
+    case CopyMethod::kCeBatch:
+    case CopyMethod::kDirect:
+    case CopyMethod::kKernel: return std::make_unique<TaskInitiator>(device, kind, std::move(plan));
     case CopyMethod::kCeMultiStream:
       return std::make_unique<MultiStreamInitiator>(device, std::move(plan));
-    case CopyMethod::kDirect: return std::make_unique<DirectInitiator>(device, std::move(plan));
-    case CopyMethod::kKernel: return std::make_unique<KernelInitiator>(device, std::move(plan));
     case CopyMethod::kMemcpy: return std::make_unique<MemcpyInitiator>(std::move(plan));
   }
   throw RunError("internal: unknown engine");

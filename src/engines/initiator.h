@@ -62,6 +62,36 @@ struct CopyPlan {
   bool gate = false;
 };
 
+// A device's copies prepared once and issued a task at a time, on a stream the
+// caller picks: how every initiator below issues, and how load's pipeline issues a
+// block (its task) as soon as its read lands. Whatever the backend makes for a
+// task's submissions (batch arrays, graphs, FFTS+ contexts: prepare_batch,
+// prepare_direct, prepare_kernel_copy) is made here, once per task, at
+// construction; issue() only submits. The descriptors are kept here and never
+// change or move afterwards, so the backend finds what it made for them (it keeps
+// that by the list's address: backend/prepared_lists.h) and no timed iteration
+// builds, instantiates or allocates anything.
+class PreparedTasks {
+ public:
+  // kind: kCe (a copy_async per fragment), kCeBatch (one copy_batch per task),
+  // kDirect (one direct_task per task) or kKernel (a kernel_copy per fragment);
+  // copies [t*per_task, (t+1)*per_task) are task t (the last may be shorter).
+  PreparedTasks(CopyMethod kind, Device& device, std::vector<CopyDesc> copies, size_t per_task, CopyDir dir);
+  size_t tasks() const { return tasks_; }
+  const std::vector<CopyDesc>& copies() const { return copies_; }
+  void issue(size_t task, Stream& stream);
+
+ private:
+  const CopyDesc* task_copies(size_t task, size_t* n) const;
+
+  CopyMethod kind_;
+  Device& device_;
+  std::vector<CopyDesc> copies_;
+  size_t per_task_;
+  size_t tasks_;
+  CopyDir dir_;
+};
+
 class Initiator {
  public:
   virtual ~Initiator() = default;

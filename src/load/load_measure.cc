@@ -136,15 +136,8 @@ class LoadWorker : public LoopWorker {
       c.copies.push_back({dst + f.offset, reinterpret_cast<const void*>(static_cast<uintptr_t>(file_offset_of(p, i, prefix))),
                           static_cast<size_t>(f.bytes)});
     }
-    if (p.sdma) {
-      // What the direct path settles before the first task (ascend: the x86 proof, where
-      // contexts of this many go), with block 0's list in staging buffer 0.
-      std::vector<CopyDesc> first;
-      for (size_t i = 0; i < c.copies_per_block; ++i)
-        first.push_back({c.copies[i].dst, c.staging_src[0] + reinterpret_cast<uintptr_t>(c.copies[i].src),
-                         c.copies[i].bytes});
-      dev_->prepare_direct(first.data(), first.size());
-    }
+    // Every block's copies prepared now, with the backend (the direct path: its proof,
+    // batch arrays, graphs or FFTS+ contexts), so no timed pass builds any.
     pipeline_ = std::make_unique<Pipeline>(std::move(c), p.streams);
     if (p.validate) scratch_ = alloc_pageable(static_cast<size_t>(p.layout.largest_fragment()));
   }

@@ -17,6 +17,7 @@
 #include "core/stats.h"
 #include "output/progress.h"
 #include "runner/barrier.h"
+#include "runner/phase_trace.h"
 #include "runner/shared_mapping.h"
 
 namespace ds {
@@ -130,6 +131,7 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
   }
   mine.setup_done = now_ns();
   const int total = shape.warmup + shape.iterations;
+  PhaseTrace trace(w, total);  // DEV_SANDBOX_PHASE_TRACE: the timed windows, written after the loop
   for (int it = 0; it < total; ++it) {
     beat(mine, kBefore, it);
     worker->before_iteration(it);  // untimed: before the barrier that starts the iteration
@@ -142,6 +144,7 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
     r.start = now_ns();
     worker->iterate(it, r);
     r.done = now_ns();
+    trace.mark(r.start, r.done);
     r.measured = worker->measured_ns(r);
     if (it >= shape.warmup) shared.record(w, it - shape.warmup) = r;
     if (w == 0) progress_iteration(it + 1);  // after `done`: outside the timing

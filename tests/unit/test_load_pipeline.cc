@@ -33,6 +33,7 @@ class ScriptedEngine : public IoEngine {
     return true;
   }
   unsigned commit() override {
+    if (refuse_commits) return 0;  // the kernel short of resources (EAGAIN), for ever
     const unsigned n = static_cast<unsigned>(queued_.size());
     for (const IoRequest& r : queued_) flight_.push_back(r);
     queued_.clear();
@@ -41,8 +42,12 @@ class ScriptedEngine : public IoEngine {
   }
   unsigned reap(unsigned, IoCompletion* out, unsigned max) override {
     if (flight_.empty() || max == 0) return 0;
-    const IoRequest r = flight_.front();
-    flight_.pop_front();
+    const IoRequest r = lifo ? flight_.back() : flight_.front();
+    if (lifo)
+      flight_.pop_back();
+    else
+      flight_.pop_front();
+    buffer_of[r.tag] = static_cast<char*>(r.buf) - r.offset;  // the buffer it started in
     size_t moved = r.bytes;
     if (short_once.count(r.tag) && !shorted_[r.tag]) {
       shorted_[r.tag] = true;
@@ -61,6 +66,9 @@ class ScriptedEngine : public IoEngine {
 
   unsigned max_in_flight = 0;
   std::map<uint64_t, bool> short_once;
+  bool refuse_commits = false;
+  bool lifo = false;                    // the newest read completes first
+  std::map<uint64_t, char*> buffer_of;  // block -> the buffer its (last) read went to
 
  private:
   unsigned depth_;
@@ -187,6 +195,41 @@ TEST(LoadPipeline, ShortReadsAreFinishedAndCounted) {
   const PipelineTimes t = pipe.run();
   EXPECT_EQ(t.short_reads, 2u);
   rig.expect_every_block_copied(1);
+}
+
+// Block b is always read into staging buffer b % K (its copies are prepared for that
+// buffer), and reads completing out of order still keep min(depth, K) in flight: the
+// next read is the lowest unread block whose buffer is free.
+TEST(LoadPipeline, BlockBInBufferBModKAndReadsGoOutAsBuffersFree) {
+  for (bool direct : {false, true}) {
+    ScriptedEngine engine(4);
+    engine.lifo = true;
+    LateDevice dev;
+    Rig rig(11, 3, 2, &dev, &engine, direct);
+    Pipeline pipe(rig.config, 2);
+    pipe.run();
+    rig.expect_every_block_copied(2);
+    EXPECT_EQ(engine.max_in_flight, 3u);
+    ASSERT_EQ(engine.buffer_of.size(), 11u);
+    for (const auto& kv : engine.buffer_of)
+      EXPECT_EQ(kv.second, rig.host.data() + (kv.first % 3) * Rig::kBlock) << "block " << kv.first;
+  }
+}
+
+// The pipeline's reads go through aio's retry core: the same bounded EAGAIN retry
+// and the same words (tests/unit/test_aio_loop.cc has them for run_pass).
+TEST(LoadPipeline, CommitsThatNeverTakeGiveUpAsAioDoes) {
+  ScriptedEngine engine(2);
+  engine.refuse_commits = true;
+  LateDevice dev;
+  Rig rig(3, 2, 1, &dev, &engine, false);
+  Pipeline pipe(rig.config, 1);
+  try {
+    pipe.run();
+    ADD_FAILURE() << "a pass whose commits never take anything ended";
+  } catch (const RunError& e) {
+    EXPECT_STREQ(e.what(), "SCRIPTED submission kept failing with EAGAIN and nothing in flight");
+  }
 }
 
 TEST(LoadPipeline, CopyAloneCopiesEveryBlockFromItsBuffer) {

@@ -439,7 +439,15 @@ class AscendDevice : public Device {
   std::unique_ptr<Stream> create_stream() override {
     aclrtStream s = nullptr;
     lib_.check(lib_.aclrtCreateStream(&s), "aclrtCreateStream", where_);
-    return std::make_unique<AscendStream>(lib_, s, streams_);
+    auto stream = std::make_unique<AscendStream>(lib_, s, streams_);
+    // A second copy stream: the timing stream (see record()) is made now, at setup,
+    // not by the first record of a timed iteration.
+    if (!timeline_ && streams_->size() >= 2) {
+      aclrtStream h = nullptr;
+      lib_.check(lib_.aclrtCreateStream(&h), "aclrtCreateStream", where_ + ", timing stream");
+      timeline_ = std::make_unique<AscendStream>(lib_, h, streams_);
+    }
+    return stream;
   }
 
   std::unique_ptr<StreamGate> create_gate() override {
@@ -453,7 +461,14 @@ class AscendDevice : public Device {
     const bool sync = (lib_.aclrtCreateEventExWithFlag || lib_.aclrtCreateEventWithFlag) && lib_.aclrtStreamWaitEvent;
     bool reusable = false;
     const aclrtEvent e = new_event(sync ? ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC : ACL_EVENT_TIME_LINE, &reusable);
-    return std::make_unique<AscendEvent>(lib_, e, sync, reusable, streams_);
+    auto event = std::make_unique<AscendEvent>(lib_, e, sync, reusable, streams_);
+    // Its twin on the timing stream (record()), made now, at setup, as streams that
+    // come later may need it (unused on a device with one stream).
+    if (sync) {
+      bool twin_reusable = false;
+      event->twin_ = new_event(ACL_EVENT_TIME_LINE, &twin_reusable);
+    }
+    return event;
   }
 
   // aclrtEventElapsedTime is documented for two events of one stream only, while the

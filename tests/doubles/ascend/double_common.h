@@ -44,6 +44,12 @@
 //   DS_ACL_DOUBLE_SUBMIT_NS=n    every copy submission (aclrtMemcpyAsync, one
 //                                aclrtMemcpyBatchAsync, rtFftsPlusTaskLaunchWithFlag)
 //                                stalls its calling thread n ns before it enqueues
+//   DS_ACL_DOUBLE_BUILD_LOG=path "<pid> <ns> <call>" per call that makes, allocates, frees or
+//                                registers something (memory, streams, events, peer access)
+//                                or copies blocking (aclrtMemcpy: the FFTS+ contexts put on
+//                                the device), and "ffts-contexts-rewritten" for a launch
+//                                whose host contexts changed at an address it was given
+//                                before (see double_timing.h)
 //   DS_ACL_DOUBLE_TRACE=path     one line per stream event: "<pid> <device> <stream>
 //                                <what> <ns>", what = copy-enqueued, copy-start,
 //                                copy-end, callback-enqueued, callback-start,
@@ -116,8 +122,22 @@ inline std::string fmt(const char* f, ...) {
   return buf;
 }
 
+// The entry points that make, allocate, free or register something, or copy
+// blocking: each call is a line of DS_ACL_DOUBLE_BUILD_LOG (double_timing.h).
+inline void mark_build(const char* call) {
+  static const char* const kBuilds[] = {
+      "aclrtMalloc",          "aclrtFree",          "aclrtMallocHost",          "aclrtFreeHost",
+      "aclrtHostRegister",    "aclrtHostRegisterV2", "aclrtHostUnregister",     "aclrtCreateStream",
+      "aclrtDestroyStream",   "aclrtCreateEvent",   "aclrtCreateEventWithFlag", "aclrtCreateEventExWithFlag",
+      "aclrtDestroyEvent",    "aclrtMemcpy",        "aclrtDeviceEnablePeerAccess"};
+  if (!dsdouble_timing::knob(kKnobs, "BUILD_LOG")) return;
+  for (const char* b : kBuilds)
+    if (std::strcmp(b, call) == 0) return dsdouble_timing::build_mark(kKnobs, call);
+}
+
 // One line per call, appended with a single write so processes do not interleave.
 inline void log_call(const char* call, const std::string& args) {
+  mark_build(call);
   const char* path = std::getenv("DS_ACL_DOUBLE_LOG");
   if (!path || !*path) return;
   const std::string line = std::to_string(getpid()) + " " + call + (args.empty() ? "" : " " + args) + "\n";

@@ -187,6 +187,19 @@ std::string run_task(void* arg) {
   return err.empty() ? "" : "FFTS+ task: " + err;
 }
 
+// Host contexts by address, as last launched: contexts at a known address with a
+// different content are a task rebuilt (where it should have been prepared), a line
+// of DS_ACL_DOUBLE_BUILD_LOG.
+void check_host_contexts(const unsigned char* desc, const std::vector<unsigned char>& now) {
+  if (!dsdouble_timing::knob(dsdouble::kKnobs, "BUILD_LOG")) return;
+  static std::mutex mu;
+  static std::map<const void*, std::vector<unsigned char>> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = seen.find(desc);
+  if (it != seen.end() && it->second != now) dsdouble_timing::build_mark(dsdouble::kKnobs, "ffts-contexts-rewritten");
+  seen[desc] = now;
+}
+
 [[maybe_unused]] int launch(const char* call, void* info_ptr, void* stream, uint32_t flag) {
   dsdouble_timing::submit_stall(dsdouble::kKnobs);  // DS_ACL_DOUBLE_SUBMIT_NS
   const unsigned char* info = static_cast<const unsigned char*>(info_ptr);
@@ -265,6 +278,7 @@ std::string run_task(void* arg) {
     // DS_ACL_DOUBLE_DESC_ALLOC_NS (default 200 us).
     task->copied.assign(desc, desc + desc_len);
     task->contexts = task->copied.data();
+    check_host_contexts(desc, task->copied);
     how = desc_len <= kBarCopyBytes ? "desc=host copy=bar" : "desc=host copy=alloc+sync";
     if (desc_len > kBarCopyBytes)
       dsdouble_timing::sleep_for_ns(dsdouble::env_long("DS_ACL_DOUBLE_DESC_ALLOC_NS", 200000));

@@ -28,6 +28,13 @@
 //                                     (CUDA_SUCCESS, *pfn = NULL, SYMBOL_NOT_FOUND)
 //                                     although the symbols stay exported
 //   DS_CUDA_DOUBLE_NO_PEER=1          cuDeviceCanAccessPeer says no for every pair
+//   DS_CUDA_DOUBLE_BUILD_LOG=path     "pid ns call" per call that makes, allocates,
+//                                     frees or instantiates something (memory,
+//                                     streams, events, graphs and their nodes,
+//                                     modules, contexts, peer access) or copies
+//                                     blocking, and "batch-arrays-rewritten" for a
+//                                     cuMemcpyBatchAsync whose arrays changed at an
+//                                     address it was given before (double_timing.h)
 // Time (tests/doubles/double_timing.h; unset: copies take what memcpy takes):
 //   DS_CUDA_DOUBLE_COPY_NS_PER_KIB=n  every copy task takes at least n ns per KiB it
 //                                     moves; a task is one async copy, one
@@ -315,9 +322,12 @@ bool injected(const char* call) {
   return ++g_calls[name] == nth;
 }
 
+void mark_build(const char* call);
+
 #define ENTER(call, ...)                                 \
   std::lock_guard<std::recursive_mutex> guard_(g_mutex); \
   log_line(#call, __VA_ARGS__);                          \
+  mark_build(#call);                                     \
   if (injected(#call)) {                                 \
     log_line(#call, "-> injected CUDA_ERROR_UNKNOWN");   \
     return CUDA_ERROR_UNKNOWN;                           \
@@ -425,6 +435,40 @@ StreamImpl* current_stream(const char* call, CUstream s, CUresult* r) {
 // The timing knobs and the trace (tests/doubles/double_timing.h) under this prefix.
 constexpr const char* kKnobs = "DS_CUDA_DOUBLE_";
 
+// The entry points that make, allocate, free or instantiate something, or copy
+// blocking: each call is a line of DS_CUDA_DOUBLE_BUILD_LOG (double_timing.h).
+void mark_build(const char* call) {
+  static const char* const kBuilds[] = {
+      "cuMemAlloc_v2",  "cuMemFree_v2",         "cuMemHostAlloc",        "cuMemFreeHost",
+      "cuMemHostRegister_v2", "cuMemHostUnregister", "cuStreamCreate",  "cuStreamDestroy_v2",
+      "cuEventCreate",  "cuEventDestroy_v2",    "cuGraphCreate",         "cuGraphAddMemcpyNode",
+      "cuGraphInstantiateWithFlags", "cuGraphExecDestroy", "cuGraphDestroy", "cuModuleLoadData",
+      "cuModuleUnload", "cuModuleGetFunction",  "cuMemcpyHtoD_v2",       "cuMemcpyDtoH_v2",
+      "cuMemcpy",       "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuCtxEnablePeerAccess"};
+  if (!dsdouble_timing::knob(kKnobs, "BUILD_LOG")) return;
+  for (const char* b : kBuilds)
+    if (std::strcmp(b, call) == 0) return dsdouble_timing::build_mark(kKnobs, call);
+}
+
+// Batch submissions' arrays by address, as last submitted: arrays at a known address
+// with a different content are a list rebuilt (where it should have been prepared).
+[[maybe_unused]] void check_batch_arrays(const CUdeviceptr* dsts, const CUdeviceptr* srcs, const size_t* sizes, size_t count) {
+  if (!dsdouble_timing::knob(kKnobs, "BUILD_LOG")) return;
+  static std::map<const void*, std::vector<uint64_t>> seen;
+  std::vector<uint64_t> now;
+  now.reserve(3 * count + 2);
+  now.push_back(reinterpret_cast<uintptr_t>(srcs));
+  now.push_back(reinterpret_cast<uintptr_t>(sizes));
+  for (size_t i = 0; i < count; ++i) {
+    now.push_back(dsts[i]);
+    now.push_back(srcs[i]);
+    now.push_back(sizes[i]);
+  }
+  auto it = seen.find(dsts);
+  if (it != seen.end() && it->second != now) dsdouble_timing::build_mark(kKnobs, "batch-arrays-rewritten");
+  seen[dsts] = std::move(now);
+}
+
 // One copy task on the stream: moves the bytes, then takes whatever is left of
 // its cost (DS_CUDA_DOUBLE_COPY_NS_PER_KIB, _DEVICE_FACTOR, _COLD).
 CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies,
@@ -520,6 +564,7 @@ CUresult batch_common(const char* call, CUdeviceptr* dsts, CUdeviceptr* srcs, si
     }
     copies.push_back({vp(dsts[i]), vp(srcs[i]), sizes[i]});
   }
+  check_batch_arrays(dsts, srcs, sizes, count);
   return enqueue_copies(call, hStream, std::move(copies));
 }
 #endif

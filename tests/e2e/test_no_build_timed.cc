@@ -1,0 +1,178 @@
+// README promises that no timed iteration builds anything: what a submission needs
+// (graphs, batch arrays, FFTS+ contexts, kernels, streams, events, memory) is made at
+// setup. This is that promise checked for every measurement through the doubles: the
+// tool writes its timed windows (DEV_SANDBOX_PHASE_TRACE: pid, worker, iteration,
+// begin and end on CLOCK_MONOTONIC), the doubles log every call that makes, allocates,
+// frees or instantiates something or copies blocking, and descriptor lists rebuilt in
+// place of prepared ones (DS_*_DOUBLE_BUILD_LOG: pid, CLOCK_MONOTONIC ns, call;
+// tests/doubles/double_timing.h). Each run must show such calls at setup (the counter
+// sees them) and none inside a window of its own process. A measurement added later
+// gets the same guard by adding its runs to the lists below.
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli_harness.h"
+#include "disk_fixtures.h"
+
+namespace {
+
+using dstest::RunResult;
+using dstest::run_tool;
+using namespace dstest::disk;
+
+struct Window {
+  int64_t begin, end;
+};
+
+// pid -> its timed windows.
+std::map<int, std::vector<Window>> read_windows(const std::string& path) {
+  std::map<int, std::vector<Window>> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    int pid = 0, worker = 0, iteration = 0;
+    Window w{};
+    if (f >> pid >> worker >> iteration >> w.begin >> w.end) out[pid].push_back(w);
+  }
+  return out;
+}
+
+struct BuildCalls {
+  size_t setup = 0;                  // outside every window
+  std::map<std::string, size_t> timed;  // call -> how many inside a window of its process
+  std::string timed_text() const {
+    std::string s;
+    for (const auto& kv : timed) s += kv.first + " x" + std::to_string(kv.second) + "; ";
+    return s;
+  }
+};
+
+BuildCalls count_builds(const std::string& log, const std::map<int, std::vector<Window>>& windows) {
+  BuildCalls c;
+  std::ifstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    int pid = 0;
+    int64_t ns = 0;
+    std::string call;
+    if (!(f >> pid >> ns >> call)) continue;
+    bool inside = false;
+    auto it = windows.find(pid);
+    if (it != windows.end())
+      for (const Window& w : it->second) inside = inside || (ns >= w.begin && ns <= w.end);
+    if (inside)
+      ++c.timed[call];
+    else
+      ++c.setup;
+  }
+  return c;
+}
+
+struct Files {
+  dstest::TempFile trace{"ds-phase-trace"};
+  dstest::TempFile builds{"ds-build-log"};
+};
+
+// Runs the tool with the trace and the build log on; the run must succeed, have
+// windows and setup builds, and no build inside a window.
+void expect_nothing_built_while_timed(const std::vector<std::string>& args, std::map<std::string, std::string> env,
+                                      const char* log_variable) {
+  std::string what;
+  for (const auto& a : args) what += a + " ";
+  SCOPED_TRACE(what);
+  Files f;
+  env["DEV_SANDBOX_PHASE_TRACE"] = f.trace.path();
+  env[log_variable] = f.builds.path();
+  const RunResult r = run_tool(args, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto windows = read_windows(f.trace.path());
+  ASSERT_FALSE(windows.empty()) << "no timed window traced";
+  const BuildCalls c = count_builds(f.builds.path(), windows);
+  EXPECT_GT(c.setup, 0u) << "the double logged no setup call: the counter sees nothing";
+  EXPECT_TRUE(c.timed.empty()) << "built inside a timed window: " << c.timed_text();
+}
+
+std::map<std::string, std::string> cuda_env(const char* lib) {
+  return {{"DEV_SANDBOX_CUDA_LIB", lib}, {"DS_CUDA_DOUBLE_DEVICES", "2"}};
+}
+
+std::map<std::string, std::string> ascend_env() {
+  return {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE},
+          {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE},
+          {"DS_ACL_DOUBLE_DEVICES", "2"},
+          {"LD_PRELOAD", DS_CORRUPT_SHIM}};  // O_DIRECT into aclrtMallocHost memory fails, as on the card
+}
+
+std::vector<std::string> copy_args(const char* backend, const char* tcase, std::vector<std::string> extra = {}) {
+  std::vector<std::string> v = {"copy", "--backend", backend, "-t", tcase, "-s", "8K", "-n", "8", "-f", "2",
+                                "-i", "3", "--warmup", "2"};
+  if (std::string(tcase).rfind("all_", 0) == 0) v.insert(v.end(), {"-d", "2"});  // the doubles' two devices
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
+std::vector<std::string> load_args(const char* backend, const std::string& ws, bool sdma) {
+  return {"load",      "--backend", backend, "--workspace", ws,  "-s",     "16K",         "-f", "2", "-n", "9",
+          "--staging", "2",         "-i",    "2",           "--warmup", "1", "--streams", "2",  "--sdma",
+          sdma ? "true" : "false"};
+}
+
+const char* const kCopyCases[] = {"host_to_device_ce", "host_to_device_batch_ce", "host_to_device_ce_multi_stream",
+                                  "all_host_to_all_device_ffts_direct_h2d"};
+
+TEST(NothingBuiltWhileTimed, CudaCopy) {
+  for (const char* c : kCopyCases)
+    expect_nothing_built_while_timed(copy_args("cuda", c), cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
+  expect_nothing_built_while_timed(copy_args("cuda", "host_to_device_sm"), cuda_env(DS_CUDA_DOUBLE),
+                                   "DS_CUDA_DOUBLE_BUILD_LOG");
+}
+
+// A driver without cuMemcpyBatchAsync (12.4): batches and direct tasks are graphs,
+// each instantiated once at setup.
+TEST(NothingBuiltWhileTimed, CudaGraphFallbackCopy) {
+  for (const char* c : {"host_to_device_batch_ce", "all_host_to_all_device_ffts_direct_h2d"})
+    expect_nothing_built_while_timed(copy_args("cuda", c), cuda_env(DS_CUDA_DOUBLE_NOBATCH),
+                                     "DS_CUDA_DOUBLE_BUILD_LOG");
+}
+
+TEST(NothingBuiltWhileTimed, CudaLoad) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* lib : {DS_CUDA_DOUBLE, DS_CUDA_DOUBLE_NOBATCH})
+    for (bool sdma : {false, true}) {
+      const std::string ws = disk_base() + "/" + unique_name("nobuild-cuda");
+      expect_nothing_built_while_timed(load_args("cuda", ws, sdma), cuda_env(lib), "DS_CUDA_DOUBLE_BUILD_LOG");
+      EXPECT_FALSE(exists(ws));
+    }
+}
+
+TEST(NothingBuiltWhileTimed, AscendCopy) {
+  for (const char* c : kCopyCases)
+    expect_nothing_built_while_timed(copy_args("ascend", c), ascend_env(), "DS_ACL_DOUBLE_BUILD_LOG");
+}
+
+// The direct path with its FFTS+ contexts in device memory: a task built is an arena
+// piece and a blocking aclrtMemcpy, so one built per block shows at once.
+TEST(NothingBuiltWhileTimed, AscendLoad) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* desc : {"auto", "device"})
+    for (bool sdma : {false, true}) {
+      if (!sdma && std::string(desc) == "device") continue;
+      auto env = ascend_env();
+      env["DEV_SANDBOX_FFTS_DESC"] = desc;
+      const std::string ws = disk_base() + "/" + unique_name("nobuild-acl");
+      expect_nothing_built_while_timed(load_args("ascend", ws, sdma), env, "DS_ACL_DOUBLE_BUILD_LOG");
+      EXPECT_FALSE(exists(ws));
+    }
+}
+
+}  // namespace
