@@ -93,7 +93,7 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
 
 // What the command line asks for, checked as far as it can be without a backend
 // (parse_cli's check, and the first step of a run).
-struct CopyPlan {
+struct CopyRequest {
   CopyArgs args;
   CopyParams params;
   std::vector<SweepStep> steps;
@@ -102,8 +102,8 @@ struct CopyPlan {
   bool list = false;  // --model list: print the presets
 };
 
-CopyPlan plan_copy(const CopyArgs& a0) {
-  CopyPlan plan;
+CopyRequest parse_copy_request(const CopyArgs& a0) {
+  CopyRequest plan;
   if (a0.model.model == "list") {
     plan.list = true;
     return plan;
@@ -161,7 +161,7 @@ CopyPlan plan_copy(const CopyArgs& a0) {
 }
 
 int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
-  const CopyPlan plan = plan_copy(a0);
+  const CopyRequest plan = parse_copy_request(a0);
   if (plan.list) {
     std::cout << presets_text();
     return 0;
@@ -242,7 +242,7 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
       c->add_option("--plot-metric", args->plot_metric,
                     "with --plot: copy (BW, from Copy), wall (WallBW, from GroupWall, dashed) or both (default both)")
           ->type_name("copy|wall|both");
-  return {c, [args, &global] { return run_copy(*args, global); }, [args] { plan_copy(*args); }};
+  return {c, [args, &global] { return run_copy(*args, global); }, [args] { parse_copy_request(*args); }};
 }
 
 }  // namespace ds

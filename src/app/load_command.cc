@@ -44,14 +44,14 @@ LoadArgs with_defaults() {
   return a;
 }
 
-struct LoadPlan {
+struct LoadRequest {
   LoadParams p;
   std::optional<Workload> workload;
 };
 
-LoadPlan parse_load(const LoadArgs& a0) {
+LoadRequest parse_load(const LoadArgs& a0) {
   LoadArgs a = a0;
-  LoadPlan plan;
+  LoadRequest plan;
   LoadParams& p = plan.p;
   p.workspaces = parse_workspaces(a.workspaces);
   a.params.size_given = a.size_option && a.size_option->count() > 0;
@@ -99,7 +99,7 @@ int run_load(const LoadArgs& a, const GlobalOptions& g) {
     std::cout << presets_text();
     return 0;
   }
-  const LoadPlan plan = parse_load(a);
+  const LoadRequest plan = parse_load(a);
   const LoadParams& p = plan.p;
   if (a.model.dry_run && !plan.workload) throw UsageError("option --dry-run needs --model NAME|PATH");
   if (plan.workload && a.model.dry_run) {

@@ -8,7 +8,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "engines/initiator.h"
+#include "copy_methods/initiator.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
 #include "measurement/measurement.h"

@@ -6,7 +6,7 @@
 
 #include "backend/backend.h"
 #include "cases/case_spec.h"
-#include "engines/initiator.h"
+#include "copy_methods/initiator.h"
 #include "layout/layout.h"
 #include "output/result.h"
 #include "runner/preflight.h"

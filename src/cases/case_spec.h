@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "engines/initiator.h"
+#include "copy_methods/initiator.h"
 #include "memory/buffer.h"
 
 namespace ds {

@@ -18,7 +18,7 @@
 #include "core/interrupt.h"
 #include "core/stats.h"
 #include "core/units.h"
-#include "engines/initiator.h"
+#include "copy_methods/initiator.h"
 #include "load/pipeline.h"
 #include "memory/buffer.h"
 #include "memory/host_memory.h"

@@ -6,7 +6,7 @@
 //
 // Block b always lands in staging buffer b % K, so each block's copies are one
 // fixed descriptor list, prepared with the backend at construction (one per block,
-// as `copy` prepares one per IO task: engines/initiator.h PreparedTasks); a pass
+// as `copy` prepares one per IO task: copy_methods/initiator.h PreparedTasks); a pass
 // only submits. The reads still go out as soon as any buffer is free: the next read
 // is the lowest-numbered unread block whose buffer is free (each buffer a lane of
 // blocks k, k+K, k+2K, ...), through aio's queue/commit/reap core (aio/io_loop.h).
@@ -21,7 +21,7 @@
 #include "aio/io_engine.h"
 #include "aio/io_loop.h"
 #include "backend/backend.h"
-#include "engines/initiator.h"
+#include "copy_methods/initiator.h"
 
 namespace ds {
 

@@ -3,7 +3,7 @@
 #include "backends/sim/sim_backend.h"
 #include "cases/catalog.h"
 #include "core/error.h"
-#include "engines/initiator.h"
+#include "copy_methods/initiator.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "engines/initiator.h"
+#include "copy_methods/initiator.h"
 
 #include <algorithm>
 #include <cstring>
