@@ -1,5 +1,5 @@
 // The backend boundary. A backend supplies primitives only: devices, memory of each
-// kind, streams, events, async/batched/direct copies and completion. Cases, engines,
+// kind, streams, events, async/batched/direct copies and completion. Cases, copy methods,
 // timing and output are written once above this line and never know which runtime
 // they drive.
 #pragma once
@@ -142,7 +142,7 @@ class Device {
 
   // Why copy_batch() issued its descriptors one copy at a time instead of as one
   // batched submission (the runtime has no batch call, or refused it); empty while
-  // every batch went out as a batch. The case then names the engine that really
+  // every batch went out as a batch. The case then names the method that really
   // ran (CE, not CE-BATCH) and reports this text once.
   virtual std::string batch_fallback() const { return {}; }
   // Why batches the runtime accepted were copied one block at a time all the same, by

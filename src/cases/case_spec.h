@@ -1,4 +1,4 @@
-// A case is composed from parts: source buffer, destination buffer, engine and
+// A case is composed from parts: source buffer, destination buffer, copy method and
 // topology. copy's named cases and trans's matrix are both lists of CaseSpecs
 // run by the same runner (cases/case_runner).
 #pragma once

@@ -76,11 +76,11 @@ std::string quick_mode_case(const std::string& model_type, const std::string& io
     throw UsageError("option --iodirect got '" + iodirect + "': accepts true|false");
   if (sdma != "true" && sdma != "false")
     throw UsageError("option --sdma got '" + sdma + "': accepts true|false");
-  const std::string engine =
+  const std::string method =
       sdma == "true" ? "ffts_direct_h2d" : "ce_multi_stream";
-  if (model_type == "mla") return "one_share_host_to_all_device_" + engine;  // MLA ignores iodirect
+  if (model_type == "mla") return "one_share_host_to_all_device_" + method;  // MLA ignores iodirect
   return std::string(iodirect == "true" ? "all_odirect_host" : "all_host") + "_to_all_device_" +
-         engine;
+         method;
 }
 
 }  // namespace ds

@@ -111,10 +111,10 @@ void PreparedTasks::issue(size_t task, Stream& stream) {
 
 namespace {
 
-// Streams with a start and an end event each; engine time spans the earliest
+// Streams with a start and an end event each; the copy time spans the earliest
 // start to the latest end over all streams, as the device saw them. With the
 // gate, every stream is held ahead of its start event until all copies and end
-// events are queued, so the starts are stamped when the engines are let go.
+// events are queued, so the starts are stamped when the streams are let go.
 class StreamInitiator : public Initiator {
  public:
   StreamInitiator(Device& device, CopyPlan plan, int streams)
@@ -176,7 +176,7 @@ class StreamInitiator : public Initiator {
   CopyPlan plan_;
 
  private:
-  // Events before streams: streams (and sim's engine threads) go first; the gate
+  // Events before streams: streams (and sim's copy threads) go first; the gate
   // goes before them, once every stream it held has passed its hold.
   std::vector<std::unique_ptr<Event>> starts_, ends_;
   std::vector<std::unique_ptr<Stream>> streams_;
@@ -236,7 +236,7 @@ class MultiStreamInitiator : public StreamInitiator {
   std::vector<std::pair<size_t, size_t>> order_;  // (copy, stream) in submission order
 };
 
-// The CPU is the engine: the copy is done when submit() returns.
+// The CPU does the copy: the copy is done when submit() returns.
 class MemcpyInitiator : public Initiator {
  public:
   explicit MemcpyInitiator(CopyPlan p) : plan_(std::move(p)) {}
@@ -265,7 +265,7 @@ std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyP
       return std::make_unique<MultiStreamInitiator>(device, std::move(plan));
     case CopyMethod::kMemcpy: return std::make_unique<MemcpyInitiator>(std::move(plan));
   }
-  throw RunError("internal: unknown engine");
+  throw RunError("internal: unknown copy method");
 }
 
 }  // namespace ds

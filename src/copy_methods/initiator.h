@@ -3,7 +3,7 @@
 //   submit()  — issue every copy, return when the last submission returned
 //   wait()    — until every copy is complete
 //   copy_ns() — the device-side copy duration of that iteration: from when its
-//               first copy began to when its last ended, as the engines saw it
+//               first copy began to when its last ended, as the device saw it
 //               (device events on accelerators, the copy threads' clock on sim)
 #pragma once
 
@@ -25,7 +25,7 @@ enum class CopyMethod {
   kMemcpy,         // CPU memcpy on the worker thread                MEMCPY
 };
 
-// How a multi-stream engine spreads a device's IO tasks over its S streams (UCM's
+// How a multi-stream initiator spreads a device's IO tasks over its S streams (UCM's
 // --submit-mode): stream-major gives each stream one contiguous range of tasks
 // (the first tasks % S streams one task more) and submits stream by stream;
 // round-robin puts task t on stream t mod S and submits in task order.
@@ -34,18 +34,18 @@ const char* submit_mode_name(SubmitMode mode);  // "stream-major", "round-robin"
 // The stream that carries task `task` of `tasks` over `streams` streams.
 size_t stream_of_task(SubmitMode mode, size_t task, size_t tasks, size_t streams);
 
-// Operations the busiest stream of an engine queues in one iteration for `tasks`
+// Operations the busiest stream of an initiator queues in one iteration for `tasks`
 // IO tasks of `fragments_per_task` copies over `streams` streams (multi-stream
 // only): its copies (or batched / direct submissions), its two events and a
 // start-gate hold; 0 for CPU memcpy, which has no stream. The stream start gate
 // holds all of them at once, so this must fit the backend's queue.
 uint64_t queued_per_stream(CopyMethod kind, uint64_t tasks, size_t fragments_per_task, int streams);
-// The same for the busiest of `queues` hardware queues the engine's streams share,
+// The same for the busiest of `queues` hardware queues the initiator's streams share,
 // stream s on queue (s + any offset) mod queues: the sum over the streams of the
 // busiest queue. queues <= 0: every stream its own queue (queued_per_stream).
 uint64_t queued_per_queue(CopyMethod kind, uint64_t tasks, size_t fragments_per_task, int streams, int queues);
 
-// Base Method name of an engine (the fork suffix and the direct-path name are
+// Base Method name of a copy method (the fork suffix and the direct-path name are
 // added by the case, which knows topology and backend).
 std::string method_label(CopyMethod kind, const Backend& backend);
 
@@ -58,7 +58,7 @@ struct CopyPlan {
   int streams = 1;                // for kCeMultiStream
   SubmitMode submit_mode = SubmitMode::kStreamMajor;  // for kCeMultiStream
   // Hold every stream at its start until the iteration's copies are all queued
-  // (--stream-start-gate on): the engine time is then the engines alone.
+  // (--stream-start-gate on): Copy is then the copy engines alone.
   bool gate = false;
 };
 
