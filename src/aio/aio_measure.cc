@@ -191,10 +191,21 @@ class AioWorker : public LoopWorker {
       ring_.buffers.push_back(buf);
     }
     placed_.record().add_buffer("buffers", base, bytes);
-    // --validate: every shard written with its own pattern, every load checked as it
-    // completes; the fill and the check run inside the epochs (as fio's verify does),
-    // so a validated run checks correctness rather than peak speed.
-    if (!p.validate) return;
+    if (p.validate) set_validation_hooks();
+    // The passes an epoch runs, made now: a timed epoch allocates nothing.
+    if (phase.writes())
+      write_pass_ = std::make_unique<TransferPass>(*engine_, IoOp::kWrite, s.write_shards, ring_, write_hooks_);
+    if (phase.count(IoOp::kRead) > 0)
+      read_pass_ = std::make_unique<TransferPass>(*engine_, IoOp::kRead, s.shards, ring_, read_hooks_);
+  }
+
+  // --validate: every shard written with its own pattern, every load checked as it
+  // completes; the fill and the check run inside the epochs (as fio's verify does),
+  // so a validated run checks correctness rather than peak speed.
+  void set_validation_hooks() {
+    const AioSetup& s = s_;
+    const AioParams& p = s.p;
+    const AioPhase& phase = phase_;
     const size_t n = static_cast<size_t>(p.io_size);
     const int dev = s.key;
     const size_t lo = s.write_lo;  // a write sweep's shard k is shard lo + k of the set
@@ -221,7 +232,7 @@ class AioWorker : public LoopWorker {
       PassResult pass;
       const bool write = op == IoOp::kWrite;
       try {
-        pass = run_pass(*engine_, op, write ? s_.write_shards : s_.shards, ring_, write ? write_hooks_ : read_hooks_);
+        pass = (write ? write_pass_ : read_pass_)->run();
       } catch (const IoFailure& f) {
         IoFailure at = f;  // the shard's index in the whole set
         if (write) at.shard += s_.write_lo;
@@ -279,6 +290,7 @@ class AioWorker : public LoopWorker {
   std::unique_ptr<IoEngine> engine_;  // after the memory: drained and closed before the buffers go
   BufferRing ring_;
   PassHooks write_hooks_, read_hooks_;
+  std::unique_ptr<TransferPass> write_pass_, read_pass_;  // after the engine they use
   std::unique_ptr<Memory> scratch_;  // --validate each on a phase that writes: one shard
   int epoch_ = 0;
   size_t sweep_ = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "core/clock.h"
 #include "core/interrupt.h"
@@ -21,35 +22,6 @@ constexpr unsigned kIdleCommits = 100000;
 
 // aio's units: shards in order, each into a free buffer of the ring, the buffer free
 // again as soon as the shard is moved.
-class RingClient : public TransferClient {
- public:
-  RingClient(size_t shards, const BufferRing& ring, const PassHooks& hooks) : n_(shards), hooks_(hooks) {
-    for (auto it = ring.buffers.rbegin(); it != ring.buffers.rend(); ++it) free_.push_back(static_cast<char*>(*it));
-  }
-  bool next(size_t& unit, char*& buf) override {
-    if (next_ >= n_ || free_.empty()) return false;
-    unit = next_;
-    buf = free_.back();
-    if (hooks_.prepare) hooks_.prepare(unit, buf);
-    return true;
-  }
-  void taken(size_t) override {
-    free_.pop_back();
-    ++next_;
-  }
-  void moved(size_t unit, char* buf) override {
-    if (hooks_.complete) hooks_.complete(unit, buf);
-    free_.push_back(buf);
-    ++done_;
-  }
-  bool finished() const override { return done_ == n_; }
-
- private:
-  size_t n_;
-  const PassHooks& hooks_;
-  std::vector<char*> free_;
-  size_t next_ = 0, done_ = 0;
-};
 
 }  // namespace
 
@@ -176,12 +148,62 @@ PassResult TransferLoop::run(TransferClient& client) {
   return r;
 }
 
+class RingClient : public TransferClient {
+ public:
+  RingClient(size_t shards, const BufferRing& ring, const PassHooks& hooks)
+      : n_(shards), hooks_(hooks), ring_(ring.buffers) {
+    free_.reserve(ring_.size());
+    reset();
+  }
+  // Every buffer free and no shard started (a pass again; nothing allocated).
+  void reset() {
+    free_.clear();
+    for (auto it = ring_.rbegin(); it != ring_.rend(); ++it) free_.push_back(static_cast<char*>(*it));
+    next_ = done_ = 0;
+  }
+  bool next(size_t& unit, char*& buf) override {
+    if (next_ >= n_ || free_.empty()) return false;
+    unit = next_;
+    buf = free_.back();
+    if (hooks_.prepare) hooks_.prepare(unit, buf);
+    return true;
+  }
+  void taken(size_t) override {
+    free_.pop_back();
+    ++next_;
+  }
+  void moved(size_t unit, char* buf) override {
+    if (hooks_.complete) hooks_.complete(unit, buf);
+    free_.push_back(buf);
+    ++done_;
+  }
+  bool finished() const override { return done_ == n_; }
+
+ private:
+  size_t n_;
+  PassHooks hooks_;  // a copy: the caller's may be a temporary
+  std::vector<void*> ring_;
+  std::vector<char*> free_;
+  size_t next_ = 0, done_ = 0;
+};
+
+TransferPass::TransferPass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards, const BufferRing& ring,
+                           const PassHooks& hooks)
+    : loop_(engine, op, shards) {
+  if (ring.buffers.empty()) throw RunError("run_pass: no host buffers");
+  client_ = std::make_unique<RingClient>(shards.size(), ring, hooks);
+}
+
+TransferPass::~TransferPass() = default;
+
+PassResult TransferPass::run() {
+  client_->reset();
+  return loop_.run(*client_);
+}
+
 PassResult run_pass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards, const BufferRing& ring,
                     const PassHooks& hooks) {
-  if (ring.buffers.empty()) throw RunError("run_pass: no host buffers");
-  TransferLoop loop(engine, op, shards);
-  RingClient client(shards.size(), ring, hooks);
-  return loop.run(client);
+  return TransferPass(engine, op, shards, ring, hooks).run();
 }
 
 }  // namespace ds

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,25 @@ class TransferLoop {
   std::vector<size_t> retries_;       // FIFO ring of units whose remainder is to be queued
   size_t retry_head_ = 0, retry_count_ = 0;
   size_t moved_ = 0;                  // units completely moved in this pass
+};
+
+class RingClient;
+
+// One pass over shards and a ring of buffers, made once (at setup: its bookkeeping
+// is allocated here) and run any number of times (each epoch), so a timed pass
+// allocates nothing. Each run() is run_pass() below. `ring`'s buffers must outlive it (the hooks are copied).
+class TransferPass {
+ public:
+  TransferPass(IoEngine& engine, IoOp op, const std::vector<Extent>& shards, const BufferRing& ring,
+               const PassHooks& hooks = {});
+  ~TransferPass();
+  TransferPass(const TransferPass&) = delete;
+  TransferPass& operator=(const TransferPass&) = delete;
+  PassResult run();
+
+ private:
+  TransferLoop loop_;
+  std::unique_ptr<RingClient> client_;
 };
 
 // Moves every shard once: writes (dump) or reads (load), in shard order. A short

@@ -139,6 +139,7 @@ class LoadWorker : public LoopWorker {
     // Every block's copies prepared now, with the backend (the direct path: its proof,
     // batch arrays, graphs or FFTS+ contexts), so no timed pass builds any.
     pipeline_ = std::make_unique<Pipeline>(std::move(c), p.streams);
+    disk_alone_ = std::make_unique<TransferPass>(*engine_, IoOp::kRead, files_.reads, ring_);
     if (p.validate) scratch_ = alloc_pageable(static_cast<size_t>(p.layout.largest_fragment()));
   }
 
@@ -157,7 +158,7 @@ class LoadWorker : public LoopWorker {
       b.copy_busy_ns = t.copy_busy_ns;
     } else if (pass == kDiskAlone) {
       try {
-        const PassResult pr = run_pass(*engine_, IoOp::kRead, files_.reads, ring_);
+        const PassResult pr = disk_alone_->run();
         t.wall_ns = pr.wall_ns;
         t.submit_ns = pr.submit_ns;
         t.short_reads = pr.short_transfers;
@@ -194,7 +195,10 @@ class LoadWorker : public LoopWorker {
     }
   }
 
-  void finish() override { pipeline_.reset(); }
+  void finish() override {
+    pipeline_.reset();
+    disk_alone_.reset();
+  }
   uint64_t retries() const override { return short_reads_; }
   std::string note() const override { return staging_.note; }
   const WorkerPlacement* placement() const override { return &placed_.record(); }
@@ -220,6 +224,7 @@ class LoadWorker : public LoopWorker {
   std::unique_ptr<Memory> scratch_;
   std::unique_ptr<IoEngine> engine_;
   BufferRing ring_;
+  std::unique_ptr<TransferPass> disk_alone_;  // after the engine it uses
   std::unique_ptr<Pipeline> pipeline_;
   int64_t wall_ns_ = 0;
   uint64_t short_reads_ = 0;
