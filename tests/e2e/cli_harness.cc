@@ -17,6 +17,7 @@
 #include <ftw.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 namespace dstest {
 
@@ -286,15 +288,26 @@ bool wait_busy(int pid, double seconds) {
 }
 
 std::vector<int> wait_children_busy(int pid, size_t children, double seconds) {
-  std::vector<int> kids;
-  if (!wait_until([&] { return (kids = child_pids(pid)).size() >= children; }, seconds)) return kids;
-  std::vector<Activity> base;
-  for (int k : kids) base.emplace_back(k);
+  // The children of each look, each measured from the look that first saw it: a
+  // short-lived child seen once (a probe that exits) is forgotten, not waited on.
+  std::vector<std::pair<int, Activity>> seen;
   wait_until(
       [&] {
-        for (size_t i = 0; i < kids.size(); ++i)
-          if (!Activity(kids[i]).worked_since(base[i])) return false;
-        return true;
+        const std::vector<int> kids = child_pids(pid);
+        std::vector<std::pair<int, Activity>> now;
+        bool worked = kids.size() >= children;
+        for (int k : kids) {
+          auto was = std::find_if(seen.begin(), seen.end(), [k](const std::pair<int, Activity>& s) { return s.first == k; });
+          if (was == seen.end()) {
+            now.emplace_back(k, Activity(k));
+            worked = false;
+          } else {
+            worked = worked && Activity(k).worked_since(was->second);
+            now.push_back(*was);
+          }
+        }
+        seen = now;
+        return worked;
       },
       seconds);
   return child_pids(pid);

@@ -824,6 +824,40 @@ TEST_P(AioWorkers, ThreeWorkersValidateAndCountEveryWorker) {
 INSTANTIATE_TEST_SUITE_P(Aio, AioWorkers, ::testing::Values("libaio", "io_uring", "psync"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
+// Two workers, one of them slow (the shim: each of its preads waits 20 ms first;
+// --iodepth 1, so its 8 reads an epoch take at least 160 ms): an epoch's IO is the
+// slowest worker's, so IO avg is at least that; each worker's own GiB/s is its own
+// bytes over its own avg, so the slow one's times the workers is the run's BW
+// (whose IO is the slow worker's own time, the fast one far below it).
+TEST(AioWorkers, AnEpochIsTheSlowestWorkersAndAWorkersGibsItsOwnBytesOverItsOwnTime) {
+  const std::string ws = "/dev/shm/ds-slow-worker-" + std::to_string(getpid());
+  const dstest::ScopedPath ws_guard(ws);
+  const dstest::TempFile claim("ds-slow-claim");
+  std::remove(claim.path().c_str());  // the shim creates it: whoever does first is the slow worker
+  const int64_t delay_ns = 20000000, reads = 8;
+  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--engine", "psync", "--iodepth",
+                        "1", "--io-size", "64K", "--io-number", std::to_string(reads), "--epoch-number", "3",
+                        "--workers", "2", "--phases", "load"},
+                       {{"LD_PRELOAD", DS_SLOW_SHIM},
+                        {"DS_SHIM_SLOW_CLAIM", claim.path()},
+                        {"DS_SHIM_SLOW_NS", std::to_string(delay_ns)}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(lines_starting(r.err, "slow_shim: pid ").size(), 1u) << "not one slow worker: " << r.err;
+  const json x = r.result("aio_load");
+  const double io_avg_us = x["copy_us"]["avg"].get<double>();
+  EXPECT_GE(io_avg_us, static_cast<double>(reads * delay_ns) / 1000.0) << "IO is not the slowest worker's time";
+  const double bw = x["bandwidth_gib_s"].get<double>();
+  EXPECT_NEAR(bw, 2.0 * reads * 65536 / (io_avg_us * 1e-6) / 1073741824.0, bw * 1e-6);
+  ASSERT_EQ(x["worker_bandwidth_gib_s"].size(), 2u) << x.dump();
+  const double w0 = x["worker_bandwidth_gib_s"][0], w1 = x["worker_bandwidth_gib_s"][1];
+  // No worker's own time is above IO (the slowest per epoch): each at least BW / 2.
+  EXPECT_GE(std::min(w0, w1), bw / 2 * (1 - 1e-9));
+  // The slow one's own time is IO's (up to the rare epoch where the fast one was
+  // held up longer): its GiB/s is BW / 2, not BW or more.
+  EXPECT_LE(std::min(w0, w1), bw / 2 * 1.25) << "a worker's GiB/s is not its own bytes over its own time";
+  EXPECT_GT(std::max(w0, w1), 2 * std::min(w0, w1)) << "the fast worker is not faster";
+}
+
 // The processes whose parent is `parent`.
 std::vector<pid_t> children_of(pid_t parent) {
   std::vector<pid_t> out;

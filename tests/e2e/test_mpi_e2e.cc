@@ -32,12 +32,18 @@ constexpr const char* kRankAsan = ":detect_leaks=0";
 // where given, its own arguments.
 // `one_node`: every rank gets DS_NODE_NAME=node0 (ranks sharing a node and its disk).
 std::vector<std::string> mpi_command(const std::vector<std::vector<std::string>>& per_rank, bool one_node = false) {
-  // OpenMPI follows its SIGTERM to the other ranks with SIGKILL after 1 s by
-  // default; 10 s lets a rank on this loaded test machine finish its cleanup
-  // (README "Across nodes (MPI)" recommends the same). Shared-memory messages go
-  // without cross-memory attach, which containers without ptrace rights refuse.
+  // When a rank fails or is killed, OpenMPI 4's mpirun sends the others SIGCONT,
+  // sleeps odls_base_sigkill_timeout, sends SIGTERM, sleeps it again, then SIGKILL,
+  // and waits out both sleeps even when every rank has long exited: with 10 s (what
+  // README "Across nodes (MPI)" suggests for real jobs) a failure test takes ~19 s.
+  // The ranks here finish their SIGTERM cleanup (files, shared memory) within
+  // 0.1-0.4 s, so 2 s is the grace (5 s under a sanitizer, which slows them); at
+  // 1 s a rank was once SIGKILLed before removing its files.
+  const bool sanitized = std::getenv("ASAN_OPTIONS") || std::getenv("TSAN_OPTIONS");
   std::vector<std::string> cmd = {DS_MPIEXEC, "--oversubscribe", "--allow-run-as-root",
-                                  "--mca", "odls_base_sigkill_timeout", "10",
+                                  "--mca", "odls_base_sigkill_timeout", sanitized ? "5" : "2",
+                                  // Shared-memory messages without cross-memory attach,
+                                  // which containers without ptrace rights refuse.
                                   "--mca", "btl_vader_single_copy_mechanism", "none"};
   for (size_t r = 0; r < per_rank.size(); ++r) {
     if (r) cmd.push_back(":");

@@ -58,14 +58,14 @@ TEST(Watchdog, StoppedForkWorkerEndsTheRunNamingDeviceAndIteration) {
   const auto before = our_shm_entries();
   const Stalled s = stop_a_child("wd-fork",
                                  {"copy", "--backend", "sim", "-t", "one_share_host_to_all_device_ce_multi_stream",
-                                  "-s", "64K", "-n", "16", "-i", "100000000", "-d", "3", "--timeout", "2"},
+                                  "-s", "64K", "-n", "16", "-i", "100000000", "-d", "3", "--timeout", "1"},
                                  3, 1);
   EXPECT_EQ(s.code, 1) << s.err;
-  EXPECT_LT(s.seconds, 2 + 5.0) << s.err;
+  EXPECT_LT(s.seconds, 1 + 5.0) << s.err;
   // Stopped while copying, or at the barrier that starts an iteration (the others
   // then go through it and wait at the next one): either way its iteration is named.
-  EXPECT_TRUE(s.err.find("device 1: no progress for 2 s in iteration ") != std::string::npos ||
-              s.err.find("device 1: no progress for 2 s in the barrier at iteration ") != std::string::npos)
+  EXPECT_TRUE(s.err.find("device 1: no progress for 1 s in iteration ") != std::string::npos ||
+              s.err.find("device 1: no progress for 1 s in the barrier at iteration ") != std::string::npos)
       << s.err;
   EXPECT_EQ(std::count(s.err.begin(), s.err.end(), '\n'), 1) << s.err;
   expect_all_gone(s.children);
@@ -77,29 +77,29 @@ TEST(Watchdog, StoppedSingleCardCaseEndsTheRun) {
   // the parent), with no barrier to notice anything: only the watchdog does.
   const Stalled s = stop_a_child("wd-single",
                                  {"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "64K", "-n", "16", "-i",
-                                  "100000000", "--timeout", "2"},
+                                  "100000000", "--timeout", "1"},
                                  1, 0);
   EXPECT_EQ(s.code, 1) << s.err;
-  EXPECT_LT(s.seconds, 2 + 5.0);
+  EXPECT_LT(s.seconds, 1 + 5.0);
   // Stopped while copying ("in iteration ..."), or in the instant at its own barrier.
-  EXPECT_NE(s.err.find("device 0: no progress for 2 s "), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("device 0: no progress for 1 s "), std::string::npos) << s.err;
   expect_all_gone(s.children);
 }
 
 TEST(Watchdog, StoppedThreadCaseEndsTheRun) {
   const Stalled s = stop_a_child("wd-threads",
                                  {"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-s", "64K", "-n",
-                                  "16", "-i", "100000000", "-d", "2", "--timeout", "2"},
+                                  "16", "-i", "100000000", "-d", "2", "--timeout", "1"},
                                  1, 0);
   EXPECT_EQ(s.code, 1) << s.err;
-  EXPECT_LT(s.seconds, 2 + 5.0);
+  EXPECT_LT(s.seconds, 1 + 5.0);
   // The whole process stops, so every thread stops wherever it is: copying (named),
   // or all of them at a barrier (then no single device can be named).
-  EXPECT_NE(s.err.find("no progress for 2 s"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("no progress for 1 s"), std::string::npos) << s.err;
   expect_all_gone(s.children);
 }
 
-// aio in a fresh /dev/shm workspace (--buffered, --timeout 2) with `args` added,
+// aio in a fresh /dev/shm workspace (--buffered, --timeout 1) with `args` added,
 // its child `which` of `children` stopped: exit 1 within the timeout and a few
 // seconds naming `named` and the epoch; every child gone, the workspace removed and
 // nothing else left in /dev/shm.
@@ -109,12 +109,12 @@ static void expect_stopped_aio_worker_named(const std::string& tag, const std::v
   const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
   const auto before = our_shm_entries();
   std::vector<std::string> cmd = {"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--io-size", "64K",
-                                  "--epoch-number", "1000000", "--iodepth", "4", "--timeout", "2"};
+                                  "--epoch-number", "1000000", "--iodepth", "4", "--timeout", "1"};
   cmd.insert(cmd.end(), args.begin(), args.end());
   const Stalled s = stop_a_child(tag, cmd, children, which);
   EXPECT_EQ(s.code, 1) << s.err;
-  EXPECT_LT(s.seconds, 2 + 5.0);
-  EXPECT_NE(s.err.find(named + ": no progress for 2 s "), std::string::npos) << s.err;
+  EXPECT_LT(s.seconds, 1 + 5.0);
+  EXPECT_NE(s.err.find(named + ": no progress for 1 s "), std::string::npos) << s.err;
   EXPECT_NE(s.err.find(" epoch "), std::string::npos) << s.err;
   expect_all_gone(s.children);
   struct stat st;

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <ostream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -103,6 +105,51 @@ TEST(AcrossRanks, AggregateIsAllBytesOverEachIterationsSlowest) {
   EXPECT_EQ(agg.stages[0].samples, (std::vector<int64_t>{200, 300}));
   EXPECT_DOUBLE_EQ(agg.stage("IO").avg, 250.0);
   EXPECT_TRUE(agg.validated && *agg.validated);
+}
+
+// aio's disk counters on a result: the only two places here that know how a result
+// holds them (a device, a direction, the bytes its counters moved and the bytes
+// the phase should have moved there).
+struct Disk {
+  std::string device, direction;
+  uint64_t bytes, expected;
+  bool operator==(const Disk& o) const {
+    return device == o.device && direction == o.direction && bytes == o.bytes && expected == o.expected;
+  }
+};
+std::ostream& operator<<(std::ostream& os, const Disk& d) {
+  return os << d.device << "/" << d.direction << ": " << d.bytes << " of " << d.expected;
+}
+ds::CaseResult with_disks(ds::CaseResult r, const std::vector<Disk>& disks) {
+  for (const Disk& d : disks) {
+    ds::CaseResult::DeviceIo io;
+    io.device = d.device;
+    io.direction = d.direction;
+    io.bytes = d.bytes;
+    io.expected = d.expected;
+    r.device_io.push_back(io);
+  }
+  return r;
+}
+std::vector<Disk> disks_of(const ds::CaseResult& r) {
+  std::vector<Disk> out;
+  for (const ds::CaseResult::DeviceIo& io : r.device_io) out.push_back({io.device, io.direction, io.bytes, io.expected});
+  return out;
+}
+
+// Ranks on one node read one disk's counters over the same window (between two
+// barriers): each saw every rank's I/O, so the node's bytes are the largest
+// reading, not their sum; what should have reached the disk is every rank's share.
+TEST(AcrossRanks, OneNodesDiskCountersAreOneDiskNotASumOverItsRanks) {
+  const ds::CaseResult a = with_disks(part(4096 * 10, {100, 300}), {{"vda", "written", 1000, 600}, {"vda", "read", 70, 40}}),
+                       b = with_disks(part(4096 * 20, {200, 100}), {{"vda", "written", 900, 500}, {"vda", "read", 80, 30}});
+  const ds::CaseResult node = ds::combine_results({&a, &b}, true);
+  EXPECT_EQ(disks_of(node), (std::vector<Disk>{{"vda", "written", 1000, 1100}, {"vda", "read", 80, 70}}));
+  // On different nodes the same name is two disks: each kept as it is.
+  const ds::CaseResult c = with_disks(part(4096, {100, 100}), {{"vda", "", 500, 400}}),
+                       d = with_disks(part(4096, {100, 100}), {{"vda", "", 300, 400}});
+  EXPECT_EQ(disks_of(ds::combine_results({&c, &d}, false)),
+            (std::vector<Disk>{{"vda", "", 500, 400}, {"vda", "", 300, 400}}));
 }
 
 // load: its stages alone combined as the pipelined pass, the busy times pooled,

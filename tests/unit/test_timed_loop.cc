@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -431,19 +432,34 @@ std::string hang_message(Fanout fanout, bool isolate, HangAt at) {
 
 }  // namespace
 
-TEST(Watchdog, NamesTheWorkerAndWhereItHangs) {
-  for (Fanout f : {Fanout::kFork, Fanout::kThreads}) {
-    SCOPED_TRACE(f == Fanout::kFork ? "fork" : "threads, isolated");
-    const bool isolate = f != Fanout::kFork;
-    EXPECT_EQ(hang_message(f, isolate, HangAt::kSetup), "device 1: no progress for 1 s in setup (devices, buffers, registration)");
-    // Index 3 with one warm-up iteration: measured iteration 2.
-    EXPECT_EQ(hang_message(f, isolate, HangAt::kSubmitting),
-              "device 1: no progress for 1 s in iteration 2 (submitting copies)");
-    EXPECT_EQ(hang_message(f, isolate, HangAt::kWaiting),
-              "device 1: no progress for 1 s in iteration 2 (copy submitted, waiting for completion)");
-    EXPECT_EQ(hang_message(f, isolate, HangAt::kAfter), "device 1: no progress for 1 s in iteration 1 (checking it, untimed)");
-  }
+// One test per fan-out and phase (each waits out the 1 s timeout, the shortest
+// the message can name in whole seconds), so that they run side by side.
+class WatchdogHangs : public ::testing::TestWithParam<std::tuple<Fanout, HangAt>> {};
+
+TEST_P(WatchdogHangs, NamesTheWorkerAndWhereItHangs) {
+  const Fanout f = std::get<0>(GetParam());
+  const bool isolate = f != Fanout::kFork;  // threads: isolated in one child process
+  // Index 3 with one warm-up iteration: measured iteration 2.
+  const char* const where[] = {"setup (devices, buffers, registration)", "iteration 2 (submitting copies)",
+                               "iteration 2 (copy submitted, waiting for completion)",
+                               "iteration 1 (checking it, untimed)"};
+  const HangAt at = std::get<1>(GetParam());
+  EXPECT_EQ(hang_message(f, isolate, at), std::string("device 1: no progress for 1 s in ") + where[static_cast<int>(at)]);
 }
+
+namespace {
+std::string hang_name(const ::testing::TestParamInfo<std::tuple<Fanout, HangAt>>& i) {
+  const char* const at[] = {"Setup", "Submitting", "Waiting", "After"};
+  return std::string(std::get<0>(i.param) == Fanout::kFork ? "Fork" : "Threads") +
+         at[static_cast<int>(std::get<1>(i.param))];
+}
+}  // namespace
+
+INSTANTIATE_TEST_SUITE_P(Hangs, WatchdogHangs,
+                         ::testing::Combine(::testing::Values(Fanout::kFork, Fanout::kThreads),
+                                            ::testing::Values(HangAt::kSetup, HangAt::kSubmitting, HangAt::kWaiting,
+                                                              HangAt::kAfter)),
+                         hang_name);
 
 TEST(Watchdog, ZeroMeansNoWatchdog) {
   ds::LoopShape shape;

@@ -1,6 +1,8 @@
 // NUMA topology from recorded sysfs trees (tests/data/sysfs), the plan from the
 // options, and placement on this machine's own node 0 (every machine has one).
 #include <gtest/gtest.h>
+#include <numaif.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -123,6 +125,55 @@ TEST(Placement, AWorkerIsPinnedAndItsMappingsBoundThenRestored) {
   EXPECT_EQ(worker_node(), -1);
   auto m = map_anonymous(4096, true);
   EXPECT_EQ(bound_node(m->host_ptr()), -1);  // outside a placed worker: no policy
+}
+
+// This thread's CPUs and memory policy, as the kernel reports them.
+std::vector<int> thread_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+int thread_policy(unsigned long* node_mask) {
+  int mode = -1;
+  unsigned long mask[16] = {};
+  EXPECT_EQ(get_mempolicy(&mode, mask, 16 * 8 * sizeof(unsigned long), nullptr, 0), 0);
+  *node_mask = mask[0];
+  return mode;
+}
+
+// On one node, pinning to the node's CPUs changes nothing anyone can see: here a
+// made-up node 0 holding only the first CPU this process may use, so the pinning
+// and the thread's memory policy (preferring node 0) must really be there while
+// the scope lives, and gone after it.
+TEST(Placement, AWorkerOnANodeOfOneCpuRunsOnlyThereAndPrefersTheNode) {
+  const std::vector<int> before = thread_cpus();
+  if (before.size() < 2) GTEST_SKIP() << "this process may use one CPU only: pinning to it changes nothing";
+  HostTopology one;
+  one.nodes.push_back(NumaNode{0, {before.front()}});
+  const NumaPlan plan = make_numa_plan(NumaRequest{}, one, {0}, 1);
+  ASSERT_EQ(plan.node_of(0), 0);
+  unsigned long mask = 0;
+  ASSERT_EQ(thread_policy(&mask), MPOL_DEFAULT);
+  {
+    PlacementScope s(plan, 0);
+    EXPECT_EQ(s.record().pinned, 1);
+    EXPECT_EQ(s.record().cpu_choice, CpuChoice::kNode);
+    EXPECT_EQ(thread_cpus(), std::vector<int>{before.front()}) << "recorded as pinned, but the thread's CPUs are not the node's";
+    EXPECT_EQ(std::string(s.record().cpus), std::to_string(before.front()));
+    if (plan.access.set_mempolicy == 0) {
+      EXPECT_EQ(s.record().policy_refused, 0);
+      EXPECT_EQ(thread_policy(&mask), MPOL_PREFERRED) << "the thread's memory policy does not prefer the node";
+      EXPECT_EQ(mask, 1UL) << "the preferred node is not node 0";
+    } else {
+      EXPECT_EQ(s.record().policy_refused, plan.access.set_mempolicy);
+    }
+  }
+  EXPECT_EQ(thread_cpus(), before);
+  EXPECT_EQ(thread_policy(&mask), MPOL_DEFAULT);
 }
 
 TEST(Placement, NumaOffPlacesNothingButRecordsTheCpus) {
