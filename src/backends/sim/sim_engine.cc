@@ -9,23 +9,10 @@ namespace ds {
 
 namespace {
 
-// How long a thread polls before it sleeps on a futex: long enough to cover the
-// gap between two submissions, short enough that an idle engine or waiter does
-// not take CPU from busy ones when there are more threads than cores (2 devices
-// x 4 streams on 2 CPUs). Idle threads sleep; they do not yield in a loop: every
-// sched_yield that finds another runnable thread is a context switch, and with
-// eight engines on two CPUs those switches took more CPU than the copies.
-constexpr int64_t kSpinNs = 3000;
-
-template <typename Ready>
-bool spin_until(Ready ready) {
-  const int64_t deadline = now_ns() + kSpinNs;
-  for (int i = 0;; ++i) {
-    if (ready()) return true;
-    cpu_relax();
-    if ((i & 63) == 63 && now_ns() > deadline) return false;
-  }
-}
+// Idle threads poll for kSpinNs (core/futex.h), then sleep on a futex; they do
+// not yield in a loop: every sched_yield that finds another runnable thread is a
+// context switch, and with eight engines on two CPUs (2 devices x 4 streams)
+// those switches took more CPU than the copies.
 
 bool reached(uint32_t now, uint32_t target) { return static_cast<int32_t>(now - target) >= 0; }
 
