@@ -1,6 +1,8 @@
-// The barrier between workers: lockstep over many generations, abort, timeout, init.
+// The barrier between workers: lockstep over many generations, abort, timeout, init;
+// its poll before it sleeps (spin_until, core/futex.h).
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -9,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/futex.h"
 #include "runner/barrier.h"
 
 namespace {
@@ -154,6 +157,47 @@ TEST(Barrier, InitResets) {
   EXPECT_NO_THROW(barrier.wait(kLongNs));
   other.join();
   EXPECT_EQ(state.generation.load(), 1u);
+}
+
+// The poll every waiter makes before it sleeps (the barrier, the sim engine's
+// threads) ends as soon as what it waits for holds...
+TEST(SpinUntil, ReturnsAsSoonAsReady) {
+  int polls = 0;
+  EXPECT_TRUE(ds::spin_until([&] { return ++polls == 5; }, kLongNs));
+  EXPECT_EQ(5, polls);
+}
+
+// ... and otherwise lasts its time on the clock, not a count of pauses (whose
+// length differs tenfold between CPUs), then gives up.
+TEST(SpinUntil, PollsForItsTimeThenGivesUp) {
+  int64_t polls = 0;
+  const int64_t t0 = ds::now_ns();
+  EXPECT_FALSE(ds::spin_until([&] { return ++polls < 0; }, kShortNs));
+  const int64_t took = ds::now_ns() - t0;
+  EXPECT_GE(took, kShortNs) << "after " << polls << " polls";
+  EXPECT_LT(took, kLongNs);
+}
+
+// A party kept waiting sleeps after its short poll: over a second at the barrier
+// it uses a small part of a second of CPU (a waiter that polled on would use what
+// the scheduler gives it, and take it from the threads it waits for).
+TEST(Barrier, AWaiterKeptWaitingSleepsRatherThanPolls) {
+  BarrierState state;
+  Barrier barrier(&state);
+  barrier.init(2);
+  std::atomic<int64_t> cpu_ns{-1};
+  std::thread waiter([&] {
+    barrier.wait(kLongNs);
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    cpu_ns = static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+  });
+  ASSERT_TRUE(arrived(state, 1));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  barrier.wait(kLongNs);
+  waiter.join();
+  EXPECT_GE(cpu_ns.load(), 0);
+  EXPECT_LT(cpu_ns.load(), 150LL * 1000000LL) << "CPU used by a waiter kept waiting 1 s (ns)";
 }
 
 }  // namespace

@@ -9,23 +9,10 @@ namespace ds {
 
 namespace {
 
-// How long a thread polls before it sleeps on a futex: long enough to cover the
-// gap between two submissions, short enough that an idle engine or waiter does
-// not take CPU from busy ones when there are more threads than cores (2 devices
-// x 4 streams on 2 CPUs). Idle threads sleep; they do not yield in a loop: every
-// sched_yield that finds another runnable thread is a context switch, and with
-// eight engines on two CPUs those switches took more CPU than the copies.
-constexpr int64_t kSpinNs = 3000;
-
-template <typename Ready>
-bool spin_until(Ready ready) {
-  const int64_t deadline = now_ns() + kSpinNs;
-  for (int i = 0;; ++i) {
-    if (ready()) return true;
-    cpu_relax();
-    if ((i & 63) == 63 && now_ns() > deadline) return false;
-  }
-}
+// Idle threads poll for kSpinNs (core/futex.h), then sleep on a futex; they do
+// not yield in a loop: every sched_yield that finds another runnable thread is a
+// context switch, and with eight engines on two CPUs (2 devices x 4 streams)
+// those switches took more CPU than the copies.
 
 bool reached(uint32_t now, uint32_t target) { return static_cast<int32_t>(now - target) >= 0; }
 
@@ -112,7 +99,13 @@ void SimEngine::kick() {
 
 void SimEngine::wait_done(uint32_t target) {
   auto finished = [&] { return reached(done_.load(std::memory_order_acquire), target); };
-  if (finished() || spin_until(finished)) return;
+  if (finished()) return;
+  // A poll only when the engine is at most a batch away from the target (done_
+  // moves every kBatch ops): further away, what is left takes longer than the
+  // poll (512 queued copies of 16 KiB take half a millisecond), and the poll
+  // would only take the CPU from the engine it waits for.
+  const bool near = target - done_.load(std::memory_order_acquire) <= kBatch;
+  if (near && spin_until(finished)) return;
   // Sleep until the engine, having seen the flag, moves waiter_wake_. The flag
   // and the engine's done_ are a store-fence-load pair on each side: either the
   // engine sees the flag, or this thread sees done_ reach the target. seq is
@@ -130,7 +123,7 @@ void SimEngine::wait_done(uint32_t target) {
   waiter_sleeping_.store(0, std::memory_order_relaxed);
 }
 
-void SimEngine::report_done(uint32_t head) {
+bool SimEngine::report_done(uint32_t head) {
   done_.store(head, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (waiter_sleeping_.load(std::memory_order_acquire) &&
@@ -139,12 +132,14 @@ void SimEngine::report_done(uint32_t head) {
     waiter_wake_.fetch_add(1, std::memory_order_release);
     futex_wake_all(&waiter_wake_);
     if (hook_) hook_(hook_context_, HookPoint::kWokeWaiter);
+    return true;
   }
+  return false;
 }
 
-uint32_t SimEngine::wait_for_work(uint32_t head) {
+uint32_t SimEngine::wait_for_work(uint32_t head, bool poll) {
   auto ready = [&] { return tail_.load(std::memory_order_acquire) != head; };
-  if (spin_until(ready)) return tail_.load(std::memory_order_acquire);
+  if (poll && spin_until(ready)) return tail_.load(std::memory_order_acquire);
   // As wait_done(): the flag and tail_ are a store-load pair on each side (either
   // publish() sees the flag, or this thread sees the new tail_), and the sleep is
   // on engine_wake_, read before the flag is raised, which every wake moves. A
@@ -184,9 +179,11 @@ void SimEngine::run() {
     if (head == limit) {
       // Between batches (and whenever the queue looks empty): tell the producer
       // how far we are, and see what it has published since.
-      report_done(head);
+      // A producer this has just woken was asleep waiting for it: it publishes
+      // nothing more before it has run again, so no poll for its next work.
+      const bool woke = report_done(head);
       uint32_t tail = tail_.load(std::memory_order_acquire);
-      if (tail == head) tail = wait_for_work(head);
+      if (tail == head) tail = wait_for_work(head, !woke);
       limit = tail - head > kBatch ? head + kBatch : tail;
     }
     const Op& op = ring_[head % kRing];

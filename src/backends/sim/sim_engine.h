@@ -75,9 +75,9 @@ class SimEngine {
   void push(Kind kind, void* a, const void* b, size_t n, uint32_t value);
   void wait_done(uint32_t target);          // until done_ has reached target
   void run();
-  uint32_t wait_for_work(uint32_t head);    // the engine, idle: returns the new tail
+  uint32_t wait_for_work(uint32_t head, bool poll);  // the engine, idle: returns the new tail
   void pass_gate(const Op& op);
-  void report_done(uint32_t head);          // the engine: done_ = head, wake a waiter it satisfies
+  bool report_done(uint32_t head);          // the engine: done_ = head, wake a waiter it satisfies (true: it did)
 
   std::vector<Op> ring_;
   std::vector<std::vector<CopyDesc>> lists_;  // kList descriptors by slot (capacity kept)
