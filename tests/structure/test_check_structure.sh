@@ -41,7 +41,7 @@ cat >"$work/a/src/core/units.cc" <<'SRC'
 SRC
 printf '#include "core/units.h"\n#include "backends/sim/sim.h"\n' >"$work/a/src/aio/io_loop.h"
 printf '#include "aio/io_loop.h"\n#include "cases/catalog.h"\n' >"$work/a/src/load/pipeline.cc"
-printf '#include "core/units.h"\n#include "sim_engine.h"\n' >"$work/a/src/backends/sim/sim.h"
+printf '#include "core/units.h"\n#include "sim_copy_thread.h"\n' >"$work/a/src/backends/sim/sim.h"
 printf '#include "load/pipeline.h"\n' >"$work/a/src/main.cc"
 # aio above backends, a folder's own and same-folder includes: allowed; core -> aio
 # (higher) and load -> cases (kept apart) are not.

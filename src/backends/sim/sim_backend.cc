@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "backends/sim/sim_engine.h"
+#include "backends/sim/sim_copy_thread.h"
 #include "topology/topology.h"
 #include "core/error.h"
 #include "core/futex.h"
@@ -19,7 +19,7 @@ namespace {
 
 class SimStream : public Stream {
  public:
-  SimEngine engine;
+  SimCopyThread copier;
 };
 
 class SimEvent : public Event {
@@ -27,18 +27,18 @@ class SimEvent : public Event {
   SimEventStamp stamp;
 };
 
-SimEngine& engine_of(Stream& s) { return static_cast<SimStream&>(s).engine; }
+SimCopyThread& copier_of(Stream& s) { return static_cast<SimStream&>(s).copier; }
 
-// Each held engine waits for the word to reach this round's number; release()
+// Each held copy thread waits for the word to reach this round's number; release()
 // stores it and wakes them.
 class SimGate : public StreamGate {
  public:
   ~SimGate() override {
     release();
-    for (Stream* s : held_) engine_of(*s).wait_idle();  // every engine is past the word
+    for (Stream* s : held_) copier_of(*s).wait_idle();  // every copy thread is past the word
   }
   void hold(Stream& s) override {
-    engine_of(s).wait_gate(&word_, round_);
+    copier_of(s).wait_gate(&word_, round_);
     if (std::find(held_.begin(), held_.end(), &s) == held_.end()) held_.push_back(&s);
   }
   void release() override {
@@ -93,10 +93,10 @@ class SimDevice : public Device {
   void record(Event& e, Stream& s) override {
     auto& ev = static_cast<SimEvent&>(e).stamp;
     ev.ns.store(-1, std::memory_order_relaxed);
-    engine_of(s).stamp(&ev);
+    copier_of(s).stamp(&ev);
   }
-  void synchronize(Stream& s) override { engine_of(s).wait_idle(); }
-  // The engine stamps the event when it reaches it, after everything queued before.
+  void synchronize(Stream& s) override { copier_of(s).wait_idle(); }
+  // The copy thread stamps the event when it reaches it, after everything queued before.
   bool query(Event& e, Stream&) override {
     return static_cast<SimEvent&>(e).stamp.ns.load(std::memory_order_acquire) >= 0;
   }
@@ -107,12 +107,12 @@ class SimDevice : public Device {
     return b - a;
   }
 
-  void copy_async(const CopyDesc& d, CopyDir, Stream& s) override { engine_of(s).copy(d); }
+  void copy_async(const CopyDesc& d, CopyDir, Stream& s) override { copier_of(s).copy(d); }
   void copy_batch(const CopyDesc* d, size_t n, CopyDir, Stream& s) override {
-    engine_of(s).copy_list(d, n);
+    copier_of(s).copy_list(d, n);
   }
   void direct_task(const CopyDesc* d, size_t n, Stream& s) override {
-    engine_of(s).copy_list(d, n);
+    copier_of(s).copy_list(d, n);
   }
   void copy_sync(const CopyDesc& d, CopyDir) override { std::memcpy(d.dst, d.src, d.bytes); }
 
@@ -129,8 +129,8 @@ class SimBackend : public Backend {
   bool device_memory_is_host() const override { return true; }
   // Pinned and registered memory is mmap + mlock here: RLIMIT_MEMLOCK applies.
   bool mlocks(HostLock) const override { return true; }
-  // The engine's ring: a producer blocked on a full ring behind a held engine would wait forever.
-  uint64_t gate_queue_limit() const override { return SimEngine::capacity(); }
+  // The copy thread's ring: a producer blocked on a full ring behind a held copy thread would wait forever.
+  uint64_t gate_queue_limit() const override { return SimCopyThread::capacity(); }
   void init_process() override {}
   BackendProbe probe() override {
     BackendProbe p;

@@ -1,6 +1,6 @@
 // sim: a real measurement of CPU memory copies standing in for an accelerator.
 // Device memory is host memory owned by a simulated card; every stream is its
-// own copy-engine thread; the direct path is an engine that takes one
+// own copy thread (a simulated copy engine); the direct path is a copy thread that takes one
 // descriptor list per IO task.
 #pragma once
 

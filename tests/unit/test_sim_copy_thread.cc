@@ -1,4 +1,4 @@
-// The sim copy engine on its own: FIFO order across ring wrap-around, copy lists,
+// The sim copy copy thread on its own: FIFO order across ring wrap-around, copy lists,
 // event stamps in stream order, the gate, backpressure, draining on destruction,
 // and the two sleep/wake hand-offs under interleavings forced through its hooks.
 // No test asserts a duration: order and content only (deadlines are generous
@@ -23,14 +23,14 @@
 #include <thread>
 #include <vector>
 
-#include "backends/sim/sim_engine.h"
+#include "backends/sim/sim_copy_thread.h"
 #include "core/clock.h"
 #include "core/futex.h"
 
 namespace ds {
 namespace {
 
-// More ops than the engine's ring has slots (4096), so every test that uses it wraps.
+// More ops than the copy thread's ring has slots (4096), so every test that uses it wraps.
 constexpr size_t kMany = 3 * 4096 + 123;
 
 std::vector<uint8_t> bytes_of(size_t n, uint8_t seed) {
@@ -105,65 +105,65 @@ bool eventually(Ready ready, std::chrono::seconds limit = std::chrono::seconds(2
 
 bool stamped(const SimEventStamp& e) { return e.ns.load(std::memory_order_acquire) >= 0; }
 
-// publish() stores tail_ and is preempted before it looks at the engine's sleep
-// flag; meanwhile the engine runs the op, goes idle and raises the flag for a new
+// publish() stores tail_ and is preempted before it looks at the copy thread's sleep
+// flag; meanwhile the copy thread runs the op, goes idle and raises the flag for a new
 // sleep, finding tail_ unchanged; publish() resumes, clears that new flag and
-// wakes a thread that is not yet asleep; the engine then sleeps. Sleeping on
+// wakes a thread that is not yet asleep; the copy thread then sleeps. Sleeping on
 // tail_ (unchanged), it never woke again: the next publish, once it slept, found
 // the flag clear.
 struct PublishRace {
   Steps steps;
   std::atomic<uint32_t>* gate = nullptr;
   std::atomic<bool> armed{false};
-  std::atomic<long> engine_tid{0};
+  std::atomic<long> copier_tid{0};
 
-  static void hook(void* context, SimEngine::HookPoint point) {
+  static void hook(void* context, SimCopyThread::HookPoint point) {
     auto& r = *static_cast<PublishRace*>(context);
-    if (point == SimEngine::HookPoint::kPublished) {
+    if (point == SimCopyThread::HookPoint::kPublished) {
       if (!r.armed.exchange(false)) return;
       r.steps.reach(1);     // 1: tail_ stored; the producer stops before it reads the flag
-      release(*r.gate, 1);  // the engine goes on: through the gate and the new op, then idle
+      release(*r.gate, 1);  // the copy thread goes on: through the gate and the new op, then idle
       r.steps.wait_for(2);  // until it has raised the flag of its next sleep
-    } else if (point == SimEngine::HookPoint::kEngineSleeping) {
+    } else if (point == SimCopyThread::HookPoint::kCopierSleeping) {
       if (r.steps.now() != 1) return;
-      r.engine_tid = syscall(SYS_gettid);
-      r.steps.reach(2);     // 2: flag raised, tail_ as it was: the engine is about to sleep
+      r.copier_tid = syscall(SYS_gettid);
+      r.steps.reach(2);     // 2: flag raised, tail_ as it was: the copy thread is about to sleep
       r.steps.wait_for(3);  // until publish() has cleared the flag and woken no one
-      r.steps.reach(4);     // 4: the engine goes to futex_wait; nothing else blocks it now
+      r.steps.reach(4);     // 4: the copy thread goes to futex_wait; nothing else blocks it now
     }
   }
 };
 
-TEST(SimEngine, PublishThatClearsTheFlagOfTheEnginesNextSleepStillWakesIt) {
+TEST(SimCopyThread, PublishThatClearsTheFlagOfTheCopyThreadsNextSleepStillWakesIt) {
   std::atomic<uint32_t> gate{0};
   PublishRace race;
   race.gate = &gate;
   SimEventStamp at_gate, first, second;
-  SimEngine engine(&PublishRace::hook, &race);
-  // A closed gate keeps the engine awake and busy while the next op is published.
-  engine.stamp(&at_gate);
-  engine.wait_gate(&gate, 1);
-  ASSERT_TRUE(eventually([&] { return stamped(at_gate); })) << "the engine never reached the gate";
+  SimCopyThread copier(&PublishRace::hook, &race);
+  // A closed gate keeps the copy thread awake and busy while the next op is published.
+  copier.stamp(&at_gate);
+  copier.wait_gate(&gate, 1);
+  ASSERT_TRUE(eventually([&] { return stamped(at_gate); })) << "the copier never reached the gate";
   race.armed = true;
-  engine.stamp(&first);  // stops at kPublished: steps 1 and 2 happen inside
+  copier.stamp(&first);  // stops at kPublished: steps 1 and 2 happen inside
   race.steps.reach(3);   // 3: publish() has returned
   EXPECT_TRUE(race.steps.wait_for(4)) << "the interleaving was not forced (a hook not reached)";
   EXPECT_TRUE(stamped(first));
-  // The next op only once the engine sleeps (past step 4 nothing but its futex_wait
+  // The next op only once the copy thread sleeps (past step 4 nothing but its futex_wait
   // puts it to sleep), as in a run where the next submission comes a little later.
-  const long engine_tid = race.engine_tid.load();
-  EXPECT_TRUE(eventually([&] { return engine_tid != 0 && thread_state(engine_tid) == 'S'; }))
-      << "the engine never slept";
-  engine.stamp(&second);
+  const long copier_tid = race.copier_tid.load();
+  EXPECT_TRUE(eventually([&] { return copier_tid != 0 && thread_state(copier_tid) == 'S'; }))
+      << "the copier never slept";
+  copier.stamp(&second);
   const bool woke = eventually([&] { return stamped(second); });
-  EXPECT_TRUE(woke) << "lost wake-up: the engine sleeps with an op queued after a publish "
+  EXPECT_TRUE(woke) << "lost wake-up: the copier sleeps with an op queued after a publish "
                        "cleared the flag of its next sleep";
-  if (!woke) engine.kick();  // let it see the queue, so that the destructor can end it
-  engine.wait_idle();
+  if (!woke) copier.kick();  // let it see the queue, so that the destructor can end it
+  copier.wait_idle();
   EXPECT_TRUE(stamped(second));
 }
 
-// The producer's side: the engine reports the producer's target done and wakes it
+// The producer's side: the copy thread reports the producer's target done and wakes it
 // after the producer has raised its flag and seen done_ short of the target, but
 // before it is asleep in futex_wait. The wake must not be lost.
 struct WaiterRace {
@@ -171,75 +171,75 @@ struct WaiterRace {
   std::atomic<uint32_t>* gate = nullptr;
   std::atomic<bool> armed{false};
 
-  static void hook(void* context, SimEngine::HookPoint point) {
+  static void hook(void* context, SimCopyThread::HookPoint point) {
     auto& r = *static_cast<WaiterRace*>(context);
-    if (point == SimEngine::HookPoint::kWaiterSleeping) {
+    if (point == SimCopyThread::HookPoint::kWaiterSleeping) {
       if (!r.armed.exchange(false)) return;
       r.steps.reach(1);     // 1: the producer is about to sleep, its target not done
-      release(*r.gate, 1);  // the engine finishes everything
+      release(*r.gate, 1);  // the copy thread finishes everything
       r.steps.wait_for(2);  // and has woken the producer, who is not yet asleep
-    } else if (point == SimEngine::HookPoint::kWokeWaiter) {
+    } else if (point == SimCopyThread::HookPoint::kWokeWaiter) {
       if (r.steps.now() == 1) r.steps.reach(2);
     }
   }
 };
 
-TEST(SimEngine, WakeBetweenTheWaitersLastLookAndItsSleepIsNotLost) {
+TEST(SimCopyThread, WakeBetweenTheWaitersLastLookAndItsSleepIsNotLost) {
   std::atomic<uint32_t> gate{0};
   WaiterRace race;
   race.gate = &gate;
   SimEventStamp at_gate, after_gate;
-  SimEngine engine(&WaiterRace::hook, &race);
-  engine.stamp(&at_gate);
-  engine.wait_gate(&gate, 1);
-  engine.stamp(&after_gate);
-  ASSERT_TRUE(eventually([&] { return stamped(at_gate); })) << "the engine never reached the gate";
+  SimCopyThread copier(&WaiterRace::hook, &race);
+  copier.stamp(&at_gate);
+  copier.wait_gate(&gate, 1);
+  copier.stamp(&after_gate);
+  ASSERT_TRUE(eventually([&] { return stamped(at_gate); })) << "the copier never reached the gate";
   race.armed = true;
   std::atomic<bool> returned{false};
   std::thread waiter([&] {  // the producer's wait, on a thread this test can wait for
-    engine.wait_idle();
+    copier.wait_idle();
     returned = true;
   });
   const bool woke = eventually([&] { return returned.load(); });
   EXPECT_TRUE(woke) << "lost wake-up: wait_idle() sleeps with everything done";
-  if (!woke) engine.kick();
+  if (!woke) copier.kick();
   waiter.join();
   EXPECT_EQ(2, race.steps.now()) << "the interleaving was not forced (a hook not reached)";
   EXPECT_TRUE(stamped(after_gate));
 }
 
-TEST(SimEngine, CopiesEveryBlockAcrossRingWrapAround) {
+TEST(SimCopyThread, CopiesEveryBlockAcrossRingWrapAround) {
   constexpr size_t kBlock = 64;
   const std::vector<uint8_t> src = bytes_of(kMany * kBlock, 3);
   std::vector<uint8_t> dst(src.size(), 0);
-  SimEngine engine;
-  for (size_t i = 0; i < kMany; ++i) engine.copy({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
-  engine.wait_idle();
+  SimCopyThread copier;
+  for (size_t i = 0; i < kMany; ++i) copier.copy({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
+  copier.wait_idle();
   EXPECT_EQ(0, std::memcmp(dst.data(), src.data(), src.size()));
 }
 
-TEST(SimEngine, RunsOpsInSubmissionOrder) {
+TEST(SimCopyThread, RunsOpsInSubmissionOrder) {
   // Every copy writes the same destination: only FIFO order leaves the last one there,
   // lap after lap of the ring.
   std::vector<std::vector<uint8_t>> srcs;
   for (int k = 0; k < 5; ++k) srcs.push_back(bytes_of(256, static_cast<uint8_t>(k * 40 + 1)));
   std::vector<uint8_t> dst(256, 0);
-  SimEngine engine;
+  SimCopyThread copier;
   for (size_t round = 0; round < 4; ++round) {
     for (size_t i = 0; i < kMany + round; ++i) {
       const auto& s = srcs[i % srcs.size()];
-      engine.copy({dst.data(), s.data(), s.size()});
+      copier.copy({dst.data(), s.data(), s.size()});
     }
-    engine.wait_idle();
+    copier.wait_idle();
     EXPECT_EQ(dst, srcs[(kMany + round - 1) % srcs.size()]) << "round " << round;
   }
 }
 
-TEST(SimEngine, CopyListCopiesEveryDescriptorAndKeepsItsOwnCopy) {
+TEST(SimCopyThread, CopyListCopiesEveryDescriptorAndKeepsItsOwnCopy) {
   constexpr size_t kBlock = 128;
   constexpr size_t kBlocks = 37;
   const std::vector<uint8_t> src = bytes_of(kBlock * kBlocks, 9);
-  SimEngine engine;
+  SimCopyThread copier;
   for (size_t lap = 0; lap < 3 * 4096 / 16; lap += 1) {
     // Lists of changing lengths through the same slots; the caller's array is
     // overwritten right after each submission.
@@ -247,28 +247,28 @@ TEST(SimEngine, CopyListCopiesEveryDescriptorAndKeepsItsOwnCopy) {
     const size_t n = 1 + lap % kBlocks;
     std::vector<CopyDesc> descs;
     for (size_t i = 0; i < n; ++i) descs.push_back({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
-    engine.copy_list(descs.data(), descs.size());
+    copier.copy_list(descs.data(), descs.size());
     for (auto& d : descs) d = CopyDesc{nullptr, nullptr, 0};
-    engine.copy_list(nullptr, 0);  // an empty list is a no-op
-    engine.wait_idle();
+    copier.copy_list(nullptr, 0);  // an empty list is a no-op
+    copier.wait_idle();
     ASSERT_EQ(0, std::memcmp(dst.data(), src.data(), n * kBlock)) << "lap " << lap << ", " << n << " blocks";
     ASSERT_TRUE(std::all_of(dst.begin() + static_cast<long>(n * kBlock), dst.end(), [](uint8_t b) { return b == 0; }));
   }
 }
 
-TEST(SimEngine, StampsEventsInStreamOrder) {
+TEST(SimCopyThread, StampsEventsInStreamOrder) {
   constexpr size_t kBlock = 4096;
   const std::vector<uint8_t> src = bytes_of(kMany * kBlock / 8, 5);
   std::vector<uint8_t> dst(src.size(), 0);
   std::vector<SimEventStamp> events(kMany / 8 + 1);
-  SimEngine engine;
+  SimCopyThread copier;
   const int64_t before = now_ns();
   for (size_t i = 0; i + 1 < events.size(); ++i) {
-    engine.stamp(&events[i]);
-    engine.copy({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
+    copier.stamp(&events[i]);
+    copier.copy({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
   }
-  engine.stamp(&events.back());
-  engine.wait_idle();
+  copier.stamp(&events.back());
+  copier.wait_idle();
   const int64_t after = now_ns();
   int64_t last = before;
   for (size_t i = 0; i < events.size(); ++i) {
@@ -280,19 +280,19 @@ TEST(SimEngine, StampsEventsInStreamOrder) {
   EXPECT_EQ(0, std::memcmp(dst.data(), src.data(), (events.size() - 1) * kBlock));
 }
 
-TEST(SimEngine, GateHoldsLaterWorkUntilReleased) {
+TEST(SimCopyThread, GateHoldsLaterWorkUntilReleased) {
   const std::vector<uint8_t> src = bytes_of(4096, 11);
   std::vector<uint8_t> before_gate(4096, 0), after_gate(4096, 0);
   std::atomic<uint32_t> word{0};
   SimEventStamp stamp_before, stamp_after;
-  SimEngine engine;
-  engine.copy({before_gate.data(), src.data(), src.size()});
-  engine.stamp(&stamp_before);
-  engine.wait_gate(&word, 1);
-  engine.copy({after_gate.data(), src.data(), src.size()});
-  engine.stamp(&stamp_after);
+  SimCopyThread copier;
+  copier.copy({before_gate.data(), src.data(), src.size()});
+  copier.stamp(&stamp_before);
+  copier.wait_gate(&word, 1);
+  copier.copy({after_gate.data(), src.data(), src.size()});
+  copier.stamp(&stamp_after);
 
-  // The work before the gate runs; the engine then waits at the gate, asleep.
+  // The work before the gate runs; the copy thread then waits at the gate, asleep.
   while (stamp_before.ns.load() < 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(before_gate, src);
   bool asleep = false;
@@ -300,93 +300,93 @@ TEST(SimEngine, GateHoldsLaterWorkUntilReleased) {
     for (long tid : other_threads()) asleep = asleep || thread_state(tid) == 'S';
     if (!asleep) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  EXPECT_TRUE(asleep) << "the engine thread never slept at the closed gate";
+  EXPECT_TRUE(asleep) << "the copier thread never slept at the closed gate";
   EXPECT_EQ(-1, stamp_after.ns.load());
   EXPECT_TRUE(std::all_of(after_gate.begin(), after_gate.end(), [](uint8_t b) { return b == 0; }))
       << "a copy queued after the gate ran before the gate opened";
 
   const int64_t opened = now_ns();
   release(word, 1);
-  engine.wait_idle();
+  copier.wait_idle();
   EXPECT_EQ(after_gate, src);
   EXPECT_GE(stamp_after.ns.load(), opened);
 }
 
-TEST(SimEngine, GateComparesAcrossWrapAround) {
+TEST(SimCopyThread, GateComparesAcrossWrapAround) {
   std::vector<uint8_t> src = bytes_of(64, 1), dst(64, 0);
   // 0xfffffff0 is "before" 5 (serial-number order): closed until the word passes 5.
   std::atomic<uint32_t> word{0xfffffff0u};
   SimEventStamp reached;
-  SimEngine engine;
-  engine.wait_gate(&word, 5);
-  engine.copy({dst.data(), src.data(), src.size()});
-  engine.stamp(&reached);
+  SimCopyThread copier;
+  copier.wait_gate(&word, 5);
+  copier.copy({dst.data(), src.data(), src.size()});
+  copier.stamp(&reached);
   std::thread opener([&] {
     release(word, 3);  // still before 5: stays closed
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(-1, reached.ns.load());
     release(word, 7);  // past 5: open
   });
-  engine.wait_idle();
+  copier.wait_idle();
   opener.join();
   EXPECT_EQ(dst, src);
 
   // A gate whose value the word has already reached does not wait.
   std::vector<uint8_t> dst2(64, 0);
-  engine.wait_gate(&word, 7);
-  engine.wait_gate(&word, 0xfffffff0u);
-  engine.copy({dst2.data(), src.data(), src.size()});
-  engine.wait_idle();
+  copier.wait_gate(&word, 7);
+  copier.wait_gate(&word, 0xfffffff0u);
+  copier.copy({dst2.data(), src.data(), src.size()});
+  copier.wait_idle();
   EXPECT_EQ(dst2, src);
 }
 
-TEST(SimEngine, FullRingWaitsForTheEngineToCatchUp) {
-  // A closed gate holds the engine while this thread queues more than the ring
+TEST(SimCopyThread, FullRingWaitsForTheCopyThreadToCatchUp) {
+  // A closed gate holds the copy thread while this thread queues more than the ring
   // holds: submission waits for room (another thread opens the gate).
   constexpr size_t kBlock = 32;
   const std::vector<uint8_t> src = bytes_of(kMany * kBlock, 21);
   std::vector<uint8_t> dst(src.size(), 0);
   std::atomic<uint32_t> word{0};
   std::atomic<bool> queued_all{false};
-  SimEngine engine;
-  engine.wait_gate(&word, 1);
+  SimCopyThread copier;
+  copier.wait_gate(&word, 1);
   std::thread opener([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_FALSE(queued_all.load()) << "the ring took more ops than it holds";
     release(word, 1);
   });
-  for (size_t i = 0; i < kMany; ++i) engine.copy({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
+  for (size_t i = 0; i < kMany; ++i) copier.copy({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
   queued_all = true;
-  engine.wait_idle();
+  copier.wait_idle();
   opener.join();
   EXPECT_EQ(0, std::memcmp(dst.data(), src.data(), src.size()));
 }
 
-TEST(SimEngine, DestructionRunsWhatWasQueued) {
+TEST(SimCopyThread, DestructionRunsWhatWasQueued) {
   constexpr size_t kBlock = 512;
   constexpr size_t kBlocks = kMany / 4;
   const std::vector<uint8_t> src = bytes_of(kBlocks * kBlock, 13);
   std::vector<uint8_t> dst(src.size(), 0);
   SimEventStamp last;
   {
-    SimEngine engine;
-    for (size_t i = 0; i < kBlocks; ++i) engine.copy({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
-    engine.stamp(&last);
+    SimCopyThread copier;
+    for (size_t i = 0; i < kBlocks; ++i) copier.copy({dst.data() + i * kBlock, src.data() + i * kBlock, kBlock});
+    copier.stamp(&last);
   }
   EXPECT_GE(last.ns.load(), 0);
   EXPECT_EQ(0, std::memcmp(dst.data(), src.data(), src.size()));
 }
 
-TEST(SimEngine, WaitIdleSeesEveryRepeatedSubmission) {
+TEST(SimCopyThread, WaitIdleSeesEveryRepeatedSubmission) {
   // Many short iterations: each wait_idle must return only after its own copies,
-  // whether the engine was spinning or asleep when they were queued.
+  // whether the copy thread was spinning or asleep when they were queued.
   const std::vector<uint8_t> a = bytes_of(8192, 1), b = bytes_of(8192, 2);
   std::vector<uint8_t> dst(8192, 0);
-  SimEngine engine;
+  SimCopyThread copier;
   for (int it = 0; it < 2000; ++it) {
     const auto& s = (it & 1) ? b : a;
-    engine.copy({dst.data(), s.data(), s.size()});
-    engine.wait_idle();
+    copier.copy({dst.data(), s.data(), s.size()});
+    copier.wait_idle();
     ASSERT_EQ(dst, s) << "iteration " << it;
     if (it % 500 == 499) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // let it sleep
   }

@@ -1,4 +1,4 @@
-#include "backends/sim/sim_engine.h"
+#include "backends/sim/sim_copy_thread.h"
 
 #include <cstring>
 
@@ -11,28 +11,28 @@ namespace {
 
 // Idle threads poll for kSpinNs (core/futex.h), then sleep on a futex; they do
 // not yield in a loop: every sched_yield that finds another runnable thread is a
-// context switch, and with eight engines on two CPUs (2 devices x 4 streams)
+// context switch, and with eight copy threads on two CPUs (2 devices x 4 streams)
 // those switches took more CPU than the copies.
 
 bool reached(uint32_t now, uint32_t target) { return static_cast<int32_t>(now - target) >= 0; }
 
 }  // namespace
 
-SimEngine::SimEngine(Hook hook, void* hook_context)
+SimCopyThread::SimCopyThread(Hook hook, void* hook_context)
     : ring_(kRing), lists_(kRing), hook_(hook), hook_context_(hook_context) {
   thread_ = std::thread([this] { run(); });
 }
 
-SimEngine::~SimEngine() {
+SimCopyThread::~SimCopyThread() {
   // Stopping is the last op: everything queued before it still runs.
   push(Kind::kStop, nullptr, nullptr, 0, 0);
   thread_.join();
 }
 
-uint32_t SimEngine::reserve() {
+uint32_t SimCopyThread::reserve() {
   if (pushed_ - done_seen_ >= kRing) {
     done_seen_ = done_.load(std::memory_order_acquire);
-    // Full: wait until a quarter of the ring is free, so that the engine still
+    // Full: wait until a quarter of the ring is free, so that the copy thread still
     // has three quarters queued when this thread is woken.
     if (pushed_ - done_seen_ >= kRing) {
       wait_done(pushed_ - kRing + kRing / 4);
@@ -42,22 +42,22 @@ uint32_t SimEngine::reserve() {
   return pushed_ % kRing;
 }
 
-void SimEngine::publish() {
+void SimCopyThread::publish() {
   ++pushed_;
   tail_.store(pushed_, std::memory_order_seq_cst);
   if (hook_) hook_(hook_context_, HookPoint::kPublished);
-  // One wake per sleep: clear the flag so the pushes before the engine runs
+  // One wake per sleep: clear the flag so the pushes before the copy thread runs
   // again do not each pay for a system call. The flag may belong to a sleep
   // that began after tail_ was stored (this thread was preempted here): moving
-  // engine_wake_ makes that sleep's futex_wait return, and the engine then sees
+  // copier_wake_ makes that sleep's futex_wait return, and the copy thread then sees
   // the new tail_ (see wait_for_work).
-  if (engine_sleeping_.load(std::memory_order_seq_cst) && engine_sleeping_.exchange(0)) {
-    engine_wake_.fetch_add(1, std::memory_order_release);
-    futex_wake_all(&engine_wake_);
+  if (copier_sleeping_.load(std::memory_order_seq_cst) && copier_sleeping_.exchange(0)) {
+    copier_wake_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&copier_wake_);
   }
 }
 
-void SimEngine::push(Kind kind, void* a, const void* b, size_t n, uint32_t value) {
+void SimCopyThread::push(Kind kind, void* a, const void* b, size_t n, uint32_t value) {
   Op& op = ring_[reserve()];
   op.a = a;
   op.b = b;
@@ -67,11 +67,11 @@ void SimEngine::push(Kind kind, void* a, const void* b, size_t n, uint32_t value
   publish();
 }
 
-void SimEngine::copy(const CopyDesc& desc) { push(Kind::kCopy, desc.dst, desc.src, desc.bytes, 0); }
+void SimCopyThread::copy(const CopyDesc& desc) { push(Kind::kCopy, desc.dst, desc.src, desc.bytes, 0); }
 
-void SimEngine::copy_list(const CopyDesc* descs, size_t n) {
+void SimCopyThread::copy_list(const CopyDesc* descs, size_t n) {
   const uint32_t slot = reserve();
-  lists_[slot].assign(descs, descs + n);  // the slot is free: the engine is done with it
+  lists_[slot].assign(descs, descs + n);  // the slot is free: the copy thread is done with it
   Op& op = ring_[slot];
   op.a = nullptr;
   op.b = nullptr;
@@ -81,34 +81,34 @@ void SimEngine::copy_list(const CopyDesc* descs, size_t n) {
   publish();
 }
 
-void SimEngine::stamp(SimEventStamp* event) { push(Kind::kStamp, event, nullptr, 0, 0); }
+void SimCopyThread::stamp(SimEventStamp* event) { push(Kind::kStamp, event, nullptr, 0, 0); }
 
-void SimEngine::wait_gate(const std::atomic<uint32_t>* word, uint32_t value) {
+void SimCopyThread::wait_gate(const std::atomic<uint32_t>* word, uint32_t value) {
   push(Kind::kGate, const_cast<std::atomic<uint32_t>*>(word), nullptr, 0, value);
 }
 
-void SimEngine::wait_idle() { wait_done(pushed_); }
+void SimCopyThread::wait_idle() { wait_done(pushed_); }
 
-void SimEngine::kick() {
-  engine_wake_.fetch_add(1, std::memory_order_release);
-  futex_wake_all(&engine_wake_);
+void SimCopyThread::kick() {
+  copier_wake_.fetch_add(1, std::memory_order_release);
+  futex_wake_all(&copier_wake_);
   futex_wake_all(&tail_);  // nobody sleeps on it now; a test of a regression still ends
   waiter_wake_.fetch_add(1, std::memory_order_release);
   futex_wake_all(&waiter_wake_);
 }
 
-void SimEngine::wait_done(uint32_t target) {
+void SimCopyThread::wait_done(uint32_t target) {
   auto finished = [&] { return reached(done_.load(std::memory_order_acquire), target); };
   if (finished()) return;
-  // A poll only when the engine is at most a batch away from the target (done_
+  // A poll only when the copy thread is at most a batch away from the target (done_
   // moves every kBatch ops): further away, what is left takes longer than the
   // poll (512 queued copies of 16 KiB take half a millisecond), and the poll
-  // would only take the CPU from the engine it waits for.
+  // would only take the CPU from the copy thread it waits for.
   const bool near = target - done_.load(std::memory_order_acquire) <= kBatch;
   if (near && spin_until(finished)) return;
-  // Sleep until the engine, having seen the flag, moves waiter_wake_. The flag
-  // and the engine's done_ are a store-fence-load pair on each side: either the
-  // engine sees the flag, or this thread sees done_ reach the target. seq is
+  // Sleep until the copy thread, having seen the flag, moves waiter_wake_. The flag
+  // and the copy thread's done_ are a store-fence-load pair on each side: either the
+  // copy thread sees the flag, or this thread sees done_ reach the target. seq is
   // read before the flag is raised, so a wake that lands before futex_wait (or
   // that clears a flag this thread has raised again since) still changes the
   // word from seq: futex_wait returns at once and the loop looks again.
@@ -123,7 +123,7 @@ void SimEngine::wait_done(uint32_t target) {
   waiter_sleeping_.store(0, std::memory_order_relaxed);
 }
 
-bool SimEngine::report_done(uint32_t head) {
+bool SimCopyThread::report_done(uint32_t head) {
   done_.store(head, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (waiter_sleeping_.load(std::memory_order_acquire) &&
@@ -137,28 +137,28 @@ bool SimEngine::report_done(uint32_t head) {
   return false;
 }
 
-uint32_t SimEngine::wait_for_work(uint32_t head, bool poll) {
+uint32_t SimCopyThread::wait_for_work(uint32_t head, bool poll) {
   auto ready = [&] { return tail_.load(std::memory_order_acquire) != head; };
   if (poll && spin_until(ready)) return tail_.load(std::memory_order_acquire);
   // As wait_done(): the flag and tail_ are a store-load pair on each side (either
   // publish() sees the flag, or this thread sees the new tail_), and the sleep is
-  // on engine_wake_, read before the flag is raised, which every wake moves. A
+  // on copier_wake_, read before the flag is raised, which every wake moves. A
   // publish that clears the flag of this sleep after storing tail_ before it
-  // (the lost wake-up of sleeping on tail_ itself) moves engine_wake_ too.
+  // (the lost wake-up of sleeping on tail_ itself) moves copier_wake_ too.
   for (;;) {
-    const uint32_t seq = engine_wake_.load(std::memory_order_acquire);
-    engine_sleeping_.store(1, std::memory_order_seq_cst);
+    const uint32_t seq = copier_wake_.load(std::memory_order_acquire);
+    copier_sleeping_.store(1, std::memory_order_seq_cst);
     const uint32_t tail = tail_.load(std::memory_order_seq_cst);
     if (tail != head) {
-      engine_sleeping_.store(0, std::memory_order_relaxed);
+      copier_sleeping_.store(0, std::memory_order_relaxed);
       return tail;
     }
-    if (hook_) hook_(hook_context_, HookPoint::kEngineSleeping);
-    futex_wait(&engine_wake_, seq, -1);
+    if (hook_) hook_(hook_context_, HookPoint::kCopierSleeping);
+    futex_wait(&copier_wake_, seq, -1);
   }
 }
 
-void SimEngine::pass_gate(const Op& op) {
+void SimCopyThread::pass_gate(const Op& op) {
   // Safe as it is: the sleep is on the word the releaser stores to, with the value
   // just seen closed; a release changes that word (its rounds only go forward)
   // before it wakes, so a release before futex_wait makes futex_wait return.
@@ -172,7 +172,7 @@ void SimEngine::pass_gate(const Op& op) {
   }
 }
 
-void SimEngine::run() {
+void SimCopyThread::run() {
   uint32_t head = 0;   // next op to run
   uint32_t limit = 0;  // run up to here before looking at the shared words again
   for (;;) {

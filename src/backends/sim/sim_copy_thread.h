@@ -1,4 +1,4 @@
-// A simulated copy engine: one thread that executes submitted work in FIFO order
+// A simulated copy copy thread as one thread that executes submitted work in FIFO order
 // with memcpy and stamps events with the monotonic clock as it reaches them.
 // One producer (the worker thread that owns the stream) submits and waits.
 #pragma once
@@ -16,41 +16,41 @@ struct SimEventStamp {
   std::atomic<int64_t> ns{-1};
 };
 
-class SimEngine {
+class SimCopyThread {
  public:
   // Where a test can stop a thread to force an interleaving of the hand-offs
-  // between the producer and the engine (tests/unit/test_sim_engine.cc).
+  // between the producer and the copy thread (tests/unit/test_sim_copy_thread.cc).
   enum class HookPoint {
-    kPublished,       // producer, publish(): tail_ stored, the engine's sleep flag not yet read
-    kEngineSleeping,  // engine, waiting for work: flag raised, nothing new seen, futex_wait next
+    kPublished,       // producer, publish(): tail_ stored, the copy thread's sleep flag not yet read
+    kCopierSleeping,  // copy thread, waiting for work: flag raised, nothing new seen, futex_wait next
     kWaiterSleeping,  // producer, waiting for completion: flag raised, not done, futex_wait next
-    kWokeWaiter,      // engine, report_done(): it has just woken the sleeping producer
+    kWokeWaiter,      // copy thread, report_done(): it has just woken the sleeping producer
   };
-  // Tests only: called on the thread that reaches each HookPoint. Every engine the
+  // Tests only: called on the thread that reaches each HookPoint. Every copy thread the
   // sim backend makes has none: a test of a member that is always null.
   using Hook = void (*)(void* context, HookPoint point);
 
-  explicit SimEngine(Hook hook = nullptr, void* hook_context = nullptr);
+  explicit SimCopyThread(Hook hook = nullptr, void* hook_context = nullptr);
   // Waits for everything queued, then stops the thread. A gate queued with
   // wait_gate() must have been released (or be released by another thread).
-  ~SimEngine();
-  SimEngine(const SimEngine&) = delete;
-  SimEngine& operator=(const SimEngine&) = delete;
+  ~SimCopyThread();
+  SimCopyThread(const SimCopyThread&) = delete;
+  SimCopyThread& operator=(const SimCopyThread&) = delete;
 
   void copy(const CopyDesc& desc);                     // one copy
   void copy_list(const CopyDesc* descs, size_t n);     // one submission of n copies (descs copied)
-  void stamp(SimEventStamp* event);                    // an event marker: the engine's clock when reached
-  // A gate: when the engine reaches it (in FIFO order), it waits until
+  void stamp(SimEventStamp* event);                    // an event marker: the copy thread's clock when reached
+  // A gate: when the copy thread reaches it (in FIFO order), it waits until
   // (int32_t)(word->load(acquire) - value) >= 0, spinning briefly, then sleeping
   // on word's futex. The releaser stores the value, then futex_wake_all(word).
   // Work queued after the gate starts only once it is open. `word` must outlive
   // the wait; a process-shared word works between processes.
   void wait_gate(const std::atomic<uint32_t>* word, uint32_t value);
   void wait_idle();                                    // every submission done
-  // Tests only: wakes the engine thread and a producer asleep waiting for
+  // Tests only: wakes the copy thread thread and a producer asleep waiting for
   // completion, whatever word they sleep on, as a wake-up would; each looks again
   // and sleeps again if nothing changed. Lets a test that caught a lost wake-up
-  // still end the engine.
+  // still end the copy thread.
   void kick();
   // Operations that can be queued behind a closed gate before the producer would
   // wait for a full ring (which the closed gate never drains): the gate's limit.
@@ -58,7 +58,7 @@ class SimEngine {
 
  private:
   // One queued operation, 32 bytes (two per cache line): the producer writes it,
-  // the engine reads it once.
+  // the copy thread reads it once.
   enum class Kind : uint32_t { kCopy, kList, kStamp, kGate, kStop };
   struct Op {
     void* a;        // kCopy: dst; kStamp: the SimEventStamp; kGate: the word
@@ -68,36 +68,36 @@ class SimEngine {
     uint32_t value;  // kGate: the value to reach
   };
   static constexpr uint32_t kRing = 4096;   // slots; a power of two
-  static constexpr uint32_t kBatch = 64;    // ops the engine runs between looks at the shared words
+  static constexpr uint32_t kBatch = 64;    // ops the copy thread runs between looks at the shared words
 
   uint32_t reserve();                       // a free slot's index (waits while the ring is full)
   void publish();
   void push(Kind kind, void* a, const void* b, size_t n, uint32_t value);
   void wait_done(uint32_t target);          // until done_ has reached target
   void run();
-  uint32_t wait_for_work(uint32_t head, bool poll);  // the engine, idle: returns the new tail
+  uint32_t wait_for_work(uint32_t head, bool poll);  // the copy thread, idle: returns the new tail
   void pass_gate(const Op& op);
-  bool report_done(uint32_t head);          // the engine: done_ = head, wake a waiter it satisfies (true: it did)
+  bool report_done(uint32_t head);          // the copy thread: done_ = head, wake a waiter it satisfies (true: it did)
 
   std::vector<Op> ring_;
   std::vector<std::vector<CopyDesc>> lists_;  // kList descriptors by slot (capacity kept)
   const Hook hook_;                           // read-only, like the two vectors' pointers
   void* const hook_context_;
-  // Producer-only, engine-only and shared words on their own cache lines.
+  // Producer-only, copy thread-only and shared words on their own cache lines.
   alignas(64) uint32_t pushed_ = 0;             // producer: ops published
   uint32_t done_seen_ = 0;                      // producer: its last look at done_
-  // The two sleepers (the engine waiting for work, the producer waiting for
+  // The two sleepers (the copy thread waiting for work, the producer waiting for
   // completion) each sleep on a word of their own that every wake changes, read
   // before the sleeper raises its flag: a wake that lands between the flag and the
   // futex_wait, or that clears the flag of a later sleep than the one it saw the
   // need for, still changes the word, so futex_wait returns at once and the
   // sleeper looks again.
   // (Sleeping on tail_ lost wake-ups: a publish preempted between storing tail_
-  // and clearing the flag could clear the flag of the engine's next sleep, whose
+  // and clearing the flag could clear the flag of the copy thread's next sleep, whose
   // futex_wait then found tail_ unchanged and slept with no one left to wake it.)
   alignas(64) std::atomic<uint32_t> tail_{0};   // ops published
-  std::atomic<uint32_t> engine_sleeping_{0};
-  std::atomic<uint32_t> engine_wake_{0};        // futex word for the engine
+  std::atomic<uint32_t> copier_sleeping_{0};
+  std::atomic<uint32_t> copier_wake_{0};        // futex word for the copy thread
   alignas(64) std::atomic<uint32_t> done_{0};   // ops finished, updated every kBatch ops and when idle
   alignas(64) std::atomic<uint32_t> waiter_sleeping_{0};
   std::atomic<uint32_t> waiter_target_{0};      // done_ value the sleeping producer waits for
