@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "aio/aio_result.h"
 #include "aio/block_device.h"
 #include "aio/io_loop.h"
 #include "aio/shard_files.h"
@@ -400,7 +401,7 @@ class AioMeasurement : public Measurement {
  private:
   void make_shard_files();
   void find_devices();
-  std::vector<CaseResult::DeviceIo> device_io(const AioPhase& phase, const std::string& name, Notes& notes) const;
+  std::vector<DeviceIo> device_io(const AioPhase& phase, const std::string& name, Notes& notes) const;
   std::string brief(const AioPhase& phase) const;
   // Files in workspace w: every nws-th from the w-th.
   uint64_t files_in(size_t w) const {
@@ -555,17 +556,16 @@ void AioMeasurement::find_devices() {
 
 // Per device, what each direction the phase moved should have reached it: a mixed
 // epoch's dump sweep written, its load sweeps read (one entry each).
-std::vector<CaseResult::DeviceIo> AioMeasurement::device_io(const AioPhase& phase, const std::string& name,
-                                                            Notes& notes) const {
-  std::vector<CaseResult::DeviceIo> out;
+std::vector<DeviceIo> AioMeasurement::device_io(const AioPhase& phase, const std::string& name, Notes& notes) const {
+  std::vector<DeviceIo> out;
   for (const DeviceShare& d : devices_) {
     DiskBytes after;
     const bool found = d.why.empty() && read_disk_bytes(d.dev, after);
     for (IoOp op : {IoOp::kWrite, IoOp::kRead}) {
       const uint64_t sweeps = phase.count(op);
       if (sweeps == 0) continue;
-      CaseResult::DeviceIo io;
-      if (phase.mixed()) io.direction = op == IoOp::kWrite ? "written" : "read";
+      DeviceIo io;
+      io.direction = op == IoOp::kWrite ? "written" : "read";
       io.expected = (op == IoOp::kWrite ? d.written_per_epoch : d.bytes_per_epoch) *
                     static_cast<uint64_t>(p_.epochs) * sweeps;
       if (found) {
@@ -589,7 +589,9 @@ std::vector<CaseResult::DeviceIo> AioMeasurement::device_io(const AioPhase& phas
 
 void AioMeasurement::describe(size_t index, const LoopResult& loop, CaseResult& r, Notes& notes) {
   const AioPhase& phase = phases_[index];
-  const std::vector<CaseResult::DeviceIo> io = device_io(phase, r.name, notes);
+  AioResult aio;
+  aio.device_io = device_io(phase, r.name, notes);
+  aio.both_ways = phase.mixed();
   for (const std::string& note : loop.notes) {  // how --io-type alloc's buffers were made
     r.notes.push_back(note);
     notes.note(r.name + ": " + note);
@@ -615,10 +617,12 @@ void AioMeasurement::describe(size_t index, const LoopResult& loop, CaseResult& 
   const double worker_bytes = static_cast<double>(ios * p_.io_size);
   if (nworkers_ > 1)
     for (double avg_ns : loop.worker_measured_avg)
-      r.worker_gib_s.push_back(avg_ns > 0 ? worker_bytes / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
+      aio.worker_gib_s.push_back(avg_ns > 0 ? worker_bytes / (avg_ns * 1e-9) / 1073741824.0 : 0.0);
   r.devices = 1;
   r.iterations = p_.epochs;
-  r.device_io = io;
+  r.extras.put(aio);
+  r.kv_request = phase.mixed() ? "mixed epoch" : phase.label;  // one store: no cards
+  r.kv_on_cards = false;
   r.measured = "IO";
   r.stages = loop_stages(loop, r.measured);
   // Loads are checked as each lands (a mixed epoch's too); the dump once after its

@@ -1,9 +1,11 @@
 #include <algorithm>
 #include <iostream>
 
+#include "aio/aio_result.h"
 #include "app/command.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "load/load_result.h"
 
 namespace ds {
 
@@ -134,6 +136,10 @@ std::string parse_cli(const std::vector<std::string>& args) {
 }
 
 int run_cli(int argc, char** argv) {
+  // How each measurement's result parts are read back when they travel between
+  // ranks (output/result_extra.h): registered before anything is measured.
+  register_aio_result();
+  register_load_result();
   Cli cli(std::vector<std::string>(argv + 1, argv + argc), std::vector<std::string>(argv, argv + argc));
   if (cli.bare()) {
     std::cerr << cli.usage();

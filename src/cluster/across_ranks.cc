@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/interrupt.h"
-#include "core/stats.h"
 #include "output/result_codec.h"
+#include "output/result_schema.h"
 
 namespace ds {
 
@@ -20,88 +20,34 @@ void CollectingWriter::validation(const std::string& case_name, bool pass) {
     }
 }
 
-namespace {
-
-// `into`: per iteration the longest of the parts' `stage_of` (their iterations
-// started together), and its stats.
-void slowest_per_iteration(Stage& into, const std::vector<const CaseResult*>& parts,
-                           const std::function<const Stage*(const CaseResult&)>& stage_of) {
-  std::vector<int64_t> per_iteration = stage_of(*parts.front())->samples;
-  for (const CaseResult* p : parts) {
-    const std::vector<int64_t>& v = stage_of(*p)->samples;
-    if (v.size() != per_iteration.size())
-      throw RunError("internal: the ranks measured different iteration counts for " + p->name);
-    for (size_t i = 0; i < v.size(); ++i) per_iteration[i] = std::max(per_iteration[i], v[i]);
-  }
-  into.samples = per_iteration;
-  into.ns = compute_stats(per_iteration);
-}
-
-}  // namespace
-
-CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one_node) {
+CaseResult combine_results(const std::vector<const CaseResult*>& parts, const CombineScope& scope) {
   if (parts.empty()) throw RunError("internal: no results to combine across ranks");
   CaseResult out = *parts.front();
-  out.count = out.bytes = out.copies = 0;
-  out.devices = 0;
-  out.device_io.clear();
-  out.worker_gib_s.clear();
-  out.setup_s = 0;
-  for (const CaseResult* p : parts) {
-    if (p->name != out.name || p->stages.size() != out.stages.size() || p->iterations != out.iterations)
+  for (const CaseResult* p : parts)
+    if (p->name != out.name || p->stages.size() != out.stages.size() || p->iterations != out.iterations ||
+        p->extras.all().size() != out.extras.all().size())
       throw RunError("internal: the ranks measured different things (" + out.name + " vs " + p->name + ")");
-    out.count += p->count;
-    out.bytes += p->bytes;
-    out.copies += p->copies;
-    out.devices += p->devices;
-    out.setup_s = std::max(out.setup_s, p->setup_s);
-    for (const CaseResult::DeviceIo& d : p->device_io) {
-      // Ranks on one node see the same disk's counters: one line per direction, its
-      // expected bytes summed (the counters were read between barriers, aio_measure).
-      auto same = std::find_if(out.device_io.begin(), out.device_io.end(), [&](const CaseResult::DeviceIo& x) {
-        return one_node && !d.device.empty() && x.device == d.device && x.direction == d.direction;
-      });
-      if (same == out.device_io.end()) {
-        out.device_io.push_back(d);
-      } else {
-        same->expected += d.expected;
-        same->bytes = std::max(same->bytes, d.bytes);
-      }
-    }
-    out.worker_gib_s.insert(out.worker_gib_s.end(), p->worker_gib_s.begin(), p->worker_gib_s.end());
-    if (p != parts.front()) {  // every part's workers and shared parts, in part order
-      out.numa.workers.insert(out.numa.workers.end(), p->numa.workers.begin(), p->numa.workers.end());
-      out.numa.shared.insert(out.numa.shared.end(), p->numa.shared.begin(), p->numa.shared.end());
-      if (out.numa.mode.empty()) out.numa.mode = p->numa.mode;
-    }
-    for (const std::string& n : p->notes)
-      if (std::find(out.notes.begin(), out.notes.end(), n) == out.notes.end()) out.notes.push_back(n);
-    if (p->validated && out.validated) out.validated = *out.validated && *p->validated;
-    if (!p->validated) out.validated.reset();
-  }
-  for (size_t s = 0; s < out.stages.size(); ++s)
-    slowest_per_iteration(out.stages[s], parts, [s](const CaseResult& p) { return &p.stages[s]; });
-  if (out.load) {
-    // load's stages alone: as the pipelined passes (bytes summed, each round's
-    // time the slowest part's); the busy times: every card's of every part.
-    CaseResult::LoadStages& st = *out.load;
-    st.read_busy_samples.clear();
-    st.copy_busy_samples.clear();
-    for (const CaseResult* p : parts)
-      if (!p->load) throw RunError("internal: the ranks measured different things (" + out.name + " stages)");
-    slowest_per_iteration(st.disk_alone, parts, [](const CaseResult& q) { return &q.load->disk_alone; });
-    slowest_per_iteration(st.copy_alone, parts, [](const CaseResult& q) { return &q.load->copy_alone; });
+  // The common fields, each by its column's rule (output/result_schema.cc).
+  for (const Column& c : result_columns())
+    if (c.combine) c.combine(out, parts);
+  // Then each extra by its own, given the combined common fields.
+  out.extras.clear();
+  for (const auto& mine : parts.front()->extras.all()) {
+    std::vector<const ResultExtra*> same;
     for (const CaseResult* p : parts) {
-      st.read_busy_samples.insert(st.read_busy_samples.end(), p->load->read_busy_samples.begin(),
-                                  p->load->read_busy_samples.end());
-      st.copy_busy_samples.insert(st.copy_busy_samples.end(), p->load->copy_busy_samples.begin(),
-                                  p->load->copy_busy_samples.end());
+      const ResultExtra* e = p->extras.find(mine->key());
+      if (!e) throw RunError("internal: the ranks measured different things (" + out.name + " " + mine->key() + ")");
+      same.push_back(e);
     }
-    st.read_busy = compute_stats(st.read_busy_samples);
-    st.copy_busy = compute_stats(st.copy_busy_samples);
-    out.set_load_figures();
+    out.extras.put(mine->combine(same, scope, out));
   }
   return out;
+}
+
+CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one_node) {
+  CombineScope scope;
+  scope.one_node = one_node;
+  return combine_results(parts, scope);
 }
 
 std::string encode_report(const RankReport& r) {
@@ -201,19 +147,18 @@ int run_across_ranks(Cluster& c, ResultWriter& out, const std::function<void(Res
     std::vector<const CaseResult*> all;
     for (const RankReport& r : reports) all.push_back(&r.results[i]);
     // The cluster's: each node's first (a node's disks once), then over the nodes.
-    std::vector<CaseResult> per_node;
+    CombineScope over_nodes;  // names that differ by node carry it, with more than one
+    std::vector<const CaseResult*> node_parts;
     for (NodeShare& n : nodes) {
       std::vector<const CaseResult*> mine_parts;
       for (int rank : n.ranks) mine_parts.push_back(&reports[static_cast<size_t>(rank)].results[i]);
-      n.results.push_back(combine_results(mine_parts, true));
-      per_node.push_back(n.results.back());
-      if (nodes.size() > 1)
-        for (CaseResult::DeviceIo& d : per_node.back().device_io)
-          if (!d.device.empty()) d.device = n.node + ":" + d.device;
+      CombineScope one_node;
+      one_node.one_node = true;
+      n.results.push_back(combine_results(mine_parts, one_node));
+      if (nodes.size() > 1) over_nodes.nodes.push_back(n.node);
     }
-    std::vector<const CaseResult*> node_parts;
-    for (const CaseResult& r : per_node) node_parts.push_back(&r);
-    CaseResult agg = combine_results(node_parts, false);
+    for (const NodeShare& n : nodes) node_parts.push_back(&n.results.back());
+    CaseResult agg = combine_results(node_parts, over_nodes);
     agg.brief += "; across " + std::to_string(reports.size()) + " ranks on " + std::to_string(nodes.size()) +
                  (nodes.size() == 1 ? " node" : " nodes") + " (bytes: all ranks'; each iteration's time: the slowest rank's)";
     const std::optional<bool> validated = agg.validated;

@@ -32,12 +32,16 @@ class CollectingWriter : public ResultWriter {
 };
 
 // The same result from several ranks (or nodes), combined as copy combines its
-// cards: Count, bytes, copies and devices summed; per measured iteration each
-// stage's longest over the parts (the iterations started together), so the
-// bandwidth is all parts' bytes over the slowest part's time, iteration by
-// iteration. Validated only when every part was. `one_node`: the parts ran on one
-// node, so a disk they name alike is one disk (one line, expected bytes summed).
-// RunError when the parts did not measure the same thing (name, iterations).
+// cards: each common field by its column's rule (output/result_schema.cc: Count,
+// bytes, copies and devices summed; per measured iteration each stage's longest
+// over the parts, as the iterations started together, so the bandwidth is all
+// parts' bytes over the slowest part's time, iteration by iteration; validated
+// only when every part was; every note once), then each extra by its own
+// (output/result_extra.h) under `scope` (one node: what the parts name alike is one
+// thing; across nodes: the parts' node names). RunError when the parts did not
+// measure the same thing (name, iterations, stages, extras).
+CaseResult combine_results(const std::vector<const CaseResult*>& parts, const CombineScope& scope);
+// The same, `one_node` as the scope's, without node names.
 CaseResult combine_results(const std::vector<const CaseResult*>& parts, bool one_node);
 
 // A rank's report, as sent to rank 0 (JSON text), and back.
@@ -57,7 +61,7 @@ RankReport decode_report(const std::string& bytes);
 std::vector<NodeShare> group_by_node(const std::vector<RankReport>& reports);
 
 enum class NodeLines {
-  kTogether,   // one line per node after all results, naming each (aio: "dump", "load")
+  kTogether,   // one line per node after all results, naming each (by `label`)
   kPerResult,  // after each result (copy: one figure per case)
 };
 

@@ -19,6 +19,7 @@
 #include "core/stats.h"
 #include "core/units.h"
 #include "copy_methods/initiator.h"
+#include "load/load_result.h"
 #include "load/pipeline.h"
 #include "memory/buffer.h"
 #include "memory/host_memory.h"
@@ -308,7 +309,7 @@ class LoadMeasurement : public Measurement {
 
  private:
   void write_block_files();
-  CaseResult::LoadStages stages_alone(const LoopResult& loop) const;
+  LoadStages stages_alone(const LoopResult& loop) const;
   std::string brief() const;
 
   const LoadParams& p_;
@@ -389,8 +390,8 @@ void LoadMeasurement::write_block_files() {
 
 // The stages alone and the busy times of the pipelined passes, from the loop's
 // values per iteration split by pass.
-CaseResult::LoadStages LoadMeasurement::stages_alone(const LoopResult& loop) const {
-  CaseResult::LoadStages st;
+LoadStages LoadMeasurement::stages_alone(const LoopResult& loop) const {
+  LoadStages st;
   st.disk_alone.name = "DiskAlone";
   st.disk_alone.samples = pass_samples(loop.measured, kDiskAlone);
   st.disk_alone.ns = compute_stats(st.disk_alone.samples);
@@ -451,8 +452,9 @@ void LoadMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, No
               {r.measured, compute_stats(io_copy), io_copy},
               {"Wall", compute_stats(wall), wall},
               {"StartSkew", compute_stats(skew), skew}};
-  r.load = stages_alone(loop);
-  r.set_load_figures();
+  LoadStages st = stages_alone(loop);
+  st.set_figures(r);
+  r.extras.put(st);
   r.numa.mode = numa_mode_name(numa_.mode);
   r.numa.workers = loop.placements;
   if (p_.validate) r.validate = "each";

@@ -1,6 +1,10 @@
 #include "output/csv_writer.h"
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "output/json_forms.h"
+#include "output/result_schema.h"
 
 namespace ds {
 
@@ -12,12 +16,27 @@ std::string num(double v, const char* fmt) {
   return buf;
 }
 
-// Microseconds with nanosecond resolution, as in JSON.
-void add_stats(std::vector<std::string>& row, const Stats& s) {
-  for (double ns : {static_cast<double>(s.min), static_cast<double>(s.max), s.avg,
-                    static_cast<double>(s.p50), static_cast<double>(s.p90), static_cast<double>(s.p99),
-                    static_cast<double>(s.p999)})
-    row.push_back(num(ns / 1000.0, "%.3f"));
+// A column's value as CSV cells: a statistic over its seven, microseconds with
+// three decimals (as JSON, which has them unrounded); a number with six; null empty.
+void add_cells(std::vector<std::string>& row, const Column& c, const Json& v) {
+  if (c.stats) {
+    for (const char* k : stats_us_keys()) row.push_back(num(v.at(k).get<double>(), "%.3f"));
+    return;
+  }
+  if (v.is_null())
+    row.push_back("");
+  else if (v.is_string())
+    row.push_back(v.get<std::string>());
+  else if (v.is_boolean())
+    row.push_back(v.get<bool>() ? "true" : "false");
+  else if (v.is_number_unsigned())
+    row.push_back(std::to_string(v.get<uint64_t>()));
+  else if (v.is_number_integer())
+    row.push_back(std::to_string(v.get<int64_t>()));
+  else if (v.is_number_float())
+    row.push_back(num(v.get<double>(), "%.6f"));
+  else
+    row.push_back(v.dump());
 }
 
 void write_row(std::ostream& out, const std::vector<std::string>& cells) {
@@ -42,17 +61,16 @@ std::string csv_field(const std::string& text) {
 
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = [] {
-    std::vector<std::string> c = {"name",   "brief",      "from",       "to",
-                                  "method", "block_bytes", "count",      "devices",
-                                  "streams", "frags",     "layout",     "copies_per_iteration",
-                                  "iterations", "warmup",
-                                  "submit_mode", "stream_start_gate", "time_label"};
-    for (const char* t : {"submit_us", "copy_us", "wall_us", "start_skew_us"})
-      for (const char* s : {"min", "max", "avg", "p50", "p90", "p99", "p999"})
-        c.push_back(std::string(t) + "_" + s);
-    for (const char* f : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s",
-                          "validated", "setup_s", "error"})
-      c.push_back(f);
+    std::vector<std::string> c;
+    for (const Column& col : result_columns()) {
+      if (!col.in(kInCsv)) continue;
+      if (!col.stats) {
+        c.push_back(col.key);
+        continue;
+      }
+      for (const char* s : stats_us_keys()) c.push_back(std::string(col.key) + "_" + s);
+    }
+    c.push_back("error");  // a failed run's last line: the case and the reason
     return c;
   }();
   return cols;
@@ -68,33 +86,10 @@ void CsvWriter::begin(const RunInfo&) { header(); }
 
 void CsvWriter::add(const CaseResult& r) {
   header();
-  std::vector<std::string> row = {r.name,
-                                  r.brief,
-                                  r.from,
-                                  r.to,
-                                  r.method,
-                                  std::to_string(r.block_bytes),
-                                  std::to_string(r.count),
-                                  std::to_string(r.devices),
-                                  std::to_string(r.streams),
-                                  std::to_string(r.frags),
-                                  r.layout,  // --block-layout / --model: the fragments of a block, else empty
-                                  std::to_string(r.copies),
-                                  std::to_string(r.iterations),
-                                  std::to_string(r.warmup),
-                                  r.submit_mode,
-                                  r.stream_start_gate ? "true" : "false",
-                                  r.measured};
-  add_stats(row, r.stage("Submit"));
-  add_stats(row, r.stage(r.measured));
-  add_stats(row, r.stage("Wall"));
-  add_stats(row, r.stage("StartSkew"));
-  row.push_back(num(r.bandwidth_gib_s(), "%.6f"));
-  row.push_back(num(r.bandwidth_gb_s(), "%.6f"));
-  row.push_back(num(r.wall_bandwidth_gib_s(), "%.6f"));
-  row.push_back(r.validated ? (*r.validated ? "true" : "false") : "");
-  row.push_back(num(r.setup_s, "%.6f"));
-  row.push_back("");
+  std::vector<std::string> row;
+  for (const Column& c : result_columns())
+    if (c.in(kInCsv)) add_cells(row, c, c.value(r, ShowContext{}));
+  row.push_back("");  // error: none
   write_row(out_, row);
   out_.flush();
 }

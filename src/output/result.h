@@ -1,4 +1,7 @@
-// The one results model every command fills and every writer renders.
+// The one results model every command fills and every writer renders: the common
+// fields below, each a column of output/result_schema.h (the one place that says
+// how JSON, CSV, the text row and the cross-rank codec show it), and typed extras
+// owned by the measurement that makes them (output/result_extra.h).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +10,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "output/result_extra.h"
 #include "topology/placement.h"
 
 namespace ds {
@@ -41,44 +45,24 @@ struct CaseResult {
   int iterations = 0;
   int warmup = 0;
   std::vector<Stage> stages;        // nanoseconds, in the order measured
-  std::string measured = "Copy";    // the stage bandwidth uses: "Copy", or "IO" for aio
+  std::string measured = "Copy";    // the stage bandwidth uses: "Copy", or the measurement's own ("IO", ...)
   std::optional<bool> validated;    // null when --validate was not asked
   std::string validate;             // with --validate: "end" (checked after the run) or "each" (every iteration)
   double setup_s = 0;               // allocation, registration, fork: not in the stats
   // What ran differently from what the case asks for, and why (e.g. a batch the
   // runtime refused, issued as single copies); each also said once on stderr.
   std::vector<std::string> notes;
-  // aio: what the block device under each workspace counted over the phase
-  // (/sys/block/<dev>/stat); empty elsewhere.
-  struct DeviceIo {
-    std::string device;  // empty: none found (then `why`)
-    std::string why;
-    uint64_t bytes = 0, expected = 0;
-    // "written" or "read" where a result moves both ways (aio_mixed: one entry
-    // each); empty: the result's one direction (aio_dump written, aio_load read).
-    std::string direction;
-  };
-  std::vector<DeviceIo> device_io;
-  // aio --workers > 1: each worker's own bandwidth (its bytes / its own measured
-  // avg), GiB/s, in worker order; empty otherwise.
-  std::vector<double> worker_gib_s;
   // --numa: where each worker ran and where its host buffers' pages were (JSON
   // "numa"); mode empty: not recorded.
   NumaReport numa;
-  // load: the two stages alone, measured in the same run, and how the pipelined
-  // result compares (the "Stages:" line, JSON "load_stages").
-  struct LoadStages {
-    Stage disk_alone, copy_alone;  // per measured round, over the cards (slowest card)
-    Stats read_busy, copy_busy;    // pipelined passes, every card's: time with >= 1 read / copy in flight
-    std::vector<int64_t> read_busy_samples, copy_busy_samples;  // what those were computed from
-    double disk_gib_s = 0, copy_gib_s = 0, pipelined_gib_s = 0;
-    double percent_of_slower = 0;  // pipelined / min(disk, copy) x 100
-    std::string bottleneck;        // "disk", "copy", "neither (overlap lost)"
-  };
-  std::optional<LoadStages> load;
-  // load: the Stages line's figures (each stage's and the pipelined GiB/s, the
-  // percentage, the verdict) from bytes and the stages' averages.
-  void set_load_figures();
+  // With --model: what one iteration did to a request (the "KV <this> per request"
+  // line: "load", "dump", "mixed epoch"), and whether it did it on every one of
+  // `devices` cards at once (the line then counts them) or on one store.
+  std::string kv_request = "load";
+  bool kv_on_cards = true;
+  // What the measurement adds beyond the common fields (a disk's counters, stages
+  // measured alone, ...), each owned by the measurement's folder (output/result_extra.h).
+  ResultExtras extras;
 
   // The named stage; all zero when there is none.
   const Stats& stage(const std::string& name) const;
@@ -128,11 +112,5 @@ class ResultWriter {
   virtual void nodes(const std::vector<NodeShare>& /*nodes*/, const std::vector<std::string>& /*labels*/) {}
   virtual void finish() = 0;
 };
-
-// The verdict of load's Stages line: the slower stage when the pipeline reaches at
-// least 90% of it (that stage is what to fix), else neither (the overlap is lost:
-// staging, depth or scheduling cost more than 10%).
-constexpr double kStageVerdictFraction = 0.90;
-std::string stage_verdict(double disk_gib_s, double copy_gib_s, double pipelined_gib_s);
 
 }  // namespace ds

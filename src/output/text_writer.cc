@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
-#include "core/units.h"
+#include "output/result_schema.h"
 
 namespace ds {
 
 namespace {
-
-constexpr size_t kFromW = 18, kToW = 18, kMethodW = 10, kSizeW = 10, kCountW = 8, kSubmitW = 40,
-                 kCopyW = 44;
 
 // Left-aligned in `width`; a cell as wide as its column or wider gets one space
 // so it never runs into the next column (the one change from the user guide,
@@ -21,8 +19,10 @@ void cell(std::string& line, const std::string& text, size_t width) {
   line.append(text.size() >= width ? 1 : width - text.size(), ' ');
 }
 
-// A label as one line: control characters (a newline in a name or label) are written
-// as \n, \r, \t or \xHH, so a row never breaks across lines.
+std::string us(double ns) { return std::to_string(std::llround(ns / 1000.0)); }
+
+}  // namespace
+
 std::string printable(const std::string& text) {
   std::string out;
   for (char ch : text) {
@@ -36,10 +36,6 @@ std::string printable(const std::string& text) {
   }
   return out;
 }
-
-std::string us(double ns) { return std::to_string(std::llround(ns / 1000.0)); }
-
-}  // namespace
 
 std::string format_stats_us(const Stats& s) {
   return us(static_cast<double>(s.min)) + " / " + us(static_cast<double>(s.max)) + " / " +
@@ -55,89 +51,66 @@ std::string format_wall_line(const CaseResult& r) {
          "\n";
 }
 
-std::string format_workers_line(const CaseResult& r) {
-  if (r.worker_gib_s.empty()) return "";
-  const auto mm = std::minmax_element(r.worker_gib_s.begin(), r.worker_gib_s.end());
-  char line[128];
-  std::snprintf(line, sizeof line, "  Workers: min %.3f / max %.3f GiB/s per worker\n", *mm.first, *mm.second);
-  return line;
+namespace {
+
+// A column's value as its cell reads, unless the column says otherwise: a text as
+// one line, a count, a statistic in whole microseconds, a bandwidth with 3 decimals.
+std::string text_cell(const Column& c, const Json& v) {
+  if (c.text_cell) return c.text_cell(v);
+  if (c.stats) {
+    std::string t;
+    for (const char* k : {"min", "max", "avg", "p50", "p90"})
+      t += (t.empty() ? "" : " / ") + std::to_string(std::llround(v.at(k).get<double>()));
+    return t;
+  }
+  if (v.is_string()) return printable(v.get<std::string>());
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number_float()) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", v.get<double>());
+    return b;
+  }
+  return printable(v.dump());
 }
 
-std::string format_stages_line(const CaseResult& r) {
-  if (!r.load) return "";
-  const CaseResult::LoadStages& s = *r.load;
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "  Stages: disk alone %.3f GiB/s, copy alone %.3f GiB/s, pipelined %.3f GiB/s = %.1f%% of the slower "
-                "stage; bottleneck: %s\n",
-                s.disk_gib_s, s.copy_gib_s, s.pipelined_gib_s, s.percent_of_slower, printable(s.bottleneck).c_str());
-  return line;
-}
+}  // namespace
 
 std::string format_text_block(const CaseResult& r) {
   std::string out = "[[ " + printable(r.name) + " ]] " + printable(r.brief) +
                     (r.layout.empty() ? "" : ", blocks of " + printable(r.layout)) +
                     (r.stream_start_gate ? " (gated)" : "") + "\n";
-  std::string head = "  ";
-  cell(head, "From", kFromW);
-  cell(head, "To", kToW);
-  cell(head, "Method", kMethodW);
-  cell(head, "Size(KB)", kSizeW);
-  cell(head, "Count", kCountW);
-  cell(head, "Submit(us)-(Min/Max/Avg/P50/P90)", kSubmitW);
-  cell(head, printable(r.measured) + "(us)-(Min/Max/Avg/P50/P90)", kCopyW);
-  head += "BW(GB/s)\n";
-  std::string row = "  ";
-  cell(row, printable(r.from), kFromW);
-  cell(row, printable(r.to), kToW);
-  cell(row, printable(r.method), kMethodW);
-  cell(row, format_kib(r.block_bytes), kSizeW);
-  cell(row, std::to_string(r.count), kCountW);
-  cell(row, format_stats_us(r.stage("Submit")), kSubmitW);
-  cell(row, format_stats_us(r.stage(r.measured)), kCopyW);
-  char bw[32];
-  std::snprintf(bw, sizeof bw, "%.3f", r.bandwidth_gib_s());
-  row += bw;
-  row += "\n";
-  return out + head + row + format_wall_line(r) + format_workers_line(r) + format_stages_line(r);
-}
-
-std::string format_kv_load_line(const CaseResult& r) {
-  char line[256];
-  if (r.name.rfind("aio_", 0) == 0) {  // one worker, one store: no cards to count
-    std::snprintf(line, sizeof line, "  KV %s per request: %.3f ms (%s avg); %.3f ms end to end (GroupWall avg)\n",
-                  r.name == "aio_dump" ? "dump" : r.name == "aio_mixed" ? "mixed epoch" : "load",
-                  r.stage(r.measured).avg / 1e6, r.measured.c_str(),
-                  r.stage("Wall").avg / 1e6);
-    return line;
-  }
-  std::snprintf(line, sizeof line, "  KV %s per request: %.3f ms per card, %d card%s at once (%s avg); %.3f ms end to end (%s avg)\n",
-                r.name == "aio_dump" ? "dump" : "load", r.stage(r.measured).avg / 1e6, r.devices,
-                r.devices == 1 ? "" : "s", r.measured.c_str(), r.stage("Wall").avg / 1e6, "GroupWall");
-  return line;
-}
-
-namespace {
-
-// aio: `  Device vda: written 4.00 GiB of 4.00 GiB (100.0%)`, one per device (and
-// per direction where a result moves both ways: aio_mixed).
-std::string format_device_lines(const CaseResult& r) {
-  std::string out;
-  for (const CaseResult::DeviceIo& d : r.device_io) {
-    const std::string verb = !d.direction.empty() ? d.direction : r.name == "aio_dump" ? "written" : "read";
-    if (d.device.empty()) {
-      out += std::string("  Device: not found (") + d.why + "): cannot show that the disk was " + verb + "\n";
+  // The header and the row: the schema's text columns, in order.
+  std::string head = "  ", row = "  ";
+  for (const Column& c : result_columns()) {
+    if (!c.in(kInText)) continue;
+    const std::string title = (c.header_names_measured ? printable(r.measured) : std::string()) + c.text_header;
+    const std::string value = text_cell(c, c.value(r, ShowContext{}));
+    if (c.text_width == 0) {  // the last cell
+      head += title;
+      row += value;
       continue;
     }
-    char pct[32];
-    std::snprintf(pct, sizeof pct, "%.1f", d.expected ? 100.0 * static_cast<double>(d.bytes) / static_cast<double>(d.expected) : 0.0);
-    out += "  Device " + d.device + ": " + verb + " " + format_bytes(d.bytes) + " of " + format_bytes(d.expected) +
-           " (" + pct + "%)\n";
+    cell(head, title, c.text_width);
+    cell(row, value, c.text_width);
   }
+  out += head + "\n" + row + "\n" + format_wall_line(r);
+  for (const auto& e : r.extras.all()) out += e->block_lines(r);
   return out;
 }
 
-}  // namespace
+std::string format_kv_request_line(const CaseResult& r) {
+  char line[256];
+  if (!r.kv_on_cards) {  // one store: no cards to count
+    std::snprintf(line, sizeof line, "  KV %s per request: %.3f ms (%s avg); %.3f ms end to end (GroupWall avg)\n",
+                  r.kv_request.c_str(), r.stage(r.measured).avg / 1e6, r.measured.c_str(), r.stage("Wall").avg / 1e6);
+    return line;
+  }
+  std::snprintf(line, sizeof line, "  KV %s per request: %.3f ms per card, %d card%s at once (%s avg); %.3f ms end to end (%s avg)\n",
+                r.kv_request.c_str(), r.stage(r.measured).avg / 1e6, r.devices, r.devices == 1 ? "" : "s",
+                r.measured.c_str(), r.stage("Wall").avg / 1e6, "GroupWall");
+  return line;
+}
 
 void TextWriter::begin(const RunInfo& info) {
   workload_ = !info.workload_text.empty();
@@ -148,8 +121,8 @@ void TextWriter::add(const CaseResult& result) {
   if (!first_) out_ << "\n";
   first_ = false;
   out_ << format_text_block(result);
-  if (workload_) out_ << format_kv_load_line(result);
-  out_ << format_device_lines(result);
+  if (workload_) out_ << format_kv_request_line(result);
+  for (const auto& e : result.extras.all()) out_ << e->trailing_lines(result);
   out_.flush();
 }
 

@@ -9,6 +9,10 @@
 
 namespace ds {
 
+// A label as one line: control characters (a newline in a name or label) are written
+// as \n, \r, \t or \xHH, so a row never breaks across lines.
+std::string printable(const std::string& text);
+
 // "min / max / avg / p50 / p90" in whole microseconds.
 std::string format_stats_us(const Stats& s);
 
@@ -16,22 +20,20 @@ std::string format_stats_us(const Stats& s);
 // "  Wall: StartSkew(us)-(...)=a / b / c / d / e  GroupWall(us)-(...)=...  WallBW(GB/s)=x.xxx".
 // It carries no From/To label, so the last field of the row naming ::device::all stays BW.
 std::string format_wall_line(const CaseResult& r);
-// aio --workers > 1: `  Workers: min X / max Y GiB/s per worker`; else "".
-std::string format_workers_line(const CaseResult& r);
-// load: "  Stages: disk alone X GiB/s, copy alone Y GiB/s, pipelined Z GiB/s = P% of the slower
-// stage; bottleneck: disk|copy|neither (overlap lost)"; "" for other results.
-std::string format_stages_line(const CaseResult& r);
 
-// Title (" (gated)" after it when the streams were held at their start), header, row and
-// the Wall line of one case, each line ending in '\n'.
+// Title (" (gated)" after it when the streams were held at their start), header and row
+// (the schema's text columns, output/result_schema.h), the Wall line, then each
+// extra's block lines, each line ending in '\n'. TextWriter::add prints it, the
+// --model line, then each extra's trailing lines.
 std::string format_text_block(const CaseResult& r);
-// With --model, after a result's Wall line: "  KV load per request: <ms> ms per card, <d> cards
-// at once (Copy avg); <ms> ms end to end (GroupWall avg)" (aio's dump says "KV dump").
-std::string format_kv_load_line(const CaseResult& r);
+// With --model, after a result's Wall line: "  KV <kv_request> per request: <ms> ms per card,
+// <d> cards at once (Copy avg); <ms> ms end to end (GroupWall avg)"; a result not on cards
+// (kv_on_cards false) says "  KV <kv_request> per request: <ms> ms (<stage> avg); ...".
+std::string format_kv_request_line(const CaseResult& r);
 
-// Across ranks, one line per node, "  Node <name> (ranks a-b): <x> GiB/s dump, <y> GiB/s load",
+// Across ranks, one line per node, "  Node <name> (ranks a-b): <x> GiB/s <label>, <y> GiB/s <label>",
 // marked "  <- below 90% of the median" when any of its figures is, then
-// "  Nodes: dump min x / median y / max z GiB/s; load ..." over the nodes.
+// "  Nodes: <label> min x / median y / max z GiB/s; <label> ..." over the nodes.
 std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels);
 
 class TextWriter : public ResultWriter {

@@ -10,9 +10,11 @@
 #include <thread>
 #include <vector>
 
+#include "aio/aio_result.h"
 #include "cluster/across_ranks.h"
 #include "cluster/cluster.h"
 #include "core/clock.h"
+#include "load/load_result.h"
 #include "runner/timed_loop.h"
 
 namespace {
@@ -121,19 +123,22 @@ std::ostream& operator<<(std::ostream& os, const Disk& d) {
   return os << d.device << "/" << d.direction << ": " << d.bytes << " of " << d.expected;
 }
 ds::CaseResult with_disks(ds::CaseResult r, const std::vector<Disk>& disks) {
+  ds::AioResult aio = r.extras.get<ds::AioResult>() ? *r.extras.get<ds::AioResult>() : ds::AioResult{};
   for (const Disk& d : disks) {
-    ds::CaseResult::DeviceIo io;
+    ds::DeviceIo io;
     io.device = d.device;
     io.direction = d.direction;
     io.bytes = d.bytes;
     io.expected = d.expected;
-    r.device_io.push_back(io);
+    aio.device_io.push_back(io);
   }
+  r.extras.put(aio);
   return r;
 }
 std::vector<Disk> disks_of(const ds::CaseResult& r) {
   std::vector<Disk> out;
-  for (const ds::CaseResult::DeviceIo& io : r.device_io) out.push_back({io.device, io.direction, io.bytes, io.expected});
+  if (const ds::AioResult* aio = r.extras.get<ds::AioResult>())
+    for (const ds::DeviceIo& io : aio->device_io) out.push_back({io.device, io.direction, io.bytes, io.expected});
   return out;
 }
 
@@ -158,13 +163,13 @@ ds::CaseResult load_part(uint64_t bytes, std::vector<int64_t> piped, std::vector
                          std::vector<int64_t> copy, std::vector<int64_t> busy) {
   ds::CaseResult r = part(bytes, piped);
   r.name = "load";
-  ds::CaseResult::LoadStages st;
+  ds::LoadStages st;
   st.disk_alone = {"DiskAlone", ds::compute_stats(disk), disk};
   st.copy_alone = {"CopyAlone", ds::compute_stats(copy), copy};
   st.read_busy_samples = st.copy_busy_samples = busy;
   st.read_busy = st.copy_busy = ds::compute_stats(busy);
-  r.load = st;
-  r.set_load_figures();
+  st.set_figures(r);
+  r.extras.put(st);
   return r;
 }
 
@@ -174,8 +179,8 @@ TEST(AcrossRanks, LoadStagesAreCombinedAsThePipelinedPass) {
   const ds::CaseResult a = load_part(gib, {1000000000, 1000000000}, {900000000, 500000000}, {400000000, 400000000}, {7, 9}),
                        b = load_part(2 * gib, {500000000, 2000000000}, {300000000, 1500000000}, {800000000, 200000000}, {5});
   const ds::CaseResult agg = ds::combine_results({&a, &b}, false);
-  ASSERT_TRUE(agg.load.has_value());
-  const ds::CaseResult::LoadStages& s = *agg.load;
+  ASSERT_NE(agg.extras.get<ds::LoadStages>(), nullptr);
+  const ds::LoadStages& s = *agg.extras.get<ds::LoadStages>();
   EXPECT_EQ(s.disk_alone.samples, (std::vector<int64_t>{900000000, 1500000000}));
   EXPECT_EQ(s.copy_alone.samples, (std::vector<int64_t>{800000000, 400000000}));
   EXPECT_DOUBLE_EQ(s.disk_gib_s, 3.0 / 1.2);  // 3 GiB over the avg of 0.9 s and 1.5 s
@@ -189,20 +194,92 @@ TEST(AcrossRanks, LoadStagesAreCombinedAsThePipelinedPass) {
   EXPECT_EQ(s.copy_busy.min, 5);
 }
 
+// A part of the result only some ranks have is a mismatch, not a silent drop.
+TEST(AcrossRanks, AnExtraOnlySomeRanksHaveIsAMismatch) {
+  const ds::CaseResult a = load_part(4096, {1, 2}, {1, 2}, {1, 2}, {1});
+  ds::CaseResult b = a;
+  b.extras.clear();
+  EXPECT_THROW(ds::combine_results({&a, &b}, false), ds::RunError);
+  EXPECT_THROW(ds::combine_results({&b, &a}, false), ds::RunError);
+}
+
+// aio: the disk counters. Ranks on one node read the same disk's counters between
+// the same barriers: one line per disk and direction, its bytes the most any rank
+// saw (never the sum: the disk counted every rank's I/O once), its expected bytes
+// every rank's. Across nodes each node's lines stay, named by node.
+ds::CaseResult aio_part(uint64_t seen_written, uint64_t seen_read, std::vector<double> workers) {
+  ds::CaseResult r = part(4096 * 4, {100, 200});
+  r.name = "aio_mixed";
+  ds::AioResult a;
+  a.both_ways = true;
+  a.device_io = {{"vda", "", seen_written, 1000, "written"},
+                 {"vda", "", seen_read, 3000, "read"},
+                 {"", "no block device under tmpfs", 0, 500, "read"}};
+  a.worker_gib_s = std::move(workers);
+  r.extras.put(a);
+  return r;
+}
+
+TEST(AcrossRanks, OneNodesDiskHasTheMostBytesAndEveryRanksExpected) {
+  const ds::CaseResult a = aio_part(1900, 5000, {1.0, 2.0}), b = aio_part(2000, 6000, {3.0});
+  const ds::CaseResult node = ds::combine_results({&a, &b}, true);
+  const ds::AioResult* io = node.extras.get<ds::AioResult>();
+  ASSERT_NE(io, nullptr);
+  ASSERT_EQ(io->device_io.size(), 4u);  // vda written, vda read, each rank's not-found line
+  EXPECT_EQ(io->device_io[0].device, "vda");
+  EXPECT_EQ(io->device_io[0].direction, "written");
+  EXPECT_EQ(io->device_io[0].bytes, 2000u);
+  EXPECT_EQ(io->device_io[0].expected, 2000u);
+  EXPECT_EQ(io->device_io[1].direction, "read");
+  EXPECT_EQ(io->device_io[1].bytes, 6000u);
+  EXPECT_EQ(io->device_io[1].expected, 6000u);
+  EXPECT_EQ(io->device_io[2].why, "no block device under tmpfs");
+  EXPECT_EQ(io->device_io[3].expected, 500u);
+  EXPECT_TRUE(io->both_ways);
+  EXPECT_EQ(io->worker_gib_s, (std::vector<double>{1.0, 2.0, 3.0}));  // every rank's workers, in rank order
+  // Not one node: each rank's disk is its own, every line kept.
+  const ds::CaseResult apart = ds::combine_results({&a, &b}, false);
+  ASSERT_EQ(apart.extras.get<ds::AioResult>()->device_io.size(), 6u);
+  EXPECT_EQ(apart.extras.get<ds::AioResult>()->device_io[3].bytes, 2000u);
+}
+
+TEST(AcrossRanks, AcrossNodesEachDiskIsNamedByItsNode) {
+  const ds::CaseResult a = aio_part(1000, 3000, {}), b = aio_part(900, 2900, {});
+  ds::CombineScope nodes;
+  nodes.nodes = {"n1", "n2"};
+  const ds::CaseResult agg = ds::combine_results({&a, &b}, nodes);
+  const ds::AioResult* io = agg.extras.get<ds::AioResult>();
+  ASSERT_NE(io, nullptr);
+  ASSERT_EQ(io->device_io.size(), 6u);
+  EXPECT_EQ(io->device_io[0].device, "n1:vda");
+  EXPECT_EQ(io->device_io[1].device, "n1:vda");
+  EXPECT_EQ(io->device_io[2].device, "");  // a disk not found stays unnamed
+  EXPECT_EQ(io->device_io[3].device, "n2:vda");
+  EXPECT_EQ(io->device_io[3].bytes, 900u);
+  // The parts themselves keep their names (each node's own line shows them).
+  EXPECT_EQ(a.extras.get<ds::AioResult>()->device_io[0].device, "vda");
+  // The common fields: bytes summed, each iteration the slowest.
+  EXPECT_EQ(agg.bytes, 2u * 4096 * 4);
+  EXPECT_EQ(agg.stages[0].samples, (std::vector<int64_t>{100, 200}));
+}
+
 TEST(AcrossRanks, ReportsRoundTrip) {
   ds::RankReport r;
   r.rank = 2;
   r.node = "n2";
   r.code = 1;
   r.error = "disk full";
-  r.results = {part(8192, {5, 7})};
+  r.results = {part(8192, {5, 7}), aio_part(1, 2, {4.5})};
+  ds::register_aio_result();
   const ds::RankReport back = ds::decode_report(ds::encode_report(r));
   EXPECT_EQ(back.rank, 2);
   EXPECT_EQ(back.node, "n2");
   EXPECT_EQ(back.error, "disk full");
-  ASSERT_EQ(back.results.size(), 1u);
+  ASSERT_EQ(back.results.size(), 2u);
   EXPECT_EQ(back.results[0].stages[0].samples, (std::vector<int64_t>{5, 7}));
   EXPECT_EQ(back.results[0].bytes, 8192u);
+  ASSERT_NE(back.results[1].extras.get<ds::AioResult>(), nullptr);
+  EXPECT_EQ(back.results[1].extras.get<ds::AioResult>()->worker_gib_s, (std::vector<double>{4.5}));
 }
 
 }  // namespace

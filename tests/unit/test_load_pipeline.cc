@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "load/load_measure.h"
+#include "load/load_result.h"
 #include "load/pipeline.h"
 #include "output/text_writer.h"
 
@@ -256,18 +257,24 @@ TEST(LoadStages, VerdictRule) {
 
 TEST(LoadStages, LineCarriesTheFiguresAsJsonHasThem) {
   CaseResult r;
-  CaseResult::LoadStages s;
+  LoadStages s;
   s.disk_gib_s = 1.23449;
   s.copy_gib_s = 9.8765;
   s.pipelined_gib_s = 1.1;
   s.percent_of_slower = 100.0 * 1.1 / 1.23449;
   s.bottleneck = "copy";
-  r.load = s;
-  EXPECT_EQ(format_stages_line(r),
-            "  Stages: disk alone 1.234 GiB/s, copy alone 9.877 GiB/s, pipelined 1.100 GiB/s = 89.1% of the slower "
-            "stage; bottleneck: copy\n");
-  r.load.reset();
-  EXPECT_EQ(format_stages_line(r), "");
+  const std::string line =
+      "  Stages: disk alone 1.234 GiB/s, copy alone 9.877 GiB/s, pipelined 1.100 GiB/s = 89.1% of the slower "
+      "stage; bottleneck: copy\n";
+  EXPECT_EQ(format_stages_line(s), line);
+  // The result's block carries the line after its Wall line, and only with the extra.
+  EXPECT_EQ(format_text_block(r).find("Stages:"), std::string::npos);
+  r.extras.put(s);
+  const std::string block = format_text_block(r);
+  ASSERT_GE(block.size(), line.size());
+  EXPECT_EQ(block.substr(block.size() - line.size()), line);
+  EXPECT_NE(block.find("  Wall: "), std::string::npos);
+  EXPECT_LT(block.find("  Wall: "), block.find(line));
 }
 
 }  // namespace

@@ -2,15 +2,27 @@
 // every field set away from its default survives encode -> decode -> encode
 // unchanged, and every encoded field differs from a default result's, so the
 // filled result below covers what the codec writes. The layout guards make a
-// field added to CaseResult (or its parts) fail here until the codec carries it
-// and this test fills it.
+// field added to CaseResult (or its parts, or an extra) fail here until the codec
+// carries it and this test fills it. The schema (output/result_schema.h) drives
+// the codec and the writers alike: after a round trip the JSON, CSV and text
+// writers print the same bytes, and JSON and the codec agree on every column
+// both carry.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
+#include "aio/aio_result.h"
 #include "core/error.h"
+#include "load/load_result.h"
+#include "output/csv_writer.h"
+#include "output/json_writer.h"
 #include "output/result_codec.h"
+#include "output/result_schema.h"
+#include "output/text_writer.h"
 
 namespace ds {
 namespace {
@@ -30,6 +42,12 @@ struct DeviceIoMirror {
   std::string device, why;
   uint64_t bytes, expected;
   std::string direction;
+};
+struct AioMirror {
+  void* vtable;
+  std::vector<DeviceIo> device_io;
+  bool both_ways;
+  std::vector<double> worker_gib_s;
 };
 struct CensusMirror {
   int32_t refused;
@@ -73,24 +91,25 @@ struct ResultMirror {
   std::string validate;
   double setup_s;
   std::vector<std::string> notes;
-  std::vector<CaseResult::DeviceIo> device_io;
-  std::vector<double> worker_gib_s;
   NumaReport numa;
-  std::optional<CaseResult::LoadStages> load;
+  std::string kv_request;
+  bool kv_on_cards;
+  ResultExtras extras;
 };
 struct LoadStagesMirror {
+  void* vtable;
   Stage disk_alone, copy_alone;
   Stats read_busy, copy_busy;
   std::vector<int64_t> read_busy_samples, copy_busy_samples;
   double disk_gib_s, copy_gib_s, pipelined_gib_s, percent_of_slower;
   std::string bottleneck;
 };
-static_assert(sizeof(CaseResult::LoadStages) == sizeof(LoadStagesMirror),
-              "LoadStages changed: carry it in result_codec and fill it here");
+static_assert(sizeof(LoadStages) == sizeof(LoadStagesMirror),
+              "LoadStages changed: carry it in load_result and fill it here");
 static_assert(sizeof(Stats) == sizeof(StatsMirror), "Stats changed: carry it in result_codec and fill it here");
 static_assert(sizeof(Stage) == sizeof(StageMirror), "Stage changed: carry it in result_codec and fill it here");
-static_assert(sizeof(CaseResult::DeviceIo) == sizeof(DeviceIoMirror),
-              "DeviceIo changed: carry it in result_codec and fill it here");
+static_assert(sizeof(DeviceIo) == sizeof(DeviceIoMirror), "DeviceIo changed: carry it in aio_result and fill it here");
+static_assert(sizeof(AioResult) == sizeof(AioMirror), "AioResult changed: carry it in aio_result and fill it here");
 static_assert(sizeof(PageCensus) == sizeof(CensusMirror), "PageCensus changed: carry it in result_codec and fill it here");
 static_assert(sizeof(BufferPlacement) == sizeof(BufferMirror),
               "BufferPlacement changed: carry it in result_codec and fill it here");
@@ -116,10 +135,35 @@ BufferPlacement filled_buffer(const char* what, int base) {
   return b;
 }
 
+AioResult filled_aio() {
+  AioResult a;
+  a.device_io = {DeviceIo{"vda", "kept with the device", 1 << 20, 2 << 20, "written"},
+                 DeviceIo{"", "no block device under tmpfs", 0, 4 << 20, "read"}};
+  a.both_ways = true;
+  a.worker_gib_s = {1.25, 2.5};
+  return a;
+}
+
+LoadStages filled_load() {
+  LoadStages l;
+  l.disk_alone = Stage{"DiskAlone", compute_stats({700, 900}), {700, 900}};
+  l.copy_alone = Stage{"CopyAlone", compute_stats({70, 90}), {70, 90}};
+  l.read_busy = compute_stats({600, 650});
+  l.copy_busy = compute_stats({60, 65});
+  l.read_busy_samples = {600, 650};
+  l.copy_busy_samples = {60, 65};
+  l.disk_gib_s = 1.5;
+  l.copy_gib_s = 15.25;
+  l.pipelined_gib_s = 1.375;
+  l.percent_of_slower = 91.6;
+  l.bottleneck = "disk";
+  return l;
+}
+
 CaseResult filled() {
   CaseResult r;
   r.name = "aio_mixed";
-  r.brief = "a brief";
+  r.brief = "a brief, \"quoted\"";
   r.from = "sim::mmap::all";
   r.to = "file::ext4";
   r.method = "LIBAIO";
@@ -140,16 +184,14 @@ CaseResult filled() {
   s.samples = {3000, 1000, 2000};
   s.ns = compute_stats(s.samples);
   s.ns.avg += 0.25;  // carried as it is, not recomputed from the samples
-  r.stages = {s, Stage{"Wall", compute_stats({4000, 5000, 6000}), {4000, 5000, 6000}}};
+  r.stages = {s, Stage{"Wall", compute_stats({4000, 5000, 6000}), {4000, 5000, 6000}},
+              Stage{"Submit", compute_stats({400, 500, 600}), {400, 500, 600}},
+              Stage{"StartSkew", compute_stats({4, 5, 6}), {4, 5, 6}}};
   r.measured = "IO";
   r.validated = false;
   r.validate = "each";
   r.setup_s = 1.5;
   r.notes = {"a note", "another"};
-  r.device_io = {CaseResult::DeviceIo{"vda", "", 1 << 20, 2 << 20, "written"},
-                 CaseResult::DeviceIo{"", "no block device under tmpfs", 0, 4 << 20, "read"}};
-  r.device_io[0].why = "kept with the device";
-  r.worker_gib_s = {1.25, 2.5};
   r.numa.mode = "auto";
   WorkerPlacement w;
   w.device = 1;
@@ -163,31 +205,34 @@ CaseResult filled() {
   w.buffer[1] = filled_buffer("destination", 1);
   r.numa.workers = {w};
   r.numa.shared = {filled_buffer("shared part 1", 1)};
-  CaseResult::LoadStages l;
-  l.disk_alone = Stage{"DiskAlone", compute_stats({700, 900}), {700, 900}};
-  l.copy_alone = Stage{"CopyAlone", compute_stats({70, 90}), {70, 90}};
-  l.read_busy = compute_stats({600, 650});
-  l.copy_busy = compute_stats({60, 65});
-  l.read_busy_samples = {600, 650};
-  l.copy_busy_samples = {60, 65};
-  l.disk_gib_s = 1.5;
-  l.copy_gib_s = 15.25;
-  l.pipelined_gib_s = 1.375;
-  l.percent_of_slower = 91.6;
-  l.bottleneck = "disk";
-  r.load = l;
+  r.kv_request = "mixed epoch";
+  r.kv_on_cards = false;
+  r.extras.put(filled_aio());
+  r.extras.put(filled_load());
   return r;
 }
 
+// Every measurement's decoder, as the program registers them at its start.
+void registered() {
+  register_aio_result();
+  register_load_result();
+}
+
 TEST(ResultCodec, RoundTripKeepsEveryField) {
+  registered();
   const CaseResult r = filled();
   const std::string text = encode_result(r);
   const CaseResult back = decode_result(text);
   EXPECT_EQ(encode_result(back), text);
   // Spot checks of what the issue named: direction, the numa record, samples.
-  ASSERT_EQ(back.device_io.size(), 2u);
-  EXPECT_EQ(back.device_io[0].direction, "written");
-  EXPECT_EQ(back.device_io[1].direction, "read");
+  const AioResult* aio = back.extras.get<AioResult>();
+  ASSERT_NE(aio, nullptr);
+  ASSERT_EQ(aio->device_io.size(), 2u);
+  EXPECT_EQ(aio->device_io[0].direction, "written");
+  EXPECT_EQ(aio->device_io[1].direction, "read");
+  EXPECT_EQ(aio->device_io[0].why, "kept with the device");
+  EXPECT_TRUE(aio->both_ways);
+  EXPECT_EQ(aio->worker_gib_s, (std::vector<double>{1.25, 2.5}));
   ASSERT_EQ(back.numa.workers.size(), 1u);
   EXPECT_STREQ(back.numa.workers[0].cpus, "0-15,32-47");
   EXPECT_EQ(back.numa.workers[0].buffer[1].pages.count[1], 7u);
@@ -195,19 +240,200 @@ TEST(ResultCodec, RoundTripKeepsEveryField) {
   EXPECT_EQ(back.stages.at(0).samples, (std::vector<int64_t>{3000, 1000, 2000}));
   EXPECT_EQ(back.stages.at(0).ns.avg, r.stages.at(0).ns.avg);
   EXPECT_EQ(back.validated, std::optional<bool>(false));
-  ASSERT_TRUE(back.load.has_value());
-  EXPECT_EQ(back.load->copy_alone.samples, (std::vector<int64_t>{70, 90}));
-  EXPECT_EQ(back.load->bottleneck, "disk");
-  EXPECT_EQ(back.load->read_busy_samples, (std::vector<int64_t>{600, 650}));
-  EXPECT_EQ(back.load->copy_busy_samples, (std::vector<int64_t>{60, 65}));
+  EXPECT_EQ(back.kv_request, "mixed epoch");
+  EXPECT_FALSE(back.kv_on_cards);
+  const LoadStages* load = back.extras.get<LoadStages>();
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->copy_alone.samples, (std::vector<int64_t>{70, 90}));
+  EXPECT_EQ(load->bottleneck, "disk");
+  EXPECT_EQ(load->read_busy_samples, (std::vector<int64_t>{600, 650}));
+  EXPECT_EQ(load->copy_busy_samples, (std::vector<int64_t>{60, 65}));
+  // The extras in the order they were put.
+  ASSERT_EQ(back.extras.all().size(), 2u);
+  EXPECT_STREQ(back.extras.all()[0]->key(), "aio");
+  EXPECT_STREQ(back.extras.all()[1]->key(), "load");
 }
 
-// Every field the codec writes is set in filled(): none equals a default result's.
+// Every field the codec writes is set in filled(): none equals a default result's
+// (nor, inside each extra, a default extra's).
 TEST(ResultCodec, FilledResultCoversEveryEncodedField) {
   const nlohmann::json a = nlohmann::json::parse(encode_result(filled()));
   const nlohmann::json d = nlohmann::json::parse(encode_result(CaseResult{}));
   ASSERT_EQ(a.size(), d.size());
   for (auto it = a.begin(); it != a.end(); ++it) EXPECT_NE(it.value(), d.at(it.key())) << it.key();
+  auto every_member_set = [](const ResultExtra& filled_one, const ResultExtra& default_one) {
+    const nlohmann::json f = nlohmann::json::parse(filled_one.encode().dump());
+    const nlohmann::json e = nlohmann::json::parse(default_one.encode().dump());
+    ASSERT_EQ(f.size(), e.size()) << filled_one.key();
+    for (auto it = f.begin(); it != f.end(); ++it) EXPECT_NE(it.value(), e.at(it.key())) << filled_one.key() << "." << it.key();
+  };
+  every_member_set(filled_aio(), AioResult{});
+  every_member_set(filled_load(), LoadStages{});
+}
+
+// The table itself: a column the codec carries is read back, and only those are
+// (a derived one is computed on the far side); keys are unique and leave the
+// extras' key free; the text row ends in its one unpadded cell.
+TEST(ResultSchema, CodecColumnsAreReadBackAndKeysAreUnique) {
+  std::set<std::string> keys;
+  size_t last_cells = 0;
+  for (const Column& c : result_columns()) {
+    if (c.extras_here) continue;
+    EXPECT_TRUE(keys.insert(c.key).second) << "two columns named " << c.key;
+    EXPECT_NE(std::string(c.key), kExtrasKey);
+    EXPECT_EQ(c.in(kInCodec), c.read_back != nullptr) << c.key;
+    EXPECT_TRUE(c.value != nullptr || (c.wire != nullptr && !c.in(kInJson) && !c.in(kInCsv) && !c.in(kInText)))
+        << c.key << ": shown but no value";
+    if (c.in(kInCodec)) EXPECT_TRUE(c.wire != nullptr || c.value != nullptr) << c.key;
+    if (c.in(kInText)) {
+      EXPECT_NE(c.text_header, nullptr) << c.key;
+      if (c.text_width == 0) ++last_cells;
+    }
+  }
+  EXPECT_EQ(last_cells, 1u);
+  // Both places for the extras' JSON are in the table.
+  int places = 0;
+  for (const Column& c : result_columns()) places += c.extras_here ? 1 : 0;
+  EXPECT_EQ(places, 2);
+}
+
+std::string json_doc(const CaseResult& r, bool workload) {
+  std::ostringstream out;
+  JsonWriter w(out);
+  RunInfo i;
+  i.tool_version = "1";
+  i.backend = "sim";
+  if (workload) i.workload_json = "{}", i.workload_text = "Workload";
+  w.begin(i);
+  w.add(r);
+  w.finish();
+  return out.str();
+}
+std::string csv_doc(const CaseResult& r) {
+  std::ostringstream out;
+  CsvWriter w(out);
+  w.begin(RunInfo{});
+  w.add(r);
+  w.finish();
+  return out.str();
+}
+std::string text_doc(const CaseResult& r, bool workload) {
+  std::ostringstream out;
+  TextWriter w(out);
+  RunInfo i;
+  if (workload) i.workload_text = "Workload";
+  w.begin(i);
+  w.add(r);
+  w.finish();
+  return out.str();
+}
+
+// What a rank sends is what rank 0 writes: after encode -> decode every writer
+// prints the same bytes as for the original, every common column and extra included.
+TEST(ResultSchema, WritersAgreeAfterTheRoundTrip) {
+  registered();
+  for (const CaseResult& r : {filled(), CaseResult{}}) {
+    const CaseResult back = decode_result(encode_result(r));
+    for (bool workload : {false, true}) {
+      EXPECT_EQ(json_doc(back, workload), json_doc(r, workload));
+      EXPECT_EQ(text_doc(back, workload), text_doc(r, workload));
+    }
+    EXPECT_EQ(csv_doc(back), csv_doc(r));
+  }
+  // The filled result's lines are all there: its extras' and the --model line.
+  const std::string text = text_doc(filled(), true);
+  for (const char* line : {"  Workers: ", "  Stages: ", "  KV mixed epoch per request: ", "  Device vda: written 1.00 MiB",
+                           "  Device: not found (no block device under tmpfs): cannot show that the disk was read"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+}
+
+// One key, one value: where JSON and the codec both carry a column (and the codec
+// has no form of its own), they write the same value under the same key; CSV's
+// cell is JSON's value; the text row's cells are JSON's values as the table writes them.
+TEST(ResultSchema, JsonCsvAndCodecAgreeOnEveryColumn) {
+  const CaseResult r = filled();
+  const Json doc = Json::parse(json_doc(r, true))["results"][0];  // in the order written
+  const nlohmann::json wire = nlohmann::json::parse(encode_result(r));
+  std::istringstream csv(csv_doc(r));
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  size_t csv_columns_seen = 0;
+  for (const Column& c : result_columns()) {
+    if (c.extras_here) continue;
+    if (c.in(kInJson) && c.in(kInCodec) && !c.wire) EXPECT_EQ(doc.at(c.key).dump(), wire.at(c.key).dump()) << c.key;
+    if (c.in(kInJson)) EXPECT_TRUE(doc.contains(c.key)) << c.key;
+    if (!c.in(kInJson)) EXPECT_FALSE(doc.contains(c.key)) << c.key;
+    if (c.in(kInCsv)) csv_columns_seen += c.stats ? 7 : 1;
+  }
+  EXPECT_EQ(csv_columns_seen + 1, csv_columns().size());  // and "error"
+  // The keys JSON, CSV and the codec share for the fields the issue named.
+  EXPECT_EQ(wire.at("copies_per_iteration"), 77);
+  EXPECT_EQ(wire.at("stream_start_gate"), true);
+  EXPECT_EQ(wire.at("time_label"), "IO");
+  EXPECT_EQ(doc.at("copies_per_iteration"), 77);
+  EXPECT_NE(header.find(",copies_per_iteration,"), std::string::npos);
+  EXPECT_NE(header.find(",stream_start_gate,time_label,"), std::string::npos);
+  EXPECT_NE(row.find(",77,3,2,round_robin,true,IO,"), std::string::npos) << row;
+  // The extras' JSON sits where their place is: aio's after notes, load's after numa.
+  std::vector<std::string> order;
+  for (auto it = doc.begin(); it != doc.end(); ++it) order.push_back(it.key());
+  auto at = [&](const char* k) { return std::find(order.begin(), order.end(), k) - order.begin(); };
+#if DS_JSON_HAS_ORDERED
+  EXPECT_EQ(at("device_io"), at("notes") + 1);
+  EXPECT_EQ(at("worker_bandwidth_gib_s"), at("device_io") + 1);
+  EXPECT_EQ(at("numa"), at("worker_bandwidth_gib_s") + 1);
+  EXPECT_EQ(at("load_stages"), at("numa") + 1);
+  EXPECT_EQ(at("kv_load_ms"), at("load_stages") + 1);
+#endif
+}
+
+// Each extra alone: its codec form read back by its registered decoder is itself.
+TEST(ResultExtraCodec, AioRoundTrip) {
+  registered();
+  const AioResult a = filled_aio();
+  const auto back = decode_extra("aio", a.encode());
+  const AioResult* b = dynamic_cast<const AioResult*>(back.get());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->encode(), a.encode());
+  ASSERT_EQ(b->device_io.size(), 2u);
+  EXPECT_EQ(b->device_io[0].device, "vda");
+  EXPECT_EQ(b->device_io[0].bytes, 1u << 20);
+  EXPECT_EQ(b->device_io[0].expected, 2u << 20);
+  EXPECT_EQ(b->device_io[1].why, "no block device under tmpfs");
+  EXPECT_EQ(b->device_io[1].direction, "read");
+  EXPECT_TRUE(b->both_ways);
+  EXPECT_EQ(b->worker_gib_s, a.worker_gib_s);
+}
+
+TEST(ResultExtraCodec, LoadRoundTrip) {
+  registered();
+  const LoadStages l = filled_load();
+  const auto back = decode_extra("load", l.encode());
+  const LoadStages* b = dynamic_cast<const LoadStages*>(back.get());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->encode(), l.encode());
+  EXPECT_EQ(b->disk_alone.name, "DiskAlone");
+  EXPECT_EQ(b->disk_alone.samples, (std::vector<int64_t>{700, 900}));
+  EXPECT_EQ(b->copy_alone.ns.max, 90);
+  EXPECT_EQ(b->read_busy.p50, l.read_busy.p50);
+  EXPECT_EQ(b->copy_busy_samples, (std::vector<int64_t>{60, 65}));
+  EXPECT_DOUBLE_EQ(b->copy_gib_s, 15.25);
+  EXPECT_DOUBLE_EQ(b->percent_of_slower, 91.6);
+  EXPECT_EQ(b->bottleneck, "disk");
+}
+
+// A part no measurement registered a decoder for is a clear failure, not a silent drop.
+TEST(ResultExtraCodec, UnregisteredPartIsARunError) {
+  registered();
+  nlohmann::json j = nlohmann::json::parse(encode_result(filled()));
+  j["extras"][0]["key"] = "offload";
+  try {
+    decode_result(j.dump());
+    ADD_FAILURE() << "an unknown part was accepted";
+  } catch (const RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("'offload'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ResultCodec, RunInfoRoundTrip) {
