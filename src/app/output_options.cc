@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "output/atomic_file.h"
 #include "output/csv_writer.h"
 #include "output/json_writer.h"
+#include "output/tee_writer.h"
 #include "output/text_writer.h"
 
 namespace ds {
@@ -83,27 +85,57 @@ class OutputWriter : public ResultWriter {
 }  // namespace
 
 void add_output_options(CLI::App* app, OutputOptions& o) {
-  app->add_option("--format", o.format, "text|json|csv (default text)")->type_name("text|json|csv");
+  app->add_option("--format", o.format,
+                  "text|json|csv (default text); text,json or csv,json: both, the JSON document last")
+      ->type_name("FORMAT");
   app->add_option("--output", o.output, "write results to FILE instead of stdout")->type_name("FILE");
 }
 
-void check_format(const std::string& format) {
-  if (format != "text" && format != "json" && format != "csv")
-    throw UsageError("option --format got '" + format + "': accepts text, json or csv");
+namespace {
+
+// The formats --format names, in order: one of text, json, csv, or a streaming one
+// (text, csv) followed by json.
+std::vector<std::string> formats_of(const std::string& format) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= format.size()) {
+    const size_t end = std::min(format.find(',', at), format.size());
+    out.push_back(format.substr(at, end - at));
+    at = end + 1;
+  }
+  for (const std::string& f : out)
+    if (f != "text" && f != "json" && f != "csv")
+      throw UsageError("option --format got '" + format + "': accepts text, json or csv" +
+                       (out.size() > 1 ? ", or text,json / csv,json" : ""));
+  if (out.size() > 1 && !(out.size() == 2 && out[0] != "json" && out[1] == "json"))
+    throw UsageError("option --format got '" + format +
+                     "': two formats are text,json or csv,json (the JSON document comes last)");
+  return out;
 }
 
+std::unique_ptr<ResultWriter> format_writer(const std::string& format, std::ostream& to) {
+  if (format == "json") return std::make_unique<JsonWriter>(to);
+  if (format == "csv") return std::make_unique<CsvWriter>(to);
+  return std::make_unique<TextWriter>(to);
+}
+
+}  // namespace
+
+void check_format(const std::string& format) { formats_of(format); }
+
 std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& out) {
-  check_format(o.format);
+  const std::vector<std::string> formats = formats_of(o.format);
   std::unique_ptr<AtomicFile> file;
   if (!o.output.empty()) file = std::make_unique<AtomicFile>(o.output, "--output");
   auto w = std::make_unique<OutputWriter>(std::move(file), out);
   std::ostream& to = w->to();
-  if (o.format == "json")
-    w->set_inner(std::make_unique<JsonWriter>(to));
-  else if (o.format == "csv")
-    w->set_inner(std::make_unique<CsvWriter>(to));
-  else
-    w->set_inner(std::make_unique<TextWriter>(to));
+  if (formats.size() == 1) {
+    w->set_inner(format_writer(formats[0], to));
+  } else {
+    std::vector<std::unique_ptr<ResultWriter>> writers;
+    for (const std::string& f : formats) writers.push_back(format_writer(f, to));
+    w->set_inner(std::make_unique<TeeWriter>(std::move(writers)));
+  }
   return w;
 }
 
