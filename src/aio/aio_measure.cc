@@ -592,10 +592,7 @@ void AioMeasurement::describe(size_t index, const LoopResult& loop, CaseResult& 
   AioResult aio;
   aio.device_io = device_io(phase, r.name, notes);
   aio.both_ways = phase.mixed();
-  for (const std::string& note : loop.notes) {  // how --io-type alloc's buffers were made
-    r.notes.push_back(note);
-    notes.note(r.name + ": " + note);
-  }
+  keep_worker_notes(loop, r, notes);  // how --io-type alloc's buffers were made
   // A mixed epoch goes both ways: From the host buffers To the files, then back.
   // --io-type alloc with O_DIRECT where the backend's pinned memory cannot take it: our
   // own registered mapping (make_io_buffer), named as such.
@@ -700,12 +697,7 @@ void AioMeasurement::done(Notes& notes) {
 void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,
                  const std::function<void()>& begin, std::string& current, Notes& notes) {
   AioMeasurement m(p, selected, notes);
-  HarnessContext ctx{writer, notes};
-  ctx.begin = begin;
-  ctx.current = &current;
-  ctx.cluster = p.cluster;
-  ctx.timeout_s = p.timeout_s;
-  run_measurement(m, ctx);
+  run_measurement(m, HarnessContext(writer, notes, p.cluster, p.timeout_s, begin, &current));
 }
 
 }  // namespace ds

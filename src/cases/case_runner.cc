@@ -501,9 +501,7 @@ class CopyMeasurement : public Measurement {
 
 void run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend, ResultWriter& writer, Notes& notes) {
   CopyMeasurement m(spec, p, backend, notes);
-  HarnessContext ctx{writer, notes};
-  ctx.timeout_s = p.timeout_s;
-  ctx.cluster = p.cluster;
+  HarnessContext ctx(writer, notes, p.cluster, p.timeout_s);
   ctx.finish_writer = false;
   run_measurement(m, ctx);
 }

@@ -458,10 +458,7 @@ void LoadMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, No
   r.numa.mode = numa_mode_name(numa_.mode);
   r.numa.workers = loop.placements;
   if (p_.validate) r.validate = "each";
-  for (const std::string& note : loop.notes) {  // how the staging buffers were made, once
-    r.notes.push_back(note);
-    notes.note("load: " + note);
-  }
+  keep_worker_notes(loop, r, notes);  // how the staging buffers were made, once
 }
 
 }  // namespace
@@ -469,12 +466,7 @@ void LoadMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, No
 void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWriter& writer,
                   const std::function<void()>& begin, std::string& current, Notes& notes) {
   LoadMeasurement m(p, selected, notes);
-  HarnessContext ctx{writer, notes};
-  ctx.begin = begin;
-  ctx.current = &current;
-  ctx.cluster = p.cluster;
-  ctx.timeout_s = p.timeout_s;
-  run_measurement(m, ctx);
+  run_measurement(m, HarnessContext(writer, notes, p.cluster, p.timeout_s, begin, &current));
 }
 
 }  // namespace ds

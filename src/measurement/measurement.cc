@@ -105,4 +105,11 @@ std::vector<WorkerNote> decode_worker_notes(const std::vector<std::string>& text
   return out;
 }
 
+void keep_worker_notes(const LoopResult& loop, CaseResult& r, Notes& notes) {
+  for (const WorkerNote& n : decode_worker_notes(loop.notes)) {
+    r.notes.push_back(n.text);
+    notes.note(r.name + ": " + n.text);
+  }
+}
+
 }  // namespace ds

@@ -88,6 +88,10 @@ class Measurement {
 };
 
 struct HarnessContext {
+  HarnessContext(ResultWriter& writer, Notes& notes, Cluster* cluster, int timeout_s,
+                 std::function<void()> begin = {}, std::string* current = nullptr)
+      : writer(writer), notes(notes), begin(std::move(begin)), current(current), cluster(cluster),
+        timeout_s(timeout_s) {}
   ResultWriter& writer;
   Notes& notes;
   std::function<void()> begin;      // the writer's header; empty: already written
@@ -116,5 +120,7 @@ struct WorkerNote {
 std::string encode_worker_notes(const std::vector<WorkerNote>& notes);
 // Every worker's notes, in worker order, each (kind, text) once.
 std::vector<WorkerNote> decode_worker_notes(const std::vector<std::string>& texts);
+// The workers' notes as they are: each kept in the result and said as "<name>: <note>".
+void keep_worker_notes(const LoopResult& loop, CaseResult& r, Notes& notes);
 
 }  // namespace ds
