@@ -46,6 +46,7 @@ uint64_t run_phase(Measurement& m, size_t phase, double prepared_s, const Harnes
   CaseResult r;
   r.name = ps.name;
   r.setup_s = setup_seconds(prepared_s, t0, loop);
+  r.retries = loop.retries;
   m.describe(phase, loop, r, ctx.notes);
   m.check_result(phase);
   // Validated: every check the result names (r.validate) passed, or the phase threw.

@@ -49,6 +49,9 @@ struct CaseResult {
   std::optional<bool> validated;    // null when --validate was not asked
   std::string validate;             // with --validate: "end" (checked after the run) or "each" (every iteration)
   double setup_s = 0;               // allocation, registration, fork: not in the stats
+  // Transfers redone over the measured and warm-up iterations: aio's and load's short
+  // reads or writes completed by resubmitting the remainder (0 where none can be).
+  uint64_t retries = 0;
   // What ran differently from what the case asks for, and why (e.g. a batch the
   // runtime refused, issued as single copies); each also said once on stderr.
   std::vector<std::string> notes;

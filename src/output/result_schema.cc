@@ -238,6 +238,7 @@ std::vector<Column> make_columns() {
       validated_column(),
       optional_text<&CaseResult::validate>("validate", kInJson | kInCodec),
       field<&CaseResult::setup_s>("setup_s", all).combined_by(&longest<&CaseResult::setup_s>),
+      field<&CaseResult::retries>("retries", all).combined_by(&sum<&CaseResult::retries>),
       field<&CaseResult::notes>("notes", kInJson | kInCodec).combined_by(&every_note),
       extras_place(JsonPlace::kAfterNotes),
       numa_column(),

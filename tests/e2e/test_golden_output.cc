@@ -64,7 +64,7 @@ std::string mask_json(const std::string& out) {
   for (auto& r : doc["results"]) {
     for (const char* stage : {"submit_us", "copy_us", "wall_us", "start_skew_us"})
       for (auto& kv : r[stage].items()) kv.value() = 0;
-    for (const char* v : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s", "setup_s"}) r[v] = 0;
+    for (const char* v : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s", "setup_s", "retries"}) r[v] = 0;
     if (r.contains("load_stages"))  // load: the stages alone, and the verdict they give
       for (auto& kv : r["load_stages"].items()) {
         if (kv.value().is_object())
@@ -120,7 +120,7 @@ std::string mask_csv(const std::string& out) {
     if (header) {
       for (const auto& c : cells)
         numeric.push_back(c.find("_us_") != std::string::npos || c.find("bandwidth") != std::string::npos ||
-                          c == "setup_s");
+                          c == "setup_s" || c == "retries");
       header = false;
     } else {
       for (size_t i = 0; i < cells.size() && i < numeric.size(); ++i)

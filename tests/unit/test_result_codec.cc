@@ -90,6 +90,7 @@ struct ResultMirror {
   std::optional<bool> validated;
   std::string validate;
   double setup_s;
+  uint64_t retries;
   std::vector<std::string> notes;
   NumaReport numa;
   std::string kv_request;
@@ -191,6 +192,7 @@ CaseResult filled() {
   r.validated = false;
   r.validate = "each";
   r.setup_s = 1.5;
+  r.retries = 7;
   r.notes = {"a note", "another"};
   r.numa.mode = "auto";
   WorkerPlacement w;
