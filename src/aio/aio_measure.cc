@@ -349,6 +349,13 @@ class AioMeasurement : public Measurement {
   }
 
   void check() override;
+  const NumaRequest* numa_request() const override { return &p_.numa_request; }
+  std::vector<int> placed_devices() const override {  // worker w is placed with device --device-id + w
+    std::vector<int> v;
+    for (int w = 0; w < nworkers_; ++w) v.push_back(p_.device_id + w);
+    return v;
+  }
+  void placed(const NumaPlan& plan) override { numa_ = plan; }
   MemoryNeeds needs() const override { return aio_needs(p_, backend_); }
   NeedsText needs_text() const override { return aio_needs_text(p_); }
   void prepare() override;
@@ -436,9 +443,6 @@ void AioMeasurement::check() {
     check_device_count("--workers", n, n, selected_.probe.device_count, backend_.name());
   else if (p_.alloc)
     check_device_count("--device-id", p_.device_id, p_.device_id + 1, selected_.probe.device_count, backend_.name());
-  std::vector<int> placed_devices;  // worker w is placed with device --device-id + w
-  for (int w = 0; w < n; ++w) placed_devices.push_back(p_.device_id + w);
-  numa_ = numa_plan_for(p_.numa_request, selected_, placed_devices, notes_);
   if (p_.shared_files && p_.shards() < static_cast<uint64_t>(nranks_))
     throw UsageError("option --files shared: " + std::to_string(p_.shards()) + " shards cannot be shared by " +
                      std::to_string(nranks_) + " ranks (each dumps its share); raise --io-number");
@@ -697,7 +701,7 @@ void AioMeasurement::done(Notes& notes) {
 void measure_aio(const AioParams& p, const SelectedBackend& selected, ResultWriter& writer,
                  const std::function<void()>& begin, std::string& current, Notes& notes) {
   AioMeasurement m(p, selected, notes);
-  run_measurement(m, HarnessContext(writer, notes, p.cluster, p.timeout_s, begin, &current));
+  run_measurement(m, HarnessContext(writer, notes, &selected, p.cluster, p.timeout_s, begin, &current));
 }
 
 }  // namespace ds

@@ -12,6 +12,7 @@
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
 #include "measurement/measurement.h"
+#include "runner/numa_plan.h"
 #include "runner/timed_loop.h"
 
 namespace ds {
@@ -352,6 +353,10 @@ class CopyMeasurement : public Measurement {
   CopyMeasurement(const CaseSpec& spec, const CopyParams& p, Backend& backend, Notes& notes)
       : spec_(spec), p_(p), backend_(backend), notes_(notes), needs_(memory_needs(spec, p, backend)) {}
 
+  const NumaRequest* numa_request() const override { return &p_.numa_request; }
+  std::vector<int> placed_devices() const override { return first_devices(participating_devices(spec_, p_)); }
+  void placed(const NumaPlan& plan) override { p_.numa = plan; }
+
   void check() override {
     const std::string why = unsupported_reason(spec_, backend_);
     if (!why.empty()) throw RunError(spec_.name + ": " + why);
@@ -489,7 +494,7 @@ class CopyMeasurement : public Measurement {
   }
 
   const CaseSpec& spec_;
-  const CopyParams& p_;
+  CopyParams p_;  // its placement plan made by the harness (placed())
   Backend& backend_;
   Notes& notes_;
   const MemoryNeeds needs_;
@@ -499,9 +504,10 @@ class CopyMeasurement : public Measurement {
 
 }  // namespace
 
-void run_case(const CaseSpec& spec, const CopyParams& p, Backend& backend, ResultWriter& writer, Notes& notes) {
-  CopyMeasurement m(spec, p, backend, notes);
-  HarnessContext ctx(writer, notes, p.cluster, p.timeout_s);
+void run_case(const CaseSpec& spec, const CopyParams& p, const SelectedBackend& selected, ResultWriter& writer,
+              Notes& notes) {
+  CopyMeasurement m(spec, p, *selected.backend, notes);
+  HarnessContext ctx(writer, notes, &selected, p.cluster, p.timeout_s);
   ctx.finish_writer = false;
   run_measurement(m, ctx);
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "backend/backend.h"
+#include "backends/select.h"
 #include "cases/case_spec.h"
 #include "copy_methods/initiator.h"
 #include "layout/layout.h"
@@ -38,7 +39,7 @@ struct CopyParams {
   bool validate = false;                                // --validate
   bool validate_each = false;  // --validate each: clear before, check after every iteration (untimed)
   NumaRequest numa_request;  // --numa, --numa-map, --shm-numa-nodes as typed
-  // The same as planned for the selected backend; a
+  // The same as planned for the selected backend (by the harness: src/measurement); a
   // plan without topology (the default) records nothing and places nothing.
   NumaPlan numa;
 };
@@ -53,6 +54,7 @@ void check_host_memory(const CaseSpec& spec, const CopyParams& p, const Backend&
 // Runs one case on the harness (src/measurement): its result, and the validation
 // verdict, to `writer` (not finished); what it has to say to `notes`. Throws
 // RunError on failure (validation mismatch included).
-void run_case(const CaseSpec& spec, const CopyParams& params, Backend& backend, ResultWriter& writer, Notes& notes);
+void run_case(const CaseSpec& spec, const CopyParams& params, const SelectedBackend& selected, ResultWriter& writer,
+              Notes& notes);
 
 }  // namespace ds

@@ -261,8 +261,10 @@ class LoadMeasurement : public Measurement {
       throw RunError("--sdma true: the " + backend_.name() + " backend has no direct path");
     if (p_.sdma && !selected_.probe.direct_unavailable.empty())
       throw RunError("--sdma true: " + selected_.probe.direct_unavailable);
-    numa_ = numa_plan_for(p_.numa_request, selected_, first_devices(p_.devices), notes_);  // a node or device not there: UsageError
   }
+  const NumaRequest* numa_request() const override { return &p_.numa_request; }
+  std::vector<int> placed_devices() const override { return first_devices(p_.devices); }  // card c on c's node
+  void placed(const NumaPlan& plan) override { numa_ = plan; }
   MemoryNeeds needs() const override {
     const unsigned k = p_.staging_buffers();
     const auto d = static_cast<uint64_t>(p_.devices);
@@ -466,7 +468,7 @@ void LoadMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, No
 void measure_load(const LoadParams& p, const SelectedBackend& selected, ResultWriter& writer,
                   const std::function<void()>& begin, std::string& current, Notes& notes) {
   LoadMeasurement m(p, selected, notes);
-  run_measurement(m, HarnessContext(writer, notes, p.cluster, p.timeout_s, begin, &current));
+  run_measurement(m, HarnessContext(writer, notes, &selected, p.cluster, p.timeout_s, begin, &current));
 }
 
 }  // namespace ds

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/clock.h"
+#include "core/error.h"
+#include "runner/numa_plan.h"
 
 namespace ds {
 
@@ -60,6 +62,10 @@ uint64_t run_phase(Measurement& m, size_t phase, double prepared_s, const Harnes
 
 void run_measurement(Measurement& m, const HarnessContext& ctx) {
   m.check();
+  if (const NumaRequest* request = m.numa_request()) {
+    if (!ctx.selected) throw RunError("internal: a measurement to place without a backend");
+    m.placed(numa_plan_for(*request, *ctx.selected, m.placed_devices(), ctx.notes));
+  }
   check_host_needs(m.needs(), m.needs_text());
   const int64_t start = now_ns();
   m.prepare();

@@ -1,8 +1,8 @@
 // The one harness every measurement runs on (copy, aio, load; later offload,
 // duplex, tune). A measurement is a small type that says what it needs and what it
 // moved; run_measurement() owns everything around the timed loop, in this order:
-//   pre-flight  the measurement's own checks (devices, placement), then its memory
-//               needs against the machine (refused up front, never OOM-killed);
+//   pre-flight  the measurement's own checks (devices), the placement plan, then its
+//               memory needs against the machine (refused up front, never OOM-killed);
 //   prepare     its shared, untimed setup (shard files, a shared region), timed
 //               into the first result's setup time;
 //   begin       the writer gets the run's header;
@@ -25,6 +25,7 @@
 
 #include "core/notes.h"
 #include "output/result.h"
+#include "backends/select.h"
 #include "runner/preflight.h"
 #include "runner/timed_loop.h"
 
@@ -58,6 +59,14 @@ class Measurement {
   virtual void check() {}
   virtual MemoryNeeds needs() const = 0;
   virtual NeedsText needs_text() const = 0;
+  // Placement (--numa): what was asked and the device whose node worker w goes to,
+  // in worker order. The harness makes the plan after check() (a node or device
+  // that is not there: UsageError; an explicit request the environment refuses:
+  // RunError; what it degrades, said once) and hands it over with placed().
+  // Null: the measurement places nothing.
+  virtual const NumaRequest* numa_request() const { return nullptr; }
+  virtual std::vector<int> placed_devices() const { return {}; }
+  virtual void placed(const NumaPlan& /*plan*/) {}
   // Shared setup, untimed: counted into the first phase's setup time.
   virtual void prepare() {}
 
@@ -88,12 +97,13 @@ class Measurement {
 };
 
 struct HarnessContext {
-  HarnessContext(ResultWriter& writer, Notes& notes, Cluster* cluster, int timeout_s,
-                 std::function<void()> begin = {}, std::string* current = nullptr)
-      : writer(writer), notes(notes), begin(std::move(begin)), current(current), cluster(cluster),
-        timeout_s(timeout_s) {}
+  HarnessContext(ResultWriter& writer, Notes& notes, const SelectedBackend* selected, Cluster* cluster,
+                 int timeout_s, std::function<void()> begin = {}, std::string* current = nullptr)
+      : writer(writer), notes(notes), selected(selected), begin(std::move(begin)), current(current),
+        cluster(cluster), timeout_s(timeout_s) {}
   ResultWriter& writer;
   Notes& notes;
+  const SelectedBackend* selected = nullptr;  // what placement is planned for
   std::function<void()> begin;      // the writer's header; empty: already written
   std::string* current = nullptr;   // the phase measured, for a failure record
   Cluster* cluster = nullptr;       // across ranks: every iteration starts together

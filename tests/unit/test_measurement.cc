@@ -117,7 +117,7 @@ TEST(Harness, RunsTheStepsInOrderAndFillsWhatItOwns) {
   RecordingNotes notes;
   FakeMeasurement m(log, 1024);
   std::string current;
-  HarnessContext ctx(writer, notes, nullptr, 0, [&] { writer.begin(RunInfo{}); }, &current);
+  HarnessContext ctx(writer, notes, nullptr, nullptr, 0, [&] { writer.begin(RunInfo{}); }, &current);
   run_measurement(m, ctx);
   const std::vector<std::string> want = {
       "check", "prepare", "begin",
@@ -149,7 +149,7 @@ TEST(Harness, ARunThatWouldNotFitIsRefusedBeforeAnythingIsPrepared) {
   RecordingWriter writer(log);
   RecordingNotes notes;
   FakeMeasurement m(log, UINT64_MAX / 2);
-  HarnessContext ctx(writer, notes, nullptr, 0);
+  HarnessContext ctx(writer, notes, nullptr, nullptr, 0);
   EXPECT_THROW(run_measurement(m, ctx), RunError);
   EXPECT_EQ(log.steps, std::vector<std::string>{"check"});
 }
