@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 
 #include "aio/aio_result.h"
 #include "app/command.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/suggest.h"
 #include "load/load_result.h"
 
 namespace ds {
@@ -43,6 +45,7 @@ class Cli {
     root.add_option("--backend", global.backend, "auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND)")
         ->type_name("B");
     root.require_subcommand(0, 1);
+    root.set_version_flag("--version", std::string("dev-sandbox ") + DS_VERSION);
     commands = {add_copy_command(root, global), add_doctor_command(root, global),
                 add_trans_command(root, global), add_aio_command(root, global),
                 add_load_command(root, global)};
@@ -59,7 +62,7 @@ class Cli {
     // unless one was given (the first word that is neither an option nor the
     // value of one; every option takes a value but these flags).
     const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "--layerwise", "--dry-run", "--shared",
-                                            "-h", "--help"};
+                                            "--list", "--version", "-h", "--help"};
     bool has_sub = false;
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -88,6 +91,47 @@ class Cli {
     for (auto& c : commands)
       if (c.app->parsed()) return &c;
     return nullptr;
+  }
+
+  // A parse error in our own words: an unknown option or sub-command with the
+  // closest one, an option given more than once. Others as CLI11 says them.
+  std::string reworded(const CLI::ParseError& e) {
+    const CLI::App* app = &root;
+    for (auto& c : commands)
+      if (c.app->parsed()) app = c.app;
+    const std::string what = e.what();
+    const std::string many = ": At Most 1 required but received ";
+    const size_t at = what.find(many);
+    if (at != std::string::npos)
+      return "option " + what.substr(0, at) + " was given " + what.substr(at + many.size()) +
+             " times; it takes one value, give it once";
+    const size_t colon = what.find(": ");
+    const bool extra = what.rfind("The following argument", 0) == 0 && colon != std::string::npos;
+    if (!extra) return what;
+    std::vector<std::string> words;  // as typed (CLI11 lists them last first)
+    std::istringstream in(what.substr(colon + 2));
+    for (std::string w; in >> w;) words.insert(words.begin(), w);
+    if (app == &root && !words.empty() && words.front()[0] != '-') {
+      std::vector<std::string> subs;
+      for (auto& c : commands) subs.push_back(c.app->get_name());
+      return "unknown sub-command '" + words.front() + "'" + did_you_mean(words.front(), subs) +
+             "; the sub-commands are copy, trans, aio, load and doctor";
+    }
+    for (const std::string& w : words) {
+      if (w.size() < 2 || w[0] != '-') continue;
+      const std::string name = w.substr(0, w.find('='));
+      std::vector<std::string> known = {"--backend", "--help"};
+      for (const CLI::Option* o : app->get_options()) {
+        for (const std::string& l : o->get_lnames()) known.push_back("--" + l);
+        for (const std::string& sn : o->get_snames()) known.push_back("-" + sn);
+      }
+      return "unknown option " + name + (app == &root ? "" : " for " + app->get_name()) + did_you_mean(name, known) +
+             "; `dev-sandbox " + (app == &root ? std::string() : app->get_name() + " ") + "--help` lists them";
+    }
+    std::string typed;
+    for (const std::string& w : words) typed += (typed.empty() ? "" : " ") + w;
+    return "unexpected " + std::string(words.size() == 1 ? "argument '" : "arguments '") + typed + "' for " +
+           app->get_name() + ": every option takes at most one value";
   }
 
   GlobalOptions global;
@@ -152,8 +196,10 @@ int run_cli(int argc, char** argv) {
     return cli.root.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return cli.root.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return cli.root.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(e.what());
+    print_error(cli.reworded(e));
     return 2;
   }
   try {

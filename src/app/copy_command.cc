@@ -12,6 +12,7 @@
 #include "app/sweep.h"
 #include "cases/catalog.h"
 #include "core/error.h"
+#include "core/suggest.h"
 #include "core/units.h"
 #include "output/svg_plot.h"
 
@@ -31,13 +32,35 @@ struct CopyArgs {
   CLI::Option* frags_option = nullptr;
   CLI::Option* devices_option = nullptr;
   CLI::Option* plot_metric_option = nullptr;
+  bool list_cases = false;  // --list
 };
 
-std::string offered_cases(const Backend& b) {
-  std::string list;
+std::vector<const CaseSpec*> offered_cases(const Backend& b) {
+  std::vector<const CaseSpec*> list;
   for (const auto& c : copy_cases())
-    if (unsupported_reason(c, b).empty()) list += "\n  " + c.name;
+    if (unsupported_reason(c, b).empty()) list.push_back(&c);
   return list;
+}
+
+// One line: what is wrong with case `n`, the closest offered name, where the list is.
+std::string case_refusal(const std::string& n, const CaseSpec* c, const Backend& b) {
+  std::vector<std::string> names;
+  for (const CaseSpec* o : offered_cases(b)) names.push_back(o->name);
+  const std::string list = "`dev-sandbox copy --list` shows the " + std::to_string(names.size()) + " cases the " +
+                           b.name() + " backend offers";
+  if (c) return "case " + n + " cannot run on " + b.name() + ": " + unsupported_reason(*c, b) + "; " + list;
+  return "unknown case '" + n + "'" + did_you_mean(n, names) + "; " + list;
+}
+
+// copy --list: one line per case the backend offers, with what it measures.
+int list_cases(const GlobalOptions& g) {
+  const SelectedBackend selected = select_backend(g.backend);
+  const std::vector<const CaseSpec*> cases = offered_cases(*selected.backend);
+  size_t width = 0;
+  for (const CaseSpec* c : cases) width = std::max(width, c->name.size());
+  std::cout << "cases the " << selected.backend->name() << " backend offers (dev-sandbox copy -t NAME):\n";
+  for (const CaseSpec* c : cases) std::cout << "  " << c->name << std::string(width + 2 - c->name.size(), ' ') << c->brief << "\n";
+  return 0;
 }
 
 // After the command line was read: select the backend, check the request
@@ -50,11 +73,7 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
   for (const auto& n : names) {
     const CaseSpec* c = find_case(n);
     if (!c || !unsupported_reason(*c, *selected.backend).empty())
-      throw UsageError((c ? "case " + n + " cannot run on " + selected.backend->name() + ": " +
-                                unsupported_reason(*c, *selected.backend)
-                          : "unknown case '" + n + "'") +
-                       "; the " + selected.backend->name() + " backend offers:" +
-                       offered_cases(*selected.backend));
+      throw UsageError(case_refusal(n, c, *selected.backend));
     cases.push_back(*c);
   }
   check_against_backend(cases, p, selected, stderr_notes());
@@ -100,10 +119,15 @@ struct CopyRequest {
   std::vector<std::string> names;
   std::optional<Workload> workload;
   bool list = false;  // --model list: print the presets
+  bool list_cases = false;  // --list: print the cases
 };
 
 CopyRequest parse_copy_request(const CopyArgs& a0) {
   CopyRequest plan;
+  if (a0.list_cases) {
+    plan.list_cases = true;
+    return plan;
+  }
   if (a0.model.model == "list") {
     plan.list = true;
     return plan;
@@ -162,6 +186,7 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
 
 int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
   const CopyRequest plan = parse_copy_request(a0);
+  if (plan.list_cases) return list_cases(g);
   if (plan.list) {
     std::cout << presets_text();
     return 0;
@@ -207,7 +232,8 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
 Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   auto args = std::make_shared<CopyArgs>();
   CLI::App* c = root.add_subcommand("copy", "measure one or more named copy cases (-t NAME; quick mode maps to one)");
-  c->add_option("-t", args->cases, "case name; repeat to run several, in order")->type_name("NAME");
+  c->add_option("-t", args->cases, "case name; repeat to run several, in order (--list shows them)")->type_name("NAME");
+  c->add_flag("--list", args->list_cases, "list the cases this backend offers, one per line with what it measures, and exit");
   args->size_option = c->add_option("-s", args->params.size, "one block's size: bytes, or with K/M/G suffix (default 512M)")->type_name("SIZE");
   args->blocks_option = c->add_option("-n", args->params.blocks, "blocks per device; with -f, IO tasks per device (default 8)")->type_name("N");
   c->add_option("-i", args->params.iterations, "measured iterations (default 128)")->type_name("N");

@@ -1,4 +1,5 @@
 // Every bad input is one clear line and exit 2; run failures exit 1 (docs/measurement.md).
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -91,14 +92,49 @@ TEST(BadInput, CasesAndDevices) {
       {{"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-d", "9"}, "9"},
   };
   for (const Bad& b : cases) expect_usage_error(b);
-  // The unknown case lists what the backend offers; -d names both numbers.
+  // The unknown case: one line, the closest name, where the list is; the list is
+  // what the backend offers, a case a line; -d names both numbers.
   RunResult r = run_tool({"copy", "--backend", "sim", "-t", "no_such_case"});
-  EXPECT_NE(r.err.find("host_to_device_ce"), std::string::npos);
-  EXPECT_EQ(r.err.find("host_to_device_sm"), std::string::npos);  // not offered on sim
+  EXPECT_NE(r.err.find("unknown case 'no_such_case'; `dev-sandbox copy --list` shows the"), std::string::npos) << r.err;
+  r = run_tool({"copy", "--backend", "sim", "-t", "host_to_devce_ce"});
+  EXPECT_NE(r.err.find("unknown case 'host_to_devce_ce' (did you mean host_to_device_ce?)"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.find("\\n"), std::string::npos) << r.err;
+  r = run_tool({"copy", "--backend", "sim", "--list"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  host_to_device_ce "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("host_to_device_sm"), std::string::npos);  // not offered on sim
   r = run_tool({"copy", "--backend", "sim", "-t", "all_host_to_all_device_ce", "-d", "9"},
                {{"DEV_SANDBOX_SIM_DEVICES", "8"}});
   EXPECT_NE(r.err.find("-d got 9"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("sees 8 devices"), std::string::npos) << r.err;
+}
+
+// A typo in an option, a sub-command or a repeated option: one line in our words,
+// with the closest name; --version.
+TEST(BadInput, TyposGetTheClosestNameAndRepeatsAreNamed) {
+  const struct {
+    std::vector<std::string> args;
+    const char* says;
+  } cases[] = {
+      {{"copy", "-t", "host_to_device_ce", "--valdate"},
+       "unknown option --valdate for copy (did you mean --validate?); `dev-sandbox copy --help` lists them"},
+      {{"cpy", "-t", "host_to_device_ce"}, "unknown sub-command 'cpy' (did you mean copy?)"},
+      {{"lod"}, "unknown sub-command 'lod' (did you mean load?)"},
+      {{"aio", "--workspace", "/nonexistent/ws", "--engine", "libaio", "--engine", "psync"},
+       "option --engine was given 2 times; it takes one value, give it once"},
+      {{"copy", "-t", "host_to_device_ce", "-i", "2", "extra"},
+       "unexpected argument 'extra' for copy: every option takes at most one value"},
+  };
+  for (const auto& c : cases) {
+    const RunResult r = run_tool(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(std::string("dev-sandbox: error: ") + c.says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const RunResult v = run_tool({"--version"});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out, std::string("dev-sandbox ") + DS_VERSION_TEXT + "\n");
 }
 
 TEST(BadInput, QuickMode) {

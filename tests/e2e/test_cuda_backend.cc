@@ -577,7 +577,13 @@ TEST(CudaErrors, MemcpyCasesAreNotOffered) {
   CallLog log;
   RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_anonymous_memcpy"}, double_env(log));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("host_to_device_sm"), std::string::npos) << "lists what cuda can run: " << r.err;
+  EXPECT_NE(r.err.find("cannot run on cuda"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("`dev-sandbox copy --list` shows the"), std::string::npos) << r.err;
+  // The list is what cuda can run, one case a line.
+  r = run_tool({"copy", "--backend", "cuda", "--list"}, double_env(log));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  host_to_device_sm "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("memcpy "), r.out.find("memcpy from")) << "no CPU memcpy case on cuda: " << r.out;
 }
 
 TEST(CudaErrors, NoDriverSaysHowToPointAtOne) {
