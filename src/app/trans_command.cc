@@ -1,6 +1,7 @@
 // `trans`: the host/device transfer matrix (direction x host buffer x device
 // buffer x method), every combination the filters leave, each run like a copy case
 // on all -d devices at once.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +11,7 @@
 #include "cases/run_cases.h"
 #include "cases/matrix.h"
 #include "core/error.h"
+#include "core/suggest.h"
 #include "core/units.h"
 
 namespace ds {
@@ -18,6 +20,7 @@ namespace {
 
 struct TransArgs {
   TransFilters filters;
+  bool list = false;  // --list
   CopyOptionText params{"32768", "1024", "1024", "8"};
   OutputOptions out;
 };
@@ -29,10 +32,23 @@ void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, Re
   SelectedBackend selected = select_backend(g.backend);
   const std::vector<TransCombo> combos = trans_matrix(a.filters, *selected.backend);
   if (combos.empty()) {
-    std::string list;
-    for (const auto& n : trans_offered(*selected.backend)) list += "\n  " + n;
-    throw UsageError("the filters match no combination the " + selected.backend->name() +
-                     " backend offers; it offers:" + list);
+    // One line: a method the backend does not offer gets the closest one it does;
+    // the combinations are on `trans --list`.
+    const std::vector<std::string> offered = trans_offered(*selected.backend);
+    std::vector<std::string> methods;  // what follows direction, host and device buffer
+    for (const std::string& n : offered) {
+      size_t at = 0;
+      for (int i = 0; i < 3 && at != std::string::npos; ++i) at = n.find('_', at + (i ? 1 : 0));
+      const std::string m = at == std::string::npos ? n : n.substr(at + 1);
+      if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
+    }
+    std::string hint;
+    for (const std::string& m : a.filters.methods)
+      if (std::find(methods.begin(), methods.end(), m) == methods.end())
+        hint += "; method " + m + " is not one the " + selected.backend->name() + " backend offers" +
+                did_you_mean(m, methods);
+    throw UsageError("the filters match no combination the " + selected.backend->name() + " backend offers" + hint +
+                     "; `dev-sandbox trans --list` shows the " + std::to_string(offered.size()) + " it offers");
   }
   // Combinations this machine cannot run (e.g. registered memory on a runtime
   // without host registration) are left out with a note, as long as others remain.
@@ -63,7 +79,17 @@ void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, Re
   run_cases(runs, selected, writer, stderr_notes());
 }
 
+// trans --list: every combination the backend offers, one per line.
+int list_trans(const GlobalOptions& g) {
+  const SelectedBackend selected = select_backend(g.backend);
+  std::cout << "combinations the " << selected.backend->name()
+            << " backend offers (direction_host_device_method; filter with -t, -H, -D, -M):\n";
+  for (const std::string& n : trans_offered(*selected.backend)) std::cout << "  " << n << "\n";
+  return 0;
+}
+
 int run_trans(const TransArgs& a, const GlobalOptions& g) {
+  if (a.list) return list_trans(g);
   const CopyParams p = parse_copy_params(a.params);
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line,
@@ -82,6 +108,7 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("-D", a->filters.device_types, "device buffer: normal; repeatable (default all)")->type_name("TYPE");
   c->add_option("-M", a->filters.methods,
                 "method: ce|batch_ce|ms_<S>|sm (cuda)|memcpy (sim); repeatable (default all, ms_4)")->type_name("METHOD");
+  c->add_flag("--list", a->list, "list the combinations this backend offers, one per line, and exit");
   c->add_option("-s", a->params.size, "transfer size: bytes or K/M/G (default 32768)")->type_name("BYTES");
   c->add_option("-n", a->params.blocks, "transfers per device per iteration (default 1024)")->type_name("N");
   c->add_option("-d", a->params.devices, "devices, all running at once (default 8)")->type_name("N");

@@ -109,8 +109,9 @@ TEST(Trans, BadInput) {
       {{"-s", "0"}, 2, "-s"},
       {{"-n", "0"}, 2, "-n"},
       {{"--bogus"}, 2, "--bogus"},
-      // sm is a cuda method: on sim the filters match nothing.
-      {{"-M", "sm"}, 2, "h2d_pinned_normal_ce"},
+      // sm is a cuda method: on sim the filters match nothing, said in one line that
+      // points at the list.
+      {{"-M", "sm"}, 2, "method sm is not one the sim backend offers; `dev-sandbox trans --list` shows the"},
   };
   for (const B& b : cases) {
     RunResult r = run_tool(base(b.args));
@@ -118,6 +119,14 @@ TEST(Trans, BadInput) {
     EXPECT_NE(r.err.find(b.mentions), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");
   }
+  for (const B& b : cases) {  // every refusal is one line
+    const std::string err = run_tool(base(b.args)).err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
+  RunResult listed = run_tool({"trans", "--backend", "sim", "--list"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("\n  h2d_pinned_normal_ce\n"), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("_sm\n"), std::string::npos) << "no cuda method on sim: " << listed.out;
   RunResult d = run_tool({"trans", "--backend", "sim", "-s", "4096", "-n", "4", "-i", "1", "-d", "99"});
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_NE(d.err.find("-d got 99"), std::string::npos) << d.err;
