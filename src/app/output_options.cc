@@ -28,7 +28,8 @@ namespace {
 // are checked after every write: a closed pipe stops the run (OutputClosed).
 class OutputWriter : public ResultWriter {
  public:
-  OutputWriter(std::unique_ptr<AtomicFile> file, std::ostream& out) : file_(std::move(file)), out_(out) {}
+  OutputWriter(std::unique_ptr<AtomicFile> file, std::ostream& out, std::string path, std::string format)
+      : file_(std::move(file)), out_(out), path_(std::move(path)), format_(std::move(format)) {}
   ~OutputWriter() override { inner_.reset(); }
   void set_inner(std::unique_ptr<ResultWriter> w) { inner_ = std::move(w); }
   std::ostream& to() { return file_ ? file_->stream() : out_; }
@@ -60,10 +61,12 @@ class OutputWriter : public ResultWriter {
     if (finished_) return;
     finished_ = true;
     inner_->finish();
-    if (file_)
+    if (file_) {
       file_->commit();
-    else
+      stderr_notes().tell("wrote the results to " + path_ + " (" + format_ + ")");
+    } else {
       check_stdout();
+    }
   }
 
  private:
@@ -78,6 +81,7 @@ class OutputWriter : public ResultWriter {
 
   std::unique_ptr<AtomicFile> file_;
   std::ostream& out_;
+  std::string path_, format_;  // --output, --format: what finish() says it wrote
   std::unique_ptr<ResultWriter> inner_;
   bool finished_ = false;
 };
@@ -127,7 +131,7 @@ std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& 
   const std::vector<std::string> formats = formats_of(o.format);
   std::unique_ptr<AtomicFile> file;
   if (!o.output.empty()) file = std::make_unique<AtomicFile>(o.output, "--output");
-  auto w = std::make_unique<OutputWriter>(std::move(file), out);
+  auto w = std::make_unique<OutputWriter>(std::move(file), out, o.output, o.format);
   std::ostream& to = w->to();
   if (formats.size() == 1) {
     w->set_inner(format_writer(formats[0], to));

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "app/output_options.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "output/atomic_file.h"
@@ -55,6 +56,7 @@ void write_plot_file(const std::string& path, const std::string& svg) {
   AtomicFile f(path, "--plot");
   f.stream() << svg;
   f.commit();
+  stderr_notes().tell("wrote the plot to " + path);
 }
 
 }  // namespace ds

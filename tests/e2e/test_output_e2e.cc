@@ -138,6 +138,7 @@ TEST(OutputE2e, OutputFileTakesTheResultsAndStdoutStaysEmpty) {
   const RunResult r = run_tool(with(kRun, {"--format", "json", "--output", path}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "dev-sandbox: wrote the results to " + path + " (json)\n");  // says where, once
   const json doc = json::parse(slurp(path));
   EXPECT_EQ(doc["results"].size(), 2u);
   std::remove(path.c_str());

@@ -29,6 +29,7 @@ TEST(SweepE2e, EveryPowerOfTwoWithScaledCountAndAPlot) {
                                 "-i", "3", "--warmup", "1", "--sweep", "4K:32K", "--format", "json",
                                 "--plot", plot, "--backend", "sim"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("dev-sandbox: wrote the plot to " + plot + "\n"), std::string::npos) << r.err;
   const json doc = json::parse(r.out);
   ASSERT_EQ(doc["results"].size(), 8u);
   // Size-major: both cases at 4K, then both at 8K, ...; -n 4 at 4K keeps 16 KiB.
