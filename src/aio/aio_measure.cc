@@ -61,8 +61,10 @@ std::string differs_at(const AioParams& p, size_t i, int64_t off) {
 MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
   MemoryNeeds n;
   const uint64_t ring = p.buffers * p.io_size;
-  n.host = (ring + (p.validate ? p.io_size : 0)) * static_cast<uint64_t>(p.workers) +
-           (p.phase_dump ? 0 : p.io_size);  // no dump phase: the files are written from one scratch shard
+  const auto w = static_cast<uint64_t>(p.workers);
+  n.add_host("buffers", ring * w);
+  if (p.validate) n.add_host("validation scratch", p.io_size * w);
+  if (!p.phase_dump) n.add_host("the shard files' writer", p.io_size);  // no dump phase: written from one scratch shard
   // Only memory our own code mlock()s counts; a vendor driver pins in its kernel module.
   // (With O_DIRECT where the backend's pinned memory cannot take it, the buffers are our
   // own mapping, whose lock and registration are best effort: make_io_buffer.)

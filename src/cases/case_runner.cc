@@ -302,11 +302,7 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   const auto dd = static_cast<uint64_t>(participating_devices(spec, p));
   const uint64_t per = layout.bytes();
   MemoryNeeds n;
-  uint64_t host = 0;
-  auto add = [&](uint64_t bytes, const char* what) {
-    if (host + bytes < host) throw UsageError(std::string("the memory this run needs overflows 64 bits (") + what + ")");
-    host += bytes;
-  };
+  auto add = [&](uint64_t bytes, const char* what) { n.add_host(what, bytes); };
   auto host_of = [&](BufKind k) { return !is_device_kind(k) || backend.device_memory_is_host(); };
   const uint64_t src_copies = spec.shared_src ? 1 : dd;
   if (spec.src == BufKind::kShm) n.shm = per;
@@ -322,7 +318,6 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   add(checked_mul(checked_mul(static_cast<uint64_t>(p.iterations), sizeof(IterationRecord), "record bytes"), dd,
                   "record bytes"),
       "records");
-  n.host = host;
   // Locked per process, counting only what our own code mlock()s (the backend says
   // which): fork children each lock their own; threads share one process.
   const uint64_t procs_share = spec.topology == Topology::kFork ? 1 : dd;

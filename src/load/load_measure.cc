@@ -270,8 +270,10 @@ class LoadMeasurement : public Measurement {
     const auto d = static_cast<uint64_t>(p_.devices);
     MemoryNeeds n;
     const uint64_t staging = k * p_.file_bytes();
-    n.host = d * (staging + p_.layout.largest_fragment()) + p_.file_bytes() +
-             (backend_.device_memory_is_host() ? d * p_.layout.bytes() : 0);
+    n.add_host("staging", d * staging);
+    n.add_host("a fragment's scratch per card", d * p_.layout.largest_fragment());
+    n.add_host("the block files' writer", p_.file_bytes());
+    if (backend_.device_memory_is_host()) n.add_host("the cards' KV regions", d * p_.layout.bytes());
     // Staging of our own (O_DIRECT where the backend's pinned memory cannot take it) is
     // locked by its registration, which only the direct path requires (make_io_buffer).
     // (Before the workspaces say whether they do O_DIRECT: as asked.)

@@ -15,14 +15,36 @@ std::string limit_text(uint64_t bytes) { return bytes == UINT64_MAX ? "unlimited
 
 }  // namespace
 
+void MemoryNeeds::add_host(const std::string& what, uint64_t bytes) {
+  if (host + bytes < host) throw UsageError("the memory this run needs overflows 64 bits (" + what + ")");
+  host += bytes;
+  host_parts.emplace_back(what, bytes);
+}
+
+namespace {
+
+// "(1.00 GiB x 64 blocks per buffer: sources 64.00 GiB + destinations 64.00 GiB = 128.00 GiB)"
+std::string host_sum_text(const MemoryNeeds& n, const NeedsText& t) {
+  std::string sum;
+  if (n.host_parts.size() > 1) {
+    for (const auto& part : n.host_parts)
+      if (part.second > 0) sum += (sum.empty() ? "" : " + ") + part.first + " " + format_bytes(part.second);
+    sum += " = " + format_bytes(n.host);
+  }
+  if (t.host_detail.empty() && sum.empty()) return "";
+  return " (" + t.host_detail + (t.host_detail.empty() || sum.empty() ? "" : ": ") + sum + ")";
+}
+
+}  // namespace
+
 void check_host_needs(const MemoryNeeds& n, const NeedsText& t) {
   const std::string lower = t.lower.empty() ? "" : "; " + t.lower;
   const uint64_t avail = mem_available_bytes();
   // Compared without adding to the need, which may be near 2^64 and would wrap.
   if (avail < kHostMargin || n.host > avail - kHostMargin)
     throw RunError("not enough memory for " + t.what + ": it needs " + format_bytes(n.host) + " of " + t.host_what +
-                   (t.host_detail.empty() ? "" : " (" + t.host_detail + ")") + " but MemAvailable is " +
-                   format_bytes(avail) + lower);
+                   host_sum_text(n, t) + " but MemAvailable is " + format_bytes(avail) + ", of which " +
+                   format_bytes(kHostMargin) + " stay free for the rest of the machine" + lower);
   if (n.shm > 0 && n.shm > shm_free_bytes()) {
     // Lowering -s/-n changes what is measured: first say how to give /dev/shm the room.
     const uint64_t gib = (n.shm + (shm_total_bytes() - shm_free_bytes()) + (1ULL << 30) - 1) >> 30;

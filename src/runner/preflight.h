@@ -6,11 +6,19 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ds {
 
 struct MemoryNeeds {
   uint64_t host = 0;                // host RAM over all processes (sim: its device memory too)
+  // What `host` is the sum of, named, as a refusal shows it ("sources 64.00 GiB +
+  // destinations 64.00 GiB + ..."); empty: one amount (host_detail says it).
+  std::vector<std::pair<std::string, uint64_t>> host_parts;
+  // Adds `bytes` named `what` to host and host_parts; UsageError when the sum
+  // overflows 64 bits.
+  void add_host(const std::string& what, uint64_t bytes);
   uint64_t shm = 0;                 // /dev/shm
   uint64_t locked_per_process = 0;  // what our own code mlock()s in one process (RLIMIT_MEMLOCK)
   uint64_t device_per_device = 0;   // device memory on each device

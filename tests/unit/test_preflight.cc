@@ -59,6 +59,24 @@ TEST(CheckHostNeeds, RefusesMoreHostMemoryThanIsAvailable) {
   EXPECT_TRUE(ends_with(e, "; lower -s, -n or -d")) << e;
 }
 
+// A need made of parts shows its sum, and the margin it keeps.
+TEST(CheckHostNeeds, ARefusalShowsTheSumOfItsParts) {
+  MemoryNeeds n;
+  n.add_host("sources", UINT64_MAX / 8);
+  n.add_host("destinations", UINT64_MAX / 8);
+  n.add_host("staging", 0);  // nothing: not shown
+  n.add_host("records", 4096);
+  const std::string e = refusal(n, text());
+  const std::string part = ds::format_bytes(UINT64_MAX / 8);
+  EXPECT_NE(e.find(" (2 devices x 4 blocks: sources " + part + " + destinations " + part + " + records 4.00 KiB = " +
+                   ds::format_bytes(n.host) + ") but MemAvailable is "),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find(", of which 256.00 MiB stay free for the rest of the machine; lower -s, -n or -d"), std::string::npos)
+      << e;
+  EXPECT_THROW(n.add_host("more", UINT64_MAX), ds::UsageError);  // the sum would wrap
+}
+
 // A need within the margin of 2^64 must not wrap around into "it fits".
 TEST(CheckHostNeeds, ANeedNear64BitsIsStillRefused) {
   for (uint64_t host : {uint64_t{UINT64_MAX}, uint64_t{UINT64_MAX - 1}, uint64_t{UINT64_MAX - (100ULL << 20)}}) {
