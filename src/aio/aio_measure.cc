@@ -363,9 +363,9 @@ class AioMeasurement : public Measurement {
   void prepare() override;
 
   size_t phases() const override { return phases_.size(); }
-  PhaseShape shape(size_t phase) const override {
-    PhaseShape s;
-    s.name = phases_[phase].name;
+  LoopShape shape(size_t phase) const override {
+    LoopShape s;
+    s.progress_name = phases_[phase].name;
     s.workers = nworkers_;
     s.fanout = nworkers_ == 1 ? Fanout::kInline : Fanout::kFork;
     s.isolate = nworkers_ == 1;
@@ -373,7 +373,7 @@ class AioMeasurement : public Measurement {
     s.warmup = 0;
     s.iterations = p_.epochs;
     s.progress_bytes = p_.io_size;
-    s.worker_name = s.name + " worker";
+    s.worker_name = s.progress_name + " worker";
     s.unit = "epoch";
     s.running = s.waiting = "I/O in flight";
     return s;

@@ -1,7 +1,6 @@
 // `trans`: the host/device transfer matrix (direction x host buffer x device
 // buffer x method), every combination the filters leave, each run like a copy case
 // on all -d devices at once.
-#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -35,18 +34,14 @@ void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, Re
     // One line: a method the backend does not offer gets the closest one it does;
     // the combinations are on `trans --list`.
     const std::vector<std::string> offered = trans_offered(*selected.backend);
-    std::vector<std::string> methods;  // what follows direction, host and device buffer
-    for (const std::string& n : offered) {
-      size_t at = 0;
-      for (int i = 0; i < 3 && at != std::string::npos; ++i) at = n.find('_', at + (i ? 1 : 0));
-      const std::string m = at == std::string::npos ? n : n.substr(at + 1);
-      if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
-    }
     std::string hint;
-    for (const std::string& m : a.filters.methods)
-      if (std::find(methods.begin(), methods.end(), m) == methods.end())
+    for (const std::string& m : a.filters.methods) {
+      TransFilters only;
+      only.methods = {m};
+      if (trans_matrix(only, *selected.backend).empty())
         hint += "; method " + m + " is not one the " + selected.backend->name() + " backend offers" +
-                did_you_mean(m, methods);
+                did_you_mean(m, trans_offered_methods(*selected.backend));
+    }
     throw UsageError("the filters match no combination the " + selected.backend->name() + " backend offers" + hint +
                      "; `dev-sandbox trans --list` shows the " + std::to_string(offered.size()) + " it offers");
   }

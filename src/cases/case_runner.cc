@@ -385,9 +385,9 @@ class CopyMeasurement : public Measurement {
     if (!nodes.empty()) shared_parts_ = check_shared_region(shared_.shm->ptr(), bytes, nodes);
   }
 
-  PhaseShape shape(size_t) const override {
-    PhaseShape s;
-    s.name = spec_.name;
+  LoopShape shape(size_t) const override {
+    LoopShape s;
+    s.progress_name = spec_.name;
     s.workers = participating_devices(spec_, p_);
     s.fanout = fanout_of(spec_.topology);
     // In-process topologies still run in a child of this process: the runtime is

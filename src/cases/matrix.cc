@@ -47,6 +47,15 @@ Method parse_method(const std::string& m) {
   throw UsageError("option -M got '" + m + "': accepts ce, batch_ce, ms_<S> (e.g. ms_48), sm (cuda), memcpy (sim)");
 }
 
+// Every method, ms_<S> with the default S: what -M means when it is not given.
+std::vector<Method> default_methods() {
+  return {{"ce", CopyMethod::kCe, 1},
+          {"batch_ce", CopyMethod::kCeBatch, 1},
+          {"ms_" + std::to_string(kDefaultStreams), CopyMethod::kCeMultiStream, kDefaultStreams},
+          {"sm", CopyMethod::kKernel, 1},
+          {"memcpy", CopyMethod::kMemcpy, 1}};
+}
+
 template <size_t N>
 std::vector<Named> pick(const Named (&all)[N], const std::vector<std::string>& wanted, const char* option) {
   if (wanted.empty()) return std::vector<Named>(all, all + N);
@@ -85,12 +94,7 @@ std::vector<TransCombo> trans_matrix(const TransFilters& f, const Backend& backe
     if (std::none_of(methods.begin(), methods.end(), [&](const Method& x) { return x.name == parsed.name; }))
       methods.push_back(parsed);
   }
-  if (methods.empty())
-    methods = {{"ce", CopyMethod::kCe, 1},
-               {"batch_ce", CopyMethod::kCeBatch, 1},
-               {"ms_" + std::to_string(kDefaultStreams), CopyMethod::kCeMultiStream, kDefaultStreams},
-               {"sm", CopyMethod::kKernel, 1},
-               {"memcpy", CopyMethod::kMemcpy, 1}};
+  if (methods.empty()) methods = default_methods();
 
   std::vector<TransCombo> out;
   for (const auto& dir : dirs) {
@@ -113,6 +117,16 @@ std::vector<TransCombo> trans_matrix(const TransFilters& f, const Backend& backe
     }
   }
   return out;
+}
+
+std::vector<std::string> trans_offered_methods(const Backend& backend) {
+  std::vector<std::string> names;
+  for (const Method& m : default_methods()) {
+    TransFilters only;
+    only.methods = {m.name};
+    if (!trans_matrix(only, backend).empty()) names.push_back(m.name);
+  }
+  return names;
 }
 
 std::vector<std::string> trans_offered(const Backend& backend) {

@@ -29,5 +29,7 @@ std::vector<TransCombo> trans_matrix(const TransFilters& filters, const Backend&
 
 // The names of every combination this backend offers with no filter.
 std::vector<std::string> trans_offered(const Backend& backend);
+// The -M methods this backend offers a combination with (ms_<S> as the default ms_4).
+std::vector<std::string> trans_offered_methods(const Backend& backend);
 
 }  // namespace ds

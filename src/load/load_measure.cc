@@ -290,9 +290,9 @@ class LoadMeasurement : public Measurement {
   }
   void prepare() override;
 
-  PhaseShape shape(size_t) const override {
-    PhaseShape s;
-    s.name = "load";
+  LoopShape shape(size_t) const override {
+    LoopShape s;
+    s.progress_name = "load";
     s.workers = p_.devices;
     s.fanout = Fanout::kFork;
     s.hooks_apart = p_.validate;

@@ -14,39 +14,23 @@ double setup_seconds(double prepared_s, int64_t loop_start_ns, const LoopResult&
 
 namespace {
 
-LoopShape loop_shape(const PhaseShape& p, const HarnessContext& ctx) {
-  LoopShape shape;
-  shape.workers = p.workers;
-  shape.fanout = p.fanout;
-  shape.isolate = p.isolate;
-  shape.hooks_apart = p.hooks_apart;
-  shape.warmup = p.warmup;
-  shape.iterations = p.iterations;
-  shape.progress_name = p.name;
-  shape.progress_bytes = p.progress_bytes;
-  shape.timeout_ns = static_cast<int64_t>(ctx.timeout_s) * 1000000000LL;
-  shape.worker_name = p.worker_name;
-  shape.unit = p.unit;
-  shape.running = p.running;
-  shape.waiting = p.waiting;
-  shape.cluster = ctx.cluster;
-  return shape;
-}
-
 // One phase: its loop, then its result, checked and written.
 uint64_t run_phase(Measurement& m, size_t phase, double prepared_s, const HarnessContext& ctx) {
-  const PhaseShape ps = m.shape(phase);
-  if (ctx.current) *ctx.current = ps.name;
+  LoopShape shape = m.shape(phase);
+  shape.timeout_ns = static_cast<int64_t>(ctx.timeout_s) * 1000000000LL;
+  shape.cluster = ctx.cluster;
+  const std::string& name = shape.progress_name;
+  if (ctx.current) *ctx.current = name;
   LoopHooks hooks;
   hooks.host = [&m, phase](const std::function<void()>& run_workers) { m.host(phase, run_workers); };
   hooks.make_worker = [&m, phase](int w) { return m.make_worker(phase, w); };
   m.before_loop(phase);
   const int64_t t0 = now_ns();
-  const LoopResult loop = run_timed_loop(loop_shape(ps, ctx), hooks);
+  const LoopResult loop = run_timed_loop(shape, hooks);
   m.after_loop(phase);
 
   CaseResult r;
-  r.name = ps.name;
+  r.name = name;
   r.setup_s = setup_seconds(prepared_s, t0, loop);
   r.retries = loop.retries;
   m.describe(phase, loop, r, ctx.notes);

@@ -33,23 +33,6 @@ namespace ds {
 
 class Cluster;
 
-// The part of a phase's timed loop the measurement decides; the harness adds the
-// watchdog's timeout, the cluster and the progress line's name.
-struct PhaseShape {
-  std::string name;        // the result's name: a case, "aio_dump", "load"
-  int workers = 1;
-  Fanout fanout = Fanout::kInline;
-  bool isolate = false;
-  bool hooks_apart = false;
-  int warmup = 0;          // loop iterations, as LoopShape counts them
-  int iterations = 1;
-  uint64_t progress_bytes = 0;
-  std::string worker_name = "device";
-  std::string unit = "iteration";
-  std::string running = "submitting copies";
-  std::string waiting = "copy submitted, waiting for completion";
-};
-
 class Measurement {
  public:
   virtual ~Measurement() = default;
@@ -71,7 +54,10 @@ class Measurement {
   virtual void prepare() {}
 
   virtual size_t phases() const { return 1; }
-  virtual PhaseShape shape(size_t phase) const = 0;
+  // The phase's timed loop: workers, fan-out, warm-up and iterations, how the
+  // watchdog names things; `progress_name` is also the result's name. The harness
+  // sets the watchdog's timeout and the cluster (timeout_ns, cluster).
+  virtual LoopShape shape(size_t phase) const = 0;
   // In each process that hosts the phase's workers, around them (default: run them).
   virtual void host(size_t /*phase*/, const std::function<void()>& run_workers) { run_workers(); }
   virtual std::unique_ptr<LoopWorker> make_worker(size_t phase, int w) = 0;

@@ -133,32 +133,33 @@ inline int64_t task_cost_ns(const char* prefix, uint64_t bytes, int device, uint
 // the task is on the stream (a host-side cost: the call itself takes that long).
 inline void submit_stall(const char* prefix) { sleep_for_ns(knob_ns(prefix, "SUBMIT_NS")); }
 
+// Appends one line (up to 159 bytes) to the file at `path`, as O_APPEND writes
+// do: whole, whichever process writes.
+inline void append_line(const char* path, const char* line, int n) {
+  if (n <= 0) return;
+  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t w = write(fd, line, static_cast<size_t>(n < 160 ? n : 159));
+  (void)w;
+  close(fd);
+}
+
 inline void trace(const char* prefix, int device, const void* stream, const char* what, int64_t ns) {
   const char* path = knob(prefix, "TRACE");
   if (!path) return;
   char line[160];
-  const int n = std::snprintf(line, sizeof line, "%d %d %p %s %lld\n", static_cast<int>(getpid()), device, stream,
-                              what, static_cast<long long>(ns));
-  if (n <= 0) return;
-  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  ssize_t w = write(fd, line, static_cast<size_t>(n < static_cast<int>(sizeof line) ? n : sizeof line - 1));
-  (void)w;
-  close(fd);
+  append_line(path, line,
+              std::snprintf(line, sizeof line, "%d %d %p %s %lld\n", static_cast<int>(getpid()), device, stream, what,
+                            static_cast<long long>(ns)));
 }
 
 inline void build_mark(const char* prefix, const char* call) {
   const char* path = knob(prefix, "BUILD_LOG");
   if (!path) return;
   char line[160];
-  const int n = std::snprintf(line, sizeof line, "%d %lld %s\n", static_cast<int>(getpid()),
-                              static_cast<long long>(mono_ns()), call);
-  if (n <= 0) return;
-  const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  ssize_t w = write(fd, line, static_cast<size_t>(n < static_cast<int>(sizeof line) ? n : sizeof line - 1));
-  (void)w;
-  close(fd);
+  append_line(path, line,
+              std::snprintf(line, sizeof line, "%d %lld %s\n", static_cast<int>(getpid()),
+                            static_cast<long long>(mono_ns()), call));
 }
 
 inline void trace_now(const char* prefix, int device, const void* stream, const char* what) {

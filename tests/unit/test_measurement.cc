@@ -77,9 +77,9 @@ class FakeMeasurement : public Measurement {
     }
   }
   size_t phases() const override { return 2; }
-  PhaseShape shape(size_t phase) const override {
-    PhaseShape s;
-    s.name = phase == 0 ? "fake_one" : "fake_two";
+  LoopShape shape(size_t phase) const override {
+    LoopShape s;
+    s.progress_name = phase == 0 ? "fake_one" : "fake_two";
     s.workers = 2;
     s.fanout = Fanout::kThreads;
     s.iterations = 3;
