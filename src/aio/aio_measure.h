@@ -50,7 +50,7 @@ struct AioParams {
   // shard files carry the rank ("r<rank>") so ranks sharing a directory never
   // collide. Null or one rank: as alone.
   Cluster* cluster = nullptr;
-  // --files shared: one file set for the whole job (README "Across nodes (MPI)"):
+  // --files shared: one file set for the whole job (docs/cluster.md):
   // rank 0 creates it (and, without a dump phase, writes it), every rank dumps its
   // contiguous share of the shards (rank r of N: shards [S r / N, S (r + 1) / N))
   // and loads all of them; a mixed epoch dumps the share then loads all R times.

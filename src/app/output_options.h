@@ -32,7 +32,7 @@ void add_output_options(CLI::App* app, OutputOptions& o);
 // throw OutputClosed.
 std::unique_ptr<ResultWriter> make_writer(const OutputOptions& o, std::ostream& out);
 
-// Across ranks (README "Across nodes (MPI)"): rank 0 writes to stdout or --output
+// Across ranks (docs/cluster.md): rank 0 writes to stdout or --output
 // as `o` says, the other ranks nothing; every rank runs `measure` into its own
 // collecting writer (run_across_ranks). Returns the exit code.
 int run_ranks_writing(Cluster& ranks, const OutputOptions& o, const std::function<void(ResultWriter&)>& measure,

@@ -1,4 +1,4 @@
-// The named cases of `copy` (README "Cases") and the quick-mode selectors that
+// The named cases of `copy` (docs/copy.md "Cases") and the quick-mode selectors that
 // pick one of them (--model-type, --iodirect, --sdma).
 #pragma once
 

@@ -1,9 +1,9 @@
-// A command across the ranks of a parallel job (README "Across nodes (MPI)"):
-// every rank measures on its own node into a collecting writer; rank 0 writes
-// the cluster's aggregate of each result, then every node's share. A case runner
-// adopts it with two calls: set LoopShape::cluster = &cluster() on its timed
-// loops (iterations start together on every rank), and run its measurement
-// through run_across_ranks().
+// A command across the ranks of a parallel job (docs/cluster.md; the rules:
+// docs/measurement.md "Across ranks"): every rank measures on its own node into
+// a collecting writer; rank 0 writes the cluster's aggregate of each result,
+// then every node's share. A case runner adopts it with two calls: set
+// LoopShape::cluster = &cluster() on its timed loops (iterations start together
+// on every rank), and run its measurement through run_across_ranks().
 #pragma once
 
 #include <functional>

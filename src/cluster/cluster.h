@@ -1,5 +1,5 @@
-// The one place dev-sandbox talks across processes of a parallel job (README
-// "Across nodes (MPI)"): which rank this process is, on which node, a barrier
+// The one place dev-sandbox talks across processes of a parallel job
+// (docs/cluster.md): which rank this process is, on which node, a barrier
 // that carries an "any rank failed?" vote, and the gather of every rank's
 // serialized results to rank 0. Started alone (no launcher in the environment)
 // the process is the single rank of a one-rank cluster and MPI is never

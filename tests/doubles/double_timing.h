@@ -33,7 +33,7 @@
 //
 // Build log (<prefix>BUILD_LOG=path): one line per call that makes, allocates, frees
 // or instantiates something, or copies blocking (what a timed iteration must never
-// do: README "nothing is built while timed"), appended with one write(2):
+// do: docs/measurement.md "Nothing built while timed"), appended with one write(2):
 //   <pid> <monotonic ns> <call>
 // Each double says which calls those are. `call` may also be a pseudo-call the double
 // detects itself, e.g. "batch-arrays-rewritten": descriptor arrays handed to a

@@ -1,5 +1,5 @@
 // dev-sandbox across ranks: `mpiexec --oversubscribe -np 3` on this one machine,
-// each rank a different "node" through DS_NODE_NAME (README "Across nodes (MPI)").
+// each rank a different "node" through DS_NODE_NAME (docs/cluster.md).
 // Registered only where MPI and mpiexec were found.
 #include <gtest/gtest.h>
 #include <dirent.h>
@@ -35,7 +35,7 @@ std::vector<std::string> mpi_command(const std::vector<std::vector<std::string>>
   // When a rank fails or is killed, OpenMPI 4's mpirun sends the others SIGCONT,
   // sleeps odls_base_sigkill_timeout, sends SIGTERM, sleeps it again, then SIGKILL,
   // and waits out both sleeps even when every rank has long exited: with 10 s (what
-  // README "Across nodes (MPI)" suggests for real jobs) a failure test takes ~19 s.
+  // docs/cluster.md suggests for real jobs) a failure test takes ~19 s.
   // The ranks here finish their SIGTERM cleanup (files, shared memory) within
   // 0.1-0.4 s, so 2 s is the grace (5 s under a sanitizer, which slows them); at
   // 1 s a rank was once SIGKILLed before removing its files.

@@ -1,7 +1,8 @@
-// README promises that no timed iteration builds anything: what a submission needs
-// (graphs, batch arrays, FFTS+ contexts, kernels, streams, events, memory) is made at
-// setup. This is that promise checked for every measurement through the doubles: the
-// tool writes its timed windows (DEV_SANDBOX_PHASE_TRACE: pid, worker, iteration,
+// docs/measurement.md ("Nothing built while timed") promises that no timed
+// iteration builds anything: what a submission needs (graphs, batch arrays,
+// FFTS+ contexts, kernels, streams, events, memory) is made at setup. This is
+// that promise checked for every measurement through the doubles: the tool
+// writes its timed windows (DEV_SANDBOX_PHASE_TRACE: pid, worker, iteration,
 // begin and end on CLOCK_MONOTONIC), the doubles log every call that makes, allocates,
 // frees or instantiates something or copies blocking, and descriptor lists rebuilt in
 // place of prepared ones (DS_*_DOUBLE_BUILD_LOG: pid, CLOCK_MONOTONIC ns, call;

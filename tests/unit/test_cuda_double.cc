@@ -118,7 +118,7 @@ const Double& full() {
 
 }  // namespace
 
-// The README promises non-blocking streams; the double holds us to it.
+// docs/backends.md (The cuda backend) promises non-blocking streams; the double holds us to it.
 TEST(CudaDouble, RefusesBlockingStreams) {
   ASSERT_TRUE(full().ok());
   TwoDevices t(full());

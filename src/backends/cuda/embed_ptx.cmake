@@ -74,7 +74,7 @@ if(NVCC)
             "copy_kernel.cu: the PTX nvcc ${ver} makes of it needs a newer PTX ISA than ${isa}, "
             "the one drivers older than this toolkit load (ptxas -arch=sm_75 on it as ISA ${isa}: ${perr}). "
             "Keep the kernel within PTX ISA ${isa}, or raise `isa` in src/backends/cuda/embed_ptx.cmake "
-            "and the driver floor in the README.")
+            "and the driver floor in docs/backends.md (The cuda backend, SM).")
         endif()
         set(ptx "// Generated from copy_kernel.cu by embed_ptx.cmake (nvcc -ptx -arch=compute_75, ISA ${isa}).\n${stamped_code}")
         set(from "nvcc ${ver} at build time (PTX ISA ${isa}, checked with ptxas)")

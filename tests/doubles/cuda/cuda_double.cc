@@ -856,7 +856,7 @@ CUresult cuStreamCreate(CUstream* s, unsigned int flags) {
   NEED_CTX
   if (!s || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
   // The driver accepts CU_STREAM_DEFAULT too; the double refuses it because the
-  // README promises non-blocking streams (streams that never wait for the
+  // docs/backends.md promises non-blocking streams (streams that never wait for the
   // legacy default stream): this checks our promise, not a driver rule.
   if (flags != CU_STREAM_NON_BLOCKING) {
     log_line("cuStreamCreate", "-> CUDA_ERROR_INVALID_VALUE: a blocking stream (we promise non-blocking ones)");
