@@ -212,6 +212,10 @@ class Backend {
   // Method name of the direct path: SDMA (sim), BATCH (cuda), FFTS-SDMA (ascend).
   virtual std::string direct_method() const = 0;
   virtual bool has(Capability cap) const = 0;
+  // What Device::elapsed_ns reads: the runtime's events, by name, and their resolution
+  // as the runtime documents it. Empty and 0 (sim): copies are timed on the host clock.
+  virtual std::string event_timer() const { return {}; }
+  virtual int64_t event_resolution_ns() const { return 0; }
   // Device memory lives in host RAM (sim): the host memory check counts it.
   virtual bool device_memory_is_host() const { return false; }
   // Empty when memory from Device::alloc_pinned can be the buffer of an O_DIRECT read or

@@ -438,6 +438,8 @@ class CopyMeasurement : public Measurement {
     r.warmup = p_.warmup;
     r.measured = "Copy";
     r.stages = loop_stages(loop, r.measured);
+    r.timer = backend_.event_timer();  // what timed Copy (the too-short note)
+    r.timer_resolution_ns = backend_.event_resolution_ns();
     if (p_.validate) r.validate = p_.validate_each ? "each" : "end";
     if (!p_.numa.topology.nodes.empty()) {
       r.numa.mode = numa_mode_name(p_.numa.mode);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "output/result_schema.h"
+#include "output/verdict.h"
 
 namespace ds {
 
@@ -27,6 +28,31 @@ json result_json(const CaseResult& r, bool workload) {
     if (!v.is_discarded()) j[c.key] = std::move(v);
   }
   return j;
+}
+
+// Results that answered the same question, ranked (output/verdict.h): "summary", only
+// when there are such.
+void add_summary(json& doc, const std::vector<CaseResult>& results) {
+  std::vector<RankEntry> entries;
+  for (const CaseResult& r : results) entries.push_back(rank_entry(r));
+  const std::vector<Ranking> rankings = rankings_of(entries);
+  if (rankings.empty()) return;
+  json summary = json::array();
+  for (const Ranking& g : rankings) {
+    json ranking = json::array();
+    for (size_t i = 0; i < g.entries.size(); ++i)
+      ranking.push_back({{"name", g.entries[i].name},
+                         {"method", g.entries[i].method},
+                         {"bandwidth_gib_s", g.entries[i].gib_s},
+                         {"percent_of_best", percent_of_best(g, i)},
+                         {"noted", g.entries[i].noted}});
+    summary.push_back({{"by", "bandwidth_gib_s"},
+                       {"time_label", g.measured},
+                       {"block_bytes", g.block_bytes},
+                       {"layout", g.layout.empty() ? json(nullptr) : json(g.layout)},
+                       {"ranking", ranking}});
+  }
+  doc["summary"] = summary;
 }
 
 }  // namespace
@@ -79,6 +105,7 @@ void JsonWriter::finish() {
   if (workload) doc["workload"] = json::parse(info_->workload_json);
   doc["results"] = json::array();
   for (const auto& r : results_) doc["results"].push_back(result_json(r, workload));
+  if (!failed_) add_summary(doc, results_);
   if (!nodes_.empty()) {  // across ranks: the results above are the cluster's aggregate
     doc["nodes"] = json::array();
     for (const NodeShare& n : nodes_) {

@@ -46,6 +46,11 @@ struct CaseResult {
   int warmup = 0;
   std::vector<Stage> stages;        // nanoseconds, in the order measured
   std::string measured = "Copy";    // the stage bandwidth uses: "Copy", or the measurement's own ("IO", ...)
+  // What timed the measured stage: device events (their name, "CUDA events", and the
+  // resolution the runtime gives them), or, with an empty name, the host clock (sim's
+  // copy threads, aio, load). Only the too-short note reads it (output/verdict.h).
+  std::string timer;
+  int64_t timer_resolution_ns = 0;
   std::optional<bool> validated;    // null when --validate was not asked
   std::string validate;             // with --validate: "end" (checked after the run) or "each" (every iteration)
   double setup_s = 0;               // allocation, registration, fork: not in the stats

@@ -4,6 +4,7 @@
 
 #include "core/units.h"
 #include "output/json_forms.h"
+#include "output/verdict.h"
 
 namespace ds {
 
@@ -191,6 +192,17 @@ Column per_request_column() {
   });
 }
 
+// What the result answers and what to know first (output/verdict.h): derived from the
+// figures on whichever side shows them, never carried.
+Column verdict_column() {
+  return derived("verdict", kInJson, [](const CaseResult& r, const Show&) {
+    const Verdict v = verdict_of(r);
+    Json notes = Json::array();
+    for (const VerdictNote& n : v.notes) notes.push_back(Json{{"kind", n.kind}, {"text", n.text}});
+    return Json{{"text", v.text}, {"notes", notes}};
+  });
+}
+
 Column measured_stats_column() {
   Column c = stats("copy_us", kInJson | kInCsv,
                    [](const CaseResult& r, const Show&) { return stats_us(r.stage(r.measured)); })
@@ -246,6 +258,9 @@ std::vector<Column> make_columns() {
       field<&CaseResult::kv_request>("kv_request", kInCodec),
       field<&CaseResult::kv_on_cards>("kv_on_cards", kInCodec),
       per_request_column(),
+      field<&CaseResult::timer>("timer", kInCodec),
+      field<&CaseResult::timer_resolution_ns>("timer_resolution_ns", kInCodec),
+      verdict_column(),
   };
 }
 

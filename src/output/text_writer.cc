@@ -5,18 +5,31 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/units.h"
 #include "output/result_schema.h"
 
 namespace ds {
 
 namespace {
 
-// Left-aligned in `width`; a cell as wide as its column or wider gets one space
-// so it never runs into the next column (the one change from the user guide,
-// which prints CE-MS-FORK16).
-void cell(std::string& line, const std::string& text, size_t width) {
-  line += text;
-  line.append(text.size() >= width ? 1 : width - text.size(), ' ');
+// Cells laid out in columns: each column as wide as its widest cell plus one space
+// (so no two cells ever touch) and at least its width in the user guide's layout;
+// the last column is not padded. Every line's cells then start at the same offsets.
+std::vector<std::string> aligned(const std::vector<std::vector<std::string>>& lines,
+                                 const std::vector<size_t>& min_widths) {
+  std::vector<size_t> width = min_widths;
+  for (const auto& cells : lines)
+    for (size_t i = 0; i + 1 < cells.size() && i < width.size(); ++i) width[i] = std::max(width[i], cells[i].size() + 1);
+  std::vector<std::string> out;
+  for (const auto& cells : lines) {
+    std::string line = "  ";
+    for (size_t i = 0; i < cells.size(); ++i) {
+      line += cells[i];
+      if (i + 1 < cells.size()) line.append(width[i] - cells[i].size(), ' ');
+    }
+    out.push_back(line);
+  }
+  return out;
 }
 
 std::string us(double ns) { return std::to_string(std::llround(ns / 1000.0)); }
@@ -81,20 +94,16 @@ std::string format_text_block(const CaseResult& r) {
                     (r.layout.empty() ? "" : ", blocks of " + printable(r.layout)) +
                     (r.stream_start_gate ? " (gated)" : "") + "\n";
   // The header and the row: the schema's text columns, in order.
-  std::string head = "  ", row = "  ";
+  std::vector<std::string> head, row;
+  std::vector<size_t> widths;
   for (const Column& c : result_columns()) {
     if (!c.in(kInText)) continue;
-    const std::string title = (c.header_names_measured ? printable(r.measured) : std::string()) + c.text_header;
-    const std::string value = text_cell(c, c.value(r, ShowContext{}));
-    if (c.text_width == 0) {  // the last cell
-      head += title;
-      row += value;
-      continue;
-    }
-    cell(head, title, c.text_width);
-    cell(row, value, c.text_width);
+    head.push_back((c.header_names_measured ? printable(r.measured) : std::string()) + c.text_header);
+    row.push_back(text_cell(c, c.value(r, ShowContext{})));
+    widths.push_back(c.text_width);
   }
-  out += head + "\n" + row + "\n" + format_wall_line(r);
+  const std::vector<std::string> table = aligned({head, row}, widths);
+  out += table[0] + "\n" + table[1] + "\n" + format_wall_line(r);
   for (const auto& e : r.extras.all()) out += e->block_lines(r);
   return out;
 }
@@ -123,7 +132,39 @@ void TextWriter::add(const CaseResult& result) {
   out_ << format_text_block(result);
   if (workload_) out_ << format_kv_request_line(result);
   for (const auto& e : result.extras.all()) out_ << e->trailing_lines(result);
+  out_ << format_verdict_lines(result);
+  ranked_.push_back(rank_entry(result));
   out_.flush();
+}
+
+void TextWriter::finish() {
+  if (!failed_) {
+    const std::vector<Ranking> rankings = rankings_of(ranked_);
+    if (!rankings.empty()) out_ << "\n";
+    for (const Ranking& g : rankings) out_ << format_summary_line(g);
+  }
+  out_.flush();
+}
+
+std::string format_verdict_lines(const CaseResult& r) {
+  const Verdict v = verdict_of(r);
+  std::string out;
+  for (const VerdictNote& n : v.notes) out += "  Note: " + printable(n.text) + "\n";
+  return out + "  Verdict: " + printable(v.text) + "\n";
+}
+
+std::string format_summary_line(const Ranking& g) {
+  std::string out = "Summary (BW from " + printable(g.measured) + ", " + format_bytes(g.block_bytes) +
+                    (g.layout.empty() ? " blocks" : " blocks of " + printable(g.layout)) + "):";
+  bool marked = false;
+  for (size_t i = 0; i < g.entries.size(); ++i) {
+    const RankEntry& e = g.entries[i];
+    out += std::string(i ? "  " : " ") + std::to_string(i + 1) + ". " + printable(ranked_name(g, i)) +
+           (e.noted ? "*" : "") + " " + gib_text(e.gib_s) + " GiB/s";
+    if (i > 0) out += " (" + std::to_string(std::llround(percent_of_best(g, i))) + "%)";
+    marked = marked || e.noted;
+  }
+  return out + (marked ? "  (* see its notes)\n" : "\n");
 }
 
 std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) {

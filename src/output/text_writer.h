@@ -1,11 +1,14 @@
-// The user guide's text layout: a title line, a header and a row per case, with
-// fixed column widths; a cell as wide as its column gets one space.
+// The user guide's text layout: a title line, a header and a row per case, in
+// columns at least as wide as the guide's and as wide as their widest cell plus one
+// space; after each block what its figures answer, and at the end how the results
+// of one run rank.
 #pragma once
 
 #include <ostream>
 #include <string>
 
 #include "output/result.h"
+#include "output/verdict.h"
 
 namespace ds {
 
@@ -36,20 +39,33 @@ std::string format_kv_request_line(const CaseResult& r);
 // "  Nodes: <label> min x / median y / max z GiB/s; <label> ..." over the nodes.
 std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels);
 
+// After a result's lines: "  Note: <text>" per note of its verdict, then
+// "  Verdict: <text>" (output/verdict.h). Neither names a From/To label.
+std::string format_verdict_lines(const CaseResult& r);
+
+// "Summary (BW from Copy, 4.00 KiB blocks): 1. a 54.8 GiB/s  2. b 41.2 GiB/s (-25%)", with
+// "*" after a result whose notes say its figure may not hold, and then
+// "  (* see its notes)".
+std::string format_summary_line(const Ranking& ranking);
+
 class TextWriter : public ResultWriter {
  public:
   explicit TextWriter(std::ostream& out) : out_(out) {}
   void begin(const RunInfo& info) override;
   void add(const CaseResult& result) override;
   void validation(const std::string& case_name, bool pass) override;
-  void fail(const std::string&, const std::string&) override {}  // errors go to stderr
+  // Errors go to stderr; a failed run gets no summary.
+  void fail(const std::string&, const std::string&) override { failed_ = true; }
   void nodes(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) override;
-  void finish() override { out_.flush(); }
+  // The summary lines, when results answered the same question.
+  void finish() override;
 
  private:
   std::ostream& out_;
   bool first_ = true;
   bool workload_ = false;
+  bool failed_ = false;
+  std::vector<RankEntry> ranked_;
 };
 
 }  // namespace ds

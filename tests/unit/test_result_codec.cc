@@ -87,6 +87,8 @@ struct ResultMirror {
   int iterations, warmup;
   std::vector<Stage> stages;
   std::string measured;
+  std::string timer;
+  int64_t timer_resolution_ns;
   std::optional<bool> validated;
   std::string validate;
   double setup_s;
@@ -189,6 +191,8 @@ CaseResult filled() {
               Stage{"Submit", compute_stats({400, 500, 600}), {400, 500, 600}},
               Stage{"StartSkew", compute_stats({4, 5, 6}), {4, 5, 6}}};
   r.measured = "IO";
+  r.timer = "CUDA events";
+  r.timer_resolution_ns = 500;
   r.validated = false;
   r.validate = "each";
   r.setup_s = 1.5;
@@ -244,6 +248,8 @@ TEST(ResultCodec, RoundTripKeepsEveryField) {
   EXPECT_EQ(back.validated, std::optional<bool>(false));
   EXPECT_EQ(back.kv_request, "mixed epoch");
   EXPECT_FALSE(back.kv_on_cards);
+  EXPECT_EQ(back.timer, "CUDA events");  // what the too-short note on rank 0 reads
+  EXPECT_EQ(back.timer_resolution_ns, 500);
   const LoadStages* load = back.extras.get<LoadStages>();
   ASSERT_NE(load, nullptr);
   EXPECT_EQ(load->copy_alone.samples, (std::vector<int64_t>{70, 90}));

@@ -44,10 +44,11 @@ TEST(TextTable, ReproducesTheSeedGqaRows) {
   const std::string expected =
       "[[ all_host_to_all_device_ce_multi_stream ]] memcpy from all host to all device with ce "
       "using multi stream and fork submit\n"
-      "  From              To                Method    Size(KB)  Count   "
+      // The user guide prints CE-MS-FORK16 under a 10-wide Method; a cell as wide as
+      // its column widens it by one, in the header too, so Size(KB) stays above 16.
+      "  From              To                Method     Size(KB)  Count   "
       "Submit(us)-(Min/Max/Avg/P50/P90)        Copy(us)-(Min/Max/Avg/P50/P90)              "
       "BW(GB/s)\n"
-      // The user guide prints CE-MS-FORK16; a full cell gets one space.
       "  acl::host::all    acl::device::all  CE-MS-FORK 16        4096    "
       "878 / 2576 / 1117 / 1112 / 1269         3155 / 4101 / 3736 / 3759 / 3905            "
       "16.729\n" +
@@ -90,13 +91,47 @@ TEST(TextTable, ReproducesTheSeedMlaRow) {
       << block;
 }
 
-TEST(TextTable, WideCellsNeverTouch) {
+TEST(TextTable, WideCellsWidenTheirColumnInTheHeaderToo) {
   CaseResult r = seed_gqa();
   r.from = "sim::odirect_mmap::all";  // wider than its 18-column cell
   r.method = "FFTS-SDMA-FORK";
+  r.stages[1].ns = us_stats(1234567, 12345678, 2345678, 1234567, 12345678);  // a 44-wide Copy cell overflows
   const std::string block = format_text_block(r);
-  EXPECT_NE(block.find("  sim::odirect_mmap::all acl::device::all  "), std::string::npos) << block;
-  EXPECT_NE(block.find("FFTS-SDMA-FORK 16"), std::string::npos);
+  EXPECT_NE(block.find("\n  From                   To                Method         Size(KB)  Count   "
+                       "Submit(us)-(Min/Max/Avg/P50/P90)        Copy(us)-(Min/Max/Avg/P50/P90)                    "
+                       "BW(GB/s)\n"
+                       "  sim::odirect_mmap::all acl::device::all  FFTS-SDMA-FORK 16        4096    "
+                       "878 / 2576 / 1117 / 1112 / 1269         "
+                       "1234567 / 12345678 / 2345678 / 1234567 / 12345678 0.027\n"),
+            std::string::npos)
+      << block;
+}
+
+TEST(TextTable, VerdictLinesFollowTheBlockAndNameNoLabel) {
+  const CaseResult r = seed_gqa();
+  EXPECT_EQ(format_verdict_lines(r),
+            "  Verdict: 16.7 GiB/s per card (Copy); a request sees 16.4 GiB/s end to end (WallBW)\n");
+  CaseResult eight = r;
+  eight.devices = 8;
+  EXPECT_EQ(format_verdict_lines(eight),
+            "  Verdict: 16.7 GiB/s over 8 cards, 2.09 per card (Copy); a request sees 16.4 GiB/s end to end "
+            "(WallBW)\n");
+  // awk's last field of the rows naming ::device::all must stay BW.
+  EXPECT_EQ(format_verdict_lines(eight).find("::"), std::string::npos);
+}
+
+TEST(TextTable, SummaryRanksBestFirstWithHowFarBehind) {
+  CaseResult a = seed_gqa(), b = seed_gqa(), c = seed_gqa();
+  a.name = "host_to_device_ce";
+  b.name = "host_to_device_batch_ce";
+  b.stages[1].ns = us_stats(2000, 2100, 2000, 2000, 2050);  // faster: 31.25 GiB/s, printed 31.2
+  c.name = "slow_with_spread";
+  c.stages[1].ns = us_stats(3000, 90000, 9000, 3000, 9000);  // spread: marked
+  const std::vector<Ranking> g = rankings_of({rank_entry(a), rank_entry(b), rank_entry(c)});
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(format_summary_line(g[0]),
+            "Summary (BW from Copy, 16.00 KiB blocks): 1. host_to_device_batch_ce 31.2 GiB/s  "
+            "2. host_to_device_ce 16.7 GiB/s (-46%)  3. slow_with_spread* 6.94 GiB/s (-78%)  (* see its notes)\n");
 }
 
 TEST(TextTable, StatsRoundToWholeMicroseconds) {

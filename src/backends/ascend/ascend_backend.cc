@@ -960,6 +960,9 @@ class AscendBackend : public Backend {
   std::string name() const override { return "ascend"; }
   std::string label_prefix() const override { return "acl"; }
   std::string direct_method() const override { return "FFTS-SDMA"; }
+  // aclrtEventElapsedTime documents none; event timestamps (aclrtEventGetTimestamp) are whole microseconds.
+  std::string event_timer() const override { return "AscendCL events"; }
+  int64_t event_resolution_ns() const override { return 1000; }
   // aclrtMemcpyAsync from host memory that is not page-locked returns only after the
   // copy completes (CANN RT docs, memory copy: "pageable host memory"), so queued
   // behind a held stream it would wait for ever.

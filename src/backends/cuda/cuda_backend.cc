@@ -569,6 +569,9 @@ class CudaBackend : public Backend {
   std::string name() const override { return "cuda"; }
   std::string label_prefix() const override { return "cuda"; }
   std::string direct_method() const override { return "BATCH"; }
+  // cuEventElapsedTime: "a resolution of around 0.5 microseconds" (CUDA driver API docs).
+  std::string event_timer() const override { return "CUDA events"; }
+  int64_t event_resolution_ns() const override { return 500; }
   bool has(Capability cap) const override { return cap != Capability::kHostMemcpy; }
   // The gate's bound is per hardware queue: a context's streams share
   // CUDA_DEVICE_MAX_CONNECTIONS of them, read as the driver reads it.
