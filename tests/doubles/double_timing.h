@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -131,7 +132,18 @@ inline int64_t task_cost_ns(const char* prefix, uint64_t bytes, int device, uint
 
 // SUBMIT_NS: the calling thread of every copy submission stalls this long before
 // the task is on the stream (a host-side cost: the call itself takes that long).
-inline void submit_stall(const char* prefix) { sleep_for_ns(knob_ns(prefix, "SUBMIT_NS")); }
+// SUBMIT_COLD=N:ns: the first N copy submissions of the process (of this library)
+// stall ns more: a one-off host-side stall, as a preempted or page-faulting submitting
+// thread has, that device-event timing behind a stream start gate does not see.
+inline void submit_stall(const char* prefix) {
+  int64_t ns = knob_ns(prefix, "SUBMIT_NS");
+  if (const char* cold = knob(prefix, "SUBMIT_COLD")) {
+    static std::atomic<long> submitted{0};
+    const char* colon = std::strchr(cold, ':');
+    if (colon && submitted.fetch_add(1) < std::atol(cold)) ns += std::max<long long>(0, std::atoll(colon + 1));
+  }
+  sleep_for_ns(ns);
+}
 
 // Appends one line (up to 159 bytes) to the file at `path`, as O_APPEND writes
 // do: whole, whichever process writes.

@@ -44,6 +44,8 @@
 //   DS_ACL_DOUBLE_SUBMIT_NS=n    every copy submission (aclrtMemcpyAsync, one
 //                                aclrtMemcpyBatchAsync, rtFftsPlusTaskLaunchWithFlag)
 //                                stalls its calling thread n ns before it enqueues
+//   DS_ACL_DOUBLE_SUBMIT_COLD=N:ns the first N copy submissions of the process (per
+//                                library: AscendCL's, the runtime's) stall ns more
 //   DS_ACL_DOUBLE_BUILD_LOG=path "<pid> <ns> <call>" per call that makes, allocates, frees or
 //                                registers something (memory, streams, events, peer access)
 //                                or copies blocking (aclrtMemcpy: the FFTS+ contexts put on

@@ -44,6 +44,8 @@
 //   DS_CUDA_DOUBLE_COLD=N:ns          the first N copy tasks of every stream take ns more
 //   DS_CUDA_DOUBLE_SUBMIT_NS=n        every copy submission (the calls above) stalls
 //                                     its calling thread n ns before it enqueues
+//   DS_CUDA_DOUBLE_SUBMIT_COLD=N:ns   the first N copy submissions of the process
+//                                     stall ns more (a one-off host-side stall)
 //   DS_CUDA_DOUBLE_TRACE=path         one line per stream event: "<pid> <device>
 //                                     <stream> <what> <ns>", what = copy-enqueued,
 //                                     copy-start, copy-end, wait-enqueued,
