@@ -124,7 +124,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     w.finish();
   };
 
-  {  // text: title, header, row, Wall; the validation line; a blank line; the next block
+  {  // text: title, header, row, Wall, any notes, the verdict; the validation line; a blank
+     // line; the next block (no summary: the run failed)
     std::ostringstream out;
     ds::TextWriter w(out);
     feed(w);
@@ -135,13 +136,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       else
         lines.back() += c;
     }
-    FUZZ_CHECK(lines.size() == 11 && lines.back().empty(), "text has " + std::to_string(lines.size() - 1) +
-                                                               " lines, not 10:\n" + out.str());
-    for (size_t i = 0; i < 10; ++i) dsfuzz::check_one_line(lines[i]);
-    FUZZ_CHECK(lines[0].rfind("[[ ", 0) == 0 && lines[6].rfind("[[ ", 0) == 0, out.str());
-    FUZZ_CHECK(lines[4].rfind("[validation] ", 0) == 0 && lines[5].empty(), out.str());
-    for (size_t i : {1, 2, 3, 7, 8, 9}) FUZZ_CHECK(lines[i].rfind("  ", 0) == 0, out.str());
-    FUZZ_CHECK(lines[3].rfind("  Wall: ", 0) == 0 && lines[9].rfind("  Wall: ", 0) == 0, out.str());
+    FUZZ_CHECK(lines.back().empty(), "text does not end in a newline:\n" + out.str());
+    lines.pop_back();
+    for (const std::string& l : lines) dsfuzz::check_one_line(l);
+    size_t at = 0;
+    auto block = [&] {  // one result's lines, from its title to its verdict
+      FUZZ_CHECK(at + 5 <= lines.size() && lines[at].rfind("[[ ", 0) == 0, out.str());
+      for (size_t i = at + 1; i < at + 4; ++i) FUZZ_CHECK(lines[i].rfind("  ", 0) == 0, out.str());
+      FUZZ_CHECK(lines[at + 3].rfind("  Wall: ", 0) == 0, out.str());
+      at += 4;
+      for (int notes = 0; at < lines.size() && lines[at].rfind("  Note: ", 0) == 0; ++notes, ++at)
+        FUZZ_CHECK(notes < 4, "more notes than there are kinds:\n" + out.str());
+      FUZZ_CHECK(at < lines.size() && lines[at].rfind("  Verdict: ", 0) == 0, out.str());
+      ++at;
+    };
+    block();
+    FUZZ_CHECK(at + 2 < lines.size() && lines[at].rfind("[validation] ", 0) == 0 && lines[at + 1].empty(), out.str());
+    at += 2;
+    block();
+    FUZZ_CHECK(at == lines.size(), "text has lines after the last block:\n" + out.str());
   }
   {  // CSV: the header, two rows, the failure
     std::ostringstream out;
