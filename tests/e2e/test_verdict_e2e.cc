@@ -83,13 +83,13 @@ TEST(VerdictE2e, ShortIterationOnCudaEventsIsNotedAndALongOneIsNot) {
   EXPECT_EQ(slow.out.find("too short"), std::string::npos) << slow.out;
 }
 
-// One 20 ms stall of the first submission (iteration 0, no warm-up) behind the start
+// One 50 ms stall of the first submission (iteration 0, no warm-up) behind the start
 // gate: GroupWall has one outlier, Copy (the engines alone) has none.
 TEST(VerdictE2e, AnOutlierDominatedGroupWallIsNotedWithWhy) {
   const RunResult r = run_tool({"--backend", "cuda", "copy", "-t", "host_to_device_ce", "-s", "64K", "-n", "2",
                                 "-i", "10", "--warmup", "0", "--stream-start-gate", "on", "--format", "text,json"},
                                cuda({{"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "1000"},
-                                     {"DS_CUDA_DOUBLE_SUBMIT_COLD", "1:20000000"}}));
+                                     {"DS_CUDA_DOUBLE_SUBMIT_COLD", "1:50000000"}}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = r.out.substr(0, r.out.find("\n{\n") + 1);
   const auto notes = lines_with(text, "  Note: ");
@@ -103,9 +103,10 @@ TEST(VerdictE2e, AnOutlierDominatedGroupWallIsNotedWithWhy) {
                                      " us median lifts its avg to " + kN + " us; at the P50, WallBW would be " + kGib +
                                      " GiB/s"))
       << joined(notes);
-  EXPECT_FALSE(any_matches(notes, "  Note: Copy spread: .*")) << "the engines never saw the stall\n" << joined(notes);
-  // JSON says the same notes, with their kinds.
+  // JSON says the same notes, with their kinds; its Copy never saw the stall (the gate).
   const auto doc = nlohmann::json::parse(r.out.substr(r.out.find("\n{\n") + 1));
+  EXPECT_LT(doc["results"][0]["copy_us"]["max"].get<double>(), 25000) << "the stall is 50 ms, in GroupWall only";
+  EXPECT_GT(doc["results"][0]["wall_us"]["max"].get<double>(), 50000);
   const auto& v = doc["results"][0]["verdict"];
   ASSERT_EQ(v["notes"].size(), notes.size()) << v.dump();
   for (size_t i = 0; i < notes.size(); ++i) EXPECT_EQ("  Note: " + v["notes"][i]["text"].get<std::string>(), notes[i]);
@@ -113,11 +114,13 @@ TEST(VerdictE2e, AnOutlierDominatedGroupWallIsNotedWithWhy) {
   EXPECT_EQ("  Verdict: " + v["text"].get<std::string>(), lines_with(text, "  Verdict: ").at(0));
 }
 
-// Every submission stalls 300 us behind the gate: GroupWall is the host queuing.
+// Every submission stalls 2 ms behind the gate (8 ms per iteration against ~0.1 ms of
+// copies): GroupWall is the host queuing, whatever a busy machine adds to a few
+// iterations.
 TEST(VerdictE2e, ASubmissionBoundRunIsNotedWithWhy) {
   const RunResult r = run_tool({"--backend", "cuda", "copy", "-t", "host_to_device_ce", "-s", "64K", "-n", "4",
                                 "-i", "10", "--stream-start-gate", "on"},
-                               cuda({{"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "400"}, {"DS_CUDA_DOUBLE_SUBMIT_NS", "300000"}}));
+                               cuda({{"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "400"}, {"DS_CUDA_DOUBLE_SUBMIT_NS", "2000000"}}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto notes = lines_with(r.out, "  Note: ");
   EXPECT_TRUE(any_matches(notes, std::string("  Note: BW ") + kGib + " GiB/s is [0-9.]+x WallBW " + kGib +
