@@ -1,16 +1,19 @@
 // `aio`: disk dump/load bandwidth of the POSIX-store step; this file reads the
 // options, src/aio/aio_measure does the measurement.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
 
 #include "aio/aio_measure.h"
+#include "aio/aio_plot.h"
 #include "app/command.h"
 #include "app/copy_params.h"
 #include "app/disk_options.h"
 #include "app/model_options.h"
 #include "app/output_options.h"
+#include "app/sweep_options.h"
 #include "backends/select.h"
 #include "cluster/across_ranks.h"
 #include "core/error.h"
@@ -23,13 +26,15 @@ namespace {
 struct AioArgs {
   std::vector<std::string> workspaces;
   std::string io_type = "mmap", io_size = "1048576", io_number = "512",
-                         device_id = "0", epochs = "32", engine = "libaio", iodepth = "64", timeout = "60",
+                         device_id = "0", epochs = "32", iodepth = "64", timeout = "60",
                          shards_per_file = "1", workers = "1", mix, phases,
                          files = "per-rank";
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
+  std::vector<std::string> engines;  // --engine, repeatable, each a comma list; none: libaio
   NumaOptionText numa;
   OutputOptions out;
+  SweepOptionText sweep;
   ModelOptionText model;
   // Set by --model: refused when given with it.
   CLI::Option* io_size_option = nullptr;
@@ -72,6 +77,24 @@ void parse_phases(const AioArgs& a, AioParams& p) {
   if (mix_given && !p.phase_mix) throw UsageError("option --mix got '" + a.mix + "' but --phases has no mix");
 }
 
+// --engine libaio,psync --engine io_uring: every engine once, in the order given.
+std::vector<AioEngineKind> parse_engines(const std::vector<std::string>& typed) {
+  std::vector<AioEngineKind> out;
+  std::vector<std::string> seen;
+  for (const std::string& value : typed)
+    for (const std::string& name : split_commas(value)) {
+      if (name.empty())
+        throw UsageError("option --engine got '" + value + "': an empty engine; accepts libaio, io_uring or psync, "
+                         "or a comma list of them");
+      if (std::find(seen.begin(), seen.end(), name) != seen.end())
+        throw UsageError("option --engine names " + name + " twice: each engine once");
+      seen.push_back(name);
+      out.push_back(parse_engine(name, true));
+    }
+  if (out.empty()) out.push_back(AioEngineKind::kLibaio);
+  return out;
+}
+
 AioParams parse_aio(const AioArgs& a) {
   AioParams p;
   p.workspaces = parse_workspaces(a.workspaces);
@@ -79,7 +102,7 @@ AioParams parse_aio(const AioArgs& a) {
     p.alloc = a.io_type == "alloc";
   else
     throw UsageError("option --io-type got '" + a.io_type + "': accepts mmap|alloc");
-  p.engine = parse_engine(a.engine, true);
+  p.engine = parse_engines(a.engines).front();
   p.io_size = parse_size("--io-size", a.io_size);
   if (p.io_size % kDirectAlign != 0)
     throw UsageError("option --io-size got '" + a.io_size +
@@ -147,6 +170,45 @@ std::optional<Workload> apply_model(AioArgs& a) {
   return w;
 }
 
+// What the command line asks for: the parameters, then one run per size (--sweep)
+// and, at each, one per engine, in order.
+struct AioRequest {
+  AioParams p;
+  std::vector<AioEngineKind> engines;
+  std::vector<SweepStep> steps;  // --sweep: --io-size and --io-number of each size
+  size_t runs() const { return std::max<size_t>(1, steps.size()) * engines.size(); }
+  // Run i: size i / engines, engine i % engines.
+  AioParams run(size_t i) const {
+    AioParams q = p;
+    q.engine = engines[i % engines.size()];
+    if (steps.empty()) return q;
+    const SweepStep& s = steps[i / engines.size()];
+    q.io_size = s.block_bytes;
+    q.io_number = s.blocks;
+    q.total = q.io_size * q.shards();
+    q.buffers = std::min<uint64_t>(q.iodepth, q.shards());
+    return q;
+  }
+};
+
+AioRequest parse_aio_request(const AioArgs& a) {
+  AioRequest plan;
+  plan.p = parse_aio(a);
+  plan.engines = parse_engines(a.engines);
+  if (!a.sweep.sweep.empty() && a.io_size_option && a.io_size_option->count() > 0)
+    throw UsageError("option --sweep sets the shard size; drop --io-size");
+  if (!a.sweep.sweep.empty() && !a.model.model.empty())
+    throw UsageError("option --model sets the store layout; it cannot go with --sweep");
+  plan.steps = parse_sweep_options(a.sweep, plan.p.io_number);
+  for (const SweepStep& s : plan.steps) {
+    if (s.block_bytes % kDirectAlign != 0 || s.block_bytes > kMaxIoSize)
+      throw UsageError("option --sweep got '" + a.sweep.sweep +
+                       "': aio's shard sizes run from 4K (O_DIRECT alignment) to 1G");
+    checked_mul(s.block_bytes, checked_mul(s.blocks, plan.p.shards_per_file, "option --sweep"), "option --sweep");
+  }
+  return plan;
+}
+
 int run_aio(const AioArgs& args0, const GlobalOptions& g) {
   if (args0.model.model == "list") {
     std::cout << presets_text();
@@ -154,7 +216,8 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
   }
   AioArgs args = args0;
   const std::optional<Workload> workload = apply_model(args);
-  const AioParams p = parse_aio(args);
+  const AioRequest plan = parse_aio_request(args);
+  const AioParams& p = plan.p;
   if (workload && args.model.dry_run) {
     std::string cmd = "dev-sandbox";
     if (!g.backend.empty()) cmd += " --backend " + g.backend;
@@ -168,6 +231,9 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
   Cluster& ranks = cluster();
   if (ranks.multi()) {
     // Across ranks: rank 0 alone writes (stdout or --output); every rank measures.
+    if (plan.runs() > 1 || !plan.steps.empty())
+      throw UsageError("--sweep and a list of --engine are not available across ranks (mpirun/srun); run one engine "
+                       "and one size per job");
     AioParams across = p;
     across.cluster = &ranks;
     return run_ranks_writing(
@@ -189,14 +255,28 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
   auto writer = make_writer(args.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
     const SelectedBackend selected = select_backend(g.backend);
-    measure_aio(p, selected, *writer,
-                [&] {
-                  RunInfo info = run_info(selected, g.command_line);
-                  if (workload) attach_workload(info, *workload);
-                  writer->begin(info);
-                  begun = true;
-                },
-                current, stderr_notes());
+    auto measure = [&](const AioParams& q, ResultWriter& w) {
+      measure_aio(q, selected, w,
+                  [&] {
+                    if (begun) return;  // once for the whole run
+                    RunInfo info = run_info(selected, g.command_line);
+                    if (workload) attach_workload(info, *workload);
+                    writer->begin(info);
+                    begun = true;
+                  },
+                  current, stderr_notes());
+    };
+    if (plan.runs() == 1) return measure(p, *writer);
+    if (!args.sweep.plot.empty()) check_plot_path(args.sweep.plot);
+    const std::string lowered =
+        lowered_count_note(plan.steps, p.io_number, {"--io-number", "per worker per epoch", p.shards_per_file});
+    if (!lowered.empty()) stderr_notes().note(lowered);
+    // Each size and engine its own measurement (its own files), all into the one document.
+    const std::vector<CaseResult> results =
+        run_in_turn(plan.runs(), *writer, [&](size_t i, ResultWriter& w) { measure(plan.run(i), w); });
+    if (!args.sweep.plot.empty())
+      write_plot_file(args.sweep.plot, aio_plot_svg(results, p.workspaces, parse_plot_metric(args.sweep.plot_metric)),
+                      stderr_notes());
   });
   return 0;
 }
@@ -250,10 +330,13 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                     "which phases run, a comma list of dump, load, mix (run in that order; default dump,load, plus "
                     "mix with --mix); without dump the shard files are written untimed while setting up")
           ->type_name("LIST");
-  c->add_option("--engine", a->engine,
+  c->add_option("--engine", a->engines,
                 "libaio, io_uring, or psync (--iodepth threads each doing pread/pwrite of one shard at a "
-                "time) (default libaio)")
-      ->type_name("libaio|io_uring|psync");
+                "time); a comma list, or repeated, runs each in turn, each with its own files, into one "
+                "document (default libaio)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("ENGINE[,ENGINE...]");
   c->add_option("--iodepth", a->iodepth, "I/Os in flight at most; psync: its threads (default 64)")->type_name("D");
   add_timeout_option(c, a->timeout);
   add_numa_options(c, a->numa, false);
@@ -269,11 +352,12 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   c->add_flag("--keep", a->keep, "leave the shard files after a successful run");
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");
-  add_model_options(c, a->model, true);
+  add_model_options(c, a->model, ModelOptionsFor::kAio);
   add_output_options(c, a->out);
+  add_sweep_options(c, a->sweep, {"shard size (--io-size)", "--io-number", "IO", "copy"});
   return {c, [a, &global] { return run_aio(*a, global); },
           [a] {
-            parse_aio(*a);
+            parse_aio_request(*a);
             check_format(a->out.format);
           }};
 }

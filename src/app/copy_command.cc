@@ -9,7 +9,7 @@
 #include "app/output_options.h"
 #include "cases/run_cases.h"
 #include "cluster/across_ranks.h"
-#include "app/sweep.h"
+#include "app/sweep_options.h"
 #include "cases/catalog.h"
 #include "core/error.h"
 #include "core/suggest.h"
@@ -25,13 +25,12 @@ struct CopyArgs {
   CopyOptionText params{"512M", "8", "128", "8"};
   std::string model_type, iodirect, sdma;
   OutputOptions out;
-  std::string sweep, plot, plot_metric = "both";
+  SweepOptionText sweep;
   ModelOptionText model;
   CLI::Option* size_option = nullptr;  // to tell an explicit -s from the default
   CLI::Option* blocks_option = nullptr;
   CLI::Option* frags_option = nullptr;
   CLI::Option* devices_option = nullptr;
-  CLI::Option* plot_metric_option = nullptr;
   bool list_cases = false;  // --list
 };
 
@@ -77,7 +76,7 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
     cases.push_back(*c);
   }
   check_against_backend(cases, p, selected, stderr_notes());
-  if (!a.plot.empty()) check_plot_path(a.plot);
+  if (!a.sweep.plot.empty()) check_plot_path(a.sweep.plot);
   RunInfo info = run_info(selected, g.command_line);
   if (workload) attach_workload(info, *workload);
   writer.begin(info);
@@ -87,27 +86,19 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
     return;
   }
   // One run per block size, all into the one document.
-  SweepWriter sweep(writer);
-  const uint64_t blocks = p.layout.tasks();
-  for (const SweepStep& step : steps) {
+  const std::string lowered =
+      lowered_count_note(steps, p.layout.tasks(), {"-n", "per device per iteration", p.layout.fragments_per_task()});
+  if (!lowered.empty()) stderr_notes().note(lowered);
+  const std::vector<CaseResult> results = run_in_turn(steps.size(), writer, [&](size_t i, ResultWriter& w) {
     CopyParams q = p;
-    q.layout = Layout::uniform(step.block_bytes, step.blocks, p.layout.frags_option());
-    const uint64_t budget = steps.front().block_bytes * blocks;
-    if (step.blocks != blocks)
-      std::cerr << "dev-sandbox: note: --sweep at " << size_label(step.block_bytes) << ": -n "
-                << blocks << " -> " << step.blocks
-                << (step.blocks * step.block_bytes <= budget
-                        ? " to keep " + format_bytes(budget) + " per device per iteration"
-                        : " (the minimum; the first size's " + format_bytes(budget) +
-                              " per device per iteration is less than one block)")
-                << std::endl;
+    q.layout = Layout::uniform(steps[i].block_bytes, steps[i].blocks, p.layout.frags_option());
     check_against_backend(cases, q, selected, stderr_notes());
-    run_cases(cases, q, selected, sweep, stderr_notes());
-  }
-  writer.finish();
-  if (!a.plot.empty())
-    write_plot_file(a.plot, bandwidth_plot_svg(sweep.results(), selected.backend->name(),
-                                               parse_plot_metric(a.plot_metric)));
+    run_cases(cases, q, selected, w, stderr_notes());
+  });
+  if (!a.sweep.plot.empty())
+    write_plot_file(a.sweep.plot,
+                    bandwidth_plot_svg(results, selected.backend->name(), parse_plot_metric(a.sweep.plot_metric)),
+                    stderr_notes());
 }
 
 // What the command line asks for, checked as far as it can be without a backend
@@ -137,18 +128,13 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
   a.params.size_given = a.size_option && a.size_option->count() > 0;
   plan.params = parse_copy_params(a.params);
   CopyParams& p = plan.params;
-  if (!a.sweep.empty()) {
+  if (!a.sweep.sweep.empty()) {
     if (a.size_option && a.size_option->count() > 0)
       throw UsageError("option --sweep sets the block size; drop -s");
     if (!a.params.block_layout.empty())
       throw UsageError("option --sweep sweeps one block size; it cannot go with --block-layout");
-    plan.steps = sweep_steps(a.sweep, p.layout.tasks());
-  } else if (!a.plot.empty()) {
-    throw UsageError("option --plot needs --sweep FROM:TO: it draws bandwidth against block size");
   }
-  parse_plot_metric(a.plot_metric);
-  if (a.plot_metric_option && a.plot_metric_option->count() > 0 && a.plot.empty())
-    throw UsageError("option --plot-metric needs --plot FILE.svg");
+  plan.steps = parse_sweep_options(a.sweep, p.layout.tasks());
 
   std::vector<std::string>& names = plan.names;
   names = a.cases;
@@ -161,8 +147,7 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
     for (CLI::Option* o : {a.size_option, a.blocks_option, a.frags_option})
       if (o && o->count() > 0) throw UsageError("option --model sets the blocks; drop " + o->get_name());
     if (!a.params.block_layout.empty()) throw UsageError("option --model sets the blocks; drop --block-layout");
-    if (!a.sweep.empty()) throw UsageError("option --model sets the blocks; it cannot go with --sweep");
-    if (workload->req.layerwise) throw UsageError("option --layerwise is for aio --model (the store layout)");
+    if (!a.sweep.sweep.empty()) throw UsageError("option --model sets the blocks; it cannot go with --sweep");
     p.layout = Layout::block(workload->fragments, workload->tasks_per_card);
     if (!(a.devices_option && a.devices_option->count() > 0))
       p.devices = static_cast<int>(std::min<uint64_t>(workload->req.tp, kMaxDevices));  // -d defaults to the TP size
@@ -208,7 +193,7 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
   Cluster& ranks = cluster();
   if (ranks.multi()) {
     // Across ranks: every rank runs the cases on its node's cards; rank 0 writes.
-    if (!plan.steps.empty() || !a.plot.empty())
+    if (!plan.steps.empty() || !a.sweep.plot.empty())
       throw UsageError("--sweep and --plot are not available across ranks (mpirun/srun); run one size per job");
     CopyParams across = p;
     across.cluster = &ranks;
@@ -257,17 +242,9 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("--model-type", args->model_type, "quick mode: gqa|mla")->type_name("gqa|mla");
   c->add_option("--iodirect", args->iodirect, "quick mode: true|false")->type_name("true|false");
   c->add_option("--sdma", args->sdma, "quick mode: true|false")->type_name("true|false");
-  add_model_options(c, args->model, false);
+  add_model_options(c, args->model, ModelOptionsFor::kCopy);
   add_output_options(c, args->out);
-  c->add_option("--sweep", args->sweep,
-                "FROM:TO: run at every power-of-two block size in the range (e.g. 4K:64M); "
-                "-n shrinks as blocks grow to keep the bytes per iteration of the first size")
-      ->type_name("FROM:TO");
-  c->add_option("--plot", args->plot, "with --sweep: write an SVG chart of bandwidth by block size")->type_name("FILE.svg");
-  args->plot_metric_option =
-      c->add_option("--plot-metric", args->plot_metric,
-                    "with --plot: copy (BW, from Copy), wall (WallBW, from GroupWall, dashed) or both (default both)")
-          ->type_name("copy|wall|both");
+  add_sweep_options(c, args->sweep, {"block size", "-n", "Copy"});
   return {c, [args, &global] { return run_copy(*args, global); }, [args] { parse_copy_request(*args); }};
 }
 

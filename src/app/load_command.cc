@@ -11,11 +11,13 @@
 #include "app/disk_options.h"
 #include "app/model_options.h"
 #include "app/output_options.h"
+#include "app/sweep_options.h"
 #include "backends/select.h"
 #include "cluster/across_ranks.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "load/load_measure.h"
+#include "load/load_plot.h"
 
 namespace ds {
 
@@ -28,6 +30,7 @@ struct LoadArgs {
   bool shared = false, buffered = false;
   ModelOptionText model;
   OutputOptions out;
+  SweepOptionText sweep;
   CLI::Option* size_option = nullptr;
   CLI::Option* blocks_option = nullptr;
   CLI::Option* frags_option = nullptr;
@@ -47,7 +50,24 @@ LoadArgs with_defaults() {
 struct LoadRequest {
   LoadParams p;
   std::optional<Workload> workload;
+  std::vector<SweepStep> steps;  // --sweep: -s of each run, and its -n
 };
+
+// --sweep: -s of every run (one fragment's with -f), each run's file within one read.
+void parse_load_sweep(const LoadArgs& a, LoadRequest& plan) {
+  if (!a.sweep.sweep.empty()) {
+    if (a.size_option && a.size_option->count() > 0) throw UsageError("option --sweep sets the block size; drop -s");
+    if (a.layout_option && a.layout_option->count() > 0)
+      throw UsageError("option --sweep sweeps one block size; it cannot go with --block-layout");
+  }
+  plan.steps = parse_sweep_options(a.sweep, plan.p.layout.tasks());
+  for (const SweepStep& s : plan.steps) {
+    const uint64_t payload = s.block_bytes * plan.p.layout.fragments_per_task();
+    if (s.block_bytes > kMaxIoSize || payload > kMaxIoSize)
+      throw UsageError("option --sweep got '" + a.sweep.sweep + "': at " + size_label(s.block_bytes) +
+                       " one block file would hold " + std::to_string(payload) + " bytes, over the 1G of one read");
+  }
+}
 
 LoadRequest parse_load(const LoadArgs& a0) {
   LoadArgs a = a0;
@@ -59,7 +79,7 @@ LoadRequest parse_load(const LoadArgs& a0) {
   if (plan.workload) {
     for (CLI::Option* o : {a.size_option, a.blocks_option, a.frags_option, a.layout_option})
       if (o && o->count() > 0) throw UsageError("option --model sets the blocks; drop " + o->get_name());
-    if (plan.workload->req.layerwise) throw UsageError("option --layerwise is for aio --model (the store layout)");
+    if (!a.sweep.sweep.empty()) throw UsageError("option --model sets the blocks; it cannot go with --sweep");
     // One file per block holding all its layers, as aio --model stores it.
     a.params.blocks = std::to_string(plan.workload->tasks_per_card);
   }
@@ -91,6 +111,7 @@ LoadRequest parse_load(const LoadArgs& a0) {
     throw UsageError("one block file would hold " + std::to_string(p.file_payload()) +
                      " bytes, over the 1G of one read: lower -s (or --input-len/--block-size with --model)");
   checked_mul(p.file_bytes(), p.staging_buffers(), "the staging buffers' bytes");
+  parse_load_sweep(a, plan);
   return plan;
 }
 
@@ -114,14 +135,16 @@ int run_load(const LoadArgs& a, const GlobalOptions& g) {
     std::cout << dry_run_text(*plan.workload, cmd, false);
     return 0;
   }
-  // Measures on this process's cards into `w`; `begun` says when its header is out.
-  auto measure = [&](const LoadParams& params, ResultWriter& w, bool& begun, std::string& current) {
-    const SelectedBackend selected = select_backend(g.backend);
+  // Measures on this process's cards into `w`; the run's header goes to `header`
+  // once (`begun` says when it is out).
+  auto measure = [&](const SelectedBackend& selected, const LoadParams& params, ResultWriter& header,
+                     ResultWriter& w, bool& begun, std::string& current) {
     measure_load(params, selected, w,
                  [&] {
+                   if (begun) return;
                    RunInfo info = run_info(selected, g.command_line);
                    if (plan.workload) attach_workload(info, *plan.workload);
-                   w.begin(info);
+                   header.begin(info);
                    begun = true;
                  },
                  current, stderr_notes());
@@ -129,6 +152,8 @@ int run_load(const LoadArgs& a, const GlobalOptions& g) {
   Cluster& ranks = cluster();
   if (ranks.multi()) {
     // Across ranks: every rank loads to its node's cards; rank 0 writes.
+    if (!plan.steps.empty())
+      throw UsageError("--sweep and --plot are not available across ranks (mpirun/srun); run one size per job");
     LoadParams across = p;
     across.cluster = &ranks;
     return run_ranks_writing(
@@ -136,13 +161,29 @@ int run_load(const LoadArgs& a, const GlobalOptions& g) {
         [&](ResultWriter& mine) {
           bool begun = false;
           std::string current;
-          measure(across, mine, begun, current);
+          measure(select_backend(g.backend), across, mine, mine, begun, current);
         },
         NodeLines::kPerResult, [](const CaseResult&) { return std::string(); });
   }
   auto writer = make_writer(a.out, std::cout);
-  write_or_record_failure(*writer, g.command_line,
-                          [&](bool& begun, std::string& current) { measure(p, *writer, begun, current); });
+  write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
+    const SelectedBackend selected = select_backend(g.backend);
+    if (plan.steps.empty()) return measure(selected, p, *writer, *writer, begun, current);
+    if (!a.sweep.plot.empty()) check_plot_path(a.sweep.plot);
+    // One load per block size, each with its own files, all into the one document.
+    const std::string lowered = lowered_count_note(
+        plan.steps, p.layout.tasks(), {"-n", "per card per iteration", p.layout.fragments_per_task()});
+    if (!lowered.empty()) stderr_notes().note(lowered);
+    const std::vector<CaseResult> results = run_in_turn(plan.steps.size(), *writer, [&](size_t i, ResultWriter& w) {
+      LoadParams q = p;
+      q.layout = Layout::uniform(plan.steps[i].block_bytes, plan.steps[i].blocks, p.layout.frags_option());
+      measure(selected, q, *writer, w, begun, current);
+    });
+    if (!a.sweep.plot.empty())
+      write_plot_file(a.sweep.plot,
+                      load_plot_svg(results, selected.backend->name(), parse_plot_metric(a.sweep.plot_metric)),
+                      stderr_notes());
+  });
   return 0;
 }
 
@@ -192,8 +233,9 @@ Command add_load_command(CLI::App& root, GlobalOptions& global) {
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");
   add_timeout_option(c, a->params.timeout);
   add_numa_options(c, a->params.numa, false);
-  add_model_options(c, a->model, false);
+  add_model_options(c, a->model, ModelOptionsFor::kLoad);
   add_output_options(c, a->out);
+  add_sweep_options(c, a->sweep, {"block size", "-n", "IO+Copy", "copy"});
   return {c, [a, &global] { return run_load(*a, global); },
           [a] {
             if (a->model.model != "list") parse_load(*a);

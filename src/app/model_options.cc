@@ -5,12 +5,14 @@
 
 namespace ds {
 
-void add_model_options(CLI::App* app, ModelOptionText& t, bool aio) {
+void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what) {
+  const bool aio = what == ModelOptionsFor::kAio;
   app->add_option("--model", t.model,
                   aio ? "size the store from a model: a preset (--model list), a directory holding config.json, "
                         "or a JSON file; one file per block, --io-number = blocks per request"
-                      : "size one request's KV from a model: a preset (--model list), a directory holding "
-                        "config.json, or a JSON file; replaces --model-type, -s, -n, -f")
+                      : std::string("size one request's KV from a model: a preset (--model list), a directory holding "
+                                    "config.json, or a JSON file; replaces ") +
+                            (what == ModelOptionsFor::kCopy ? "--model-type, -s, -n, -f" : "-s, -n, -f, --block-layout"))
       ->type_name("NAME|PATH");
   t.tp_opt = app->add_option("--tp", t.tp, "with --model: tensor-parallel size (default 1)")->type_name("N");
   t.input_opt = app->add_option("--input-len", t.input_len,
@@ -21,8 +23,9 @@ void add_model_options(CLI::App* app, ModelOptionText& t, bool aio) {
   t.dtype_opt = app->add_option("--kv-dtype", t.kv_dtype,
                                 "with --model: bf16|fp16|fp32|fp8|int8 (default: the config's torch_dtype/dtype, else bf16)")
                     ->type_name("DTYPE");
-  t.layerwise_opt = app->add_flag("--layerwise", t.layerwise,
-                                  "with --model: aio stores one shard per layer in each block's file");
+  if (aio)
+    t.layerwise_opt =
+        app->add_flag("--layerwise", t.layerwise, "with --model: one shard per layer in each block's file");
   t.dry_opt = app->add_flag("--dry-run", t.dry_run,
                             "with --model: print the sizing and the equivalent command line, touch no device or disk");
 }

@@ -1,4 +1,4 @@
-// --model and its companions (copy, quick mode, aio): parsed into a Workload
+// --model and its companions (copy, quick mode, aio, load): parsed into a Workload
 // (src/model/), and how a result is said per request.
 #pragma once
 
@@ -22,7 +22,10 @@ struct ModelOptionText {
   CLI::Option* dry_opt = nullptr;
 };
 
-void add_model_options(CLI::App* app, ModelOptionText& t, bool aio);
+// Which command the options are for: each gets only those it accepts (--layerwise
+// is aio's alone: the store layout) and help in its own words.
+enum class ModelOptionsFor { kCopy, kAio, kLoad };
+void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what);
 
 // The workload --model asks for; nullopt without --model. UsageError when a
 // companion option is given without --model, or for any bad value.

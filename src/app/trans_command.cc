@@ -7,6 +7,7 @@
 #include "app/command.h"
 #include "app/copy_params.h"
 #include "app/output_options.h"
+#include "app/sweep_options.h"
 #include "cases/run_cases.h"
 #include "cases/matrix.h"
 #include "core/error.h"
@@ -22,12 +23,14 @@ struct TransArgs {
   bool list = false;  // --list
   CopyOptionText params{"32768", "1024", "1024", "8"};
   OutputOptions out;
+  SweepOptionText sweep;
+  CLI::Option* size_option = nullptr;
 };
 
 // After the command line was read: select the backend, build the matrix, run
 // it into `writer` (`begun` once it got the run's header).
-void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, ResultWriter& writer,
-             bool& begun) {
+void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, const std::vector<SweepStep>& steps,
+             ResultWriter& writer, bool& begun) {
   SelectedBackend selected = select_backend(g.backend);
   const std::vector<TransCombo> combos = trans_matrix(a.filters, *selected.backend);
   if (combos.empty()) {
@@ -64,14 +67,34 @@ void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, Re
   for (const auto& c : runnable) specs.push_back(c.spec);
   check_against_backend(specs, p, selected, stderr_notes());
 
-  std::vector<CaseRun> runs;
-  for (const auto& c : runnable) {
-    runs.push_back({c.spec, p});
-    runs.back().params.streams = c.streams;
-  }
+  if (!a.sweep.plot.empty()) check_plot_path(a.sweep.plot);
   writer.begin(run_info(selected, g.command_line));
   begun = true;
-  run_cases(runs, selected, writer, stderr_notes());
+  auto runs_at = [&](const CopyParams& q) {
+    std::vector<CaseRun> runs;
+    for (const auto& c : runnable) {
+      runs.push_back({c.spec, q});
+      runs.back().params.streams = c.streams;
+    }
+    return runs;
+  };
+  if (steps.empty()) {
+    run_cases(runs_at(p), selected, writer, stderr_notes());
+    return;
+  }
+  // One matrix per transfer size, all into the one document.
+  const std::string lowered = lowered_count_note(steps, p.layout.tasks(), {"-n", "per device per iteration", 1});
+  if (!lowered.empty()) stderr_notes().note(lowered);
+  const std::vector<CaseResult> results = run_in_turn(steps.size(), writer, [&](size_t i, ResultWriter& w) {
+    CopyParams q = p;
+    q.layout = Layout::uniform(steps[i].block_bytes, steps[i].blocks, 0);
+    check_against_backend(specs, q, selected, stderr_notes());
+    run_cases(runs_at(q), selected, w, stderr_notes());
+  });
+  if (!a.sweep.plot.empty())
+    write_plot_file(a.sweep.plot,
+                    bandwidth_plot_svg(results, selected.backend->name(), parse_plot_metric(a.sweep.plot_metric)),
+                    stderr_notes());
 }
 
 // trans --list: every combination the backend offers, one per line.
@@ -83,12 +106,29 @@ int list_trans(const GlobalOptions& g) {
   return 0;
 }
 
+// The parameters and the sweep's steps, checked without a backend.
+struct TransRequest {
+  CopyParams params;
+  std::vector<SweepStep> steps;
+};
+
+TransRequest parse_trans(const TransArgs& a) {
+  TransRequest plan;
+  plan.params = parse_copy_params(a.params);
+  if (!a.sweep.sweep.empty() && a.size_option && a.size_option->count() > 0)
+    throw UsageError("option --sweep sets the transfer size; drop -s");
+  plan.steps = parse_sweep_options(a.sweep, plan.params.layout.tasks());
+  check_format(a.out.format);
+  return plan;
+}
+
 int run_trans(const TransArgs& a, const GlobalOptions& g) {
   if (a.list) return list_trans(g);
-  const CopyParams p = parse_copy_params(a.params);
+  const TransRequest plan = parse_trans(a);
   auto writer = make_writer(a.out, std::cout);
-  write_or_record_failure(*writer, g.command_line,
-                          [&](bool& begun, std::string&) { measure(a, g, p, *writer, begun); });
+  write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string&) {
+    measure(a, g, plan.params, plan.steps, *writer, begun);
+  });
   return 0;
 }
 
@@ -104,7 +144,8 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("-M", a->filters.methods,
                 "method: ce|batch_ce|ms_<S>|sm (cuda)|memcpy (sim); repeatable (default all, ms_4)")->type_name("METHOD");
   c->add_flag("--list", a->list, "list the combinations this backend offers, one per line, and exit");
-  c->add_option("-s", a->params.size, "transfer size: bytes or K/M/G (default 32768)")->type_name("BYTES");
+  a->size_option =
+      c->add_option("-s", a->params.size, "transfer size: bytes or K/M/G (default 32768)")->type_name("BYTES");
   c->add_option("-n", a->params.blocks, "transfers per device per iteration (default 1024)")->type_name("N");
   c->add_option("-d", a->params.devices, "devices, all running at once (default 8)")->type_name("N");
   c->add_option("-i", a->params.iterations, "iterations (default 1024)")->type_name("N");
@@ -116,10 +157,10 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   add_timeout_option(c, a->params.timeout);
   add_numa_options(c, a->params.numa, false);
   add_output_options(c, a->out);
+  add_sweep_options(c, a->sweep, {"transfer size", "-n", "Copy"});
   return {c, [a, &global] { return run_trans(*a, global); },
           [a] {
-            parse_copy_params(a->params);
-            check_format(a->out.format);
+            if (!a->list) parse_trans(*a);
           }};
 }
 

@@ -7,16 +7,24 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "output/atomic_file.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 
 namespace ds {
 
 namespace {
 
 struct Series {
-  std::string name;
-  int devices = 1;
-  size_t colour = 0;  // the case's: its BW and WallBW lines share it
-  bool wall = false;  // WallBW (dashed) rather than BW
+  std::string name;   // the legend's label
+  int devices = 1;    // the most of its results'
+  size_t colour = 0;  // its colour key's: a case's BW and WallBW lines share it
+  bool wall = false;  // dashed (WallBW)
   std::vector<std::pair<double, double>> points;  // log2(block bytes), GiB/s
 };
 
@@ -85,25 +93,23 @@ struct PlotData {
   int devices = 1, iterations = 0;
 };
 
-PlotData collect_series(const std::vector<CaseResult>& results, PlotMetric metric) {
+PlotData collect_series(const std::vector<CaseResult>& results, const PlotFigures& figures) {
   PlotData d;
-  std::map<std::pair<std::string, bool>, size_t> index;
+  std::map<std::string, size_t> index;
   std::map<std::string, size_t> colour_of;
-  std::vector<bool> kinds;
-  if (metric != PlotMetric::kWall) kinds.push_back(false);
-  if (metric != PlotMetric::kCopy) kinds.push_back(true);
   for (const auto& r : results) {
-    const size_t colour = colour_of.emplace(r.name, colour_of.size()).first->second;
     const double x = std::log2(static_cast<double>(std::max<uint64_t>(1, r.block_bytes)));
-    for (bool wall : kinds) {
-      auto it = index.find({r.name, wall});
+    for (const PlotFigure& f : figures(r)) {
+      const size_t colour = colour_of.emplace(f.colour_key, colour_of.size()).first->second;
+      auto it = index.find(f.line);
       if (it == index.end()) {
-        it = index.emplace(std::make_pair(r.name, wall), d.series.size()).first;
-        d.series.push_back({r.name, r.devices, colour, wall, {}});
+        it = index.emplace(f.line, d.series.size()).first;
+        d.series.push_back({f.line, r.devices, colour, f.dashed, {}});
       }
-      const double y = wall ? r.wall_bandwidth_gib_s() : r.bandwidth_gib_s();
-      d.series[it->second].points.push_back({x, y});
-      d.ymax = std::max(d.ymax, y);
+      Series& s = d.series[it->second];
+      s.points.push_back({x, f.gib_s});
+      s.devices = std::max(s.devices, r.devices);
+      d.ymax = std::max(d.ymax, f.gib_s);
     }
     d.xmin = std::min(d.xmin, x);
     d.xmax = std::max(d.xmax, x);
@@ -145,29 +151,29 @@ Frame frame_for(const PlotData& d) {
   return f;
 }
 
-void write_title(std::ostringstream& o, const Frame& f, const PlotData& d, const std::string& backend,
-                 PlotMetric metric) {
+std::string count_text(int n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+void write_title(std::ostringstream& o, const Frame& f, const PlotData& d, const PlotText& text) {
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << f.width << "\" height=\""
     << fmt(f.height, 0) << "\" viewBox=\"0 0 " << f.width << " " << fmt(f.height, 0)
     << "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"13\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  const std::string title = "Bandwidth by block size: " + backend + " backend, " + std::to_string(d.devices) +
-                            (d.devices == 1 ? " device" : " devices");
+  std::string where = text.backend.empty() ? "" : text.backend + " backend";
+  if (!text.count_word.empty()) where += (where.empty() ? "" : ", ") + count_text(d.devices, text.count_word);
+  const std::string title = text.title + (where.empty() ? "" : ": " + where);
   o << "<text class=\"title\" x=\"" << f.width / 2 << "\" y=\"30\" text-anchor=\"middle\" "
     << "font-size=\"18\" font-weight=\"bold\" fill=\"#222222\">" << esc(title) << "</text>\n";
   o << "<text x=\"" << f.width / 2 << "\" y=\"52\" text-anchor=\"middle\" fill=\"#555555\">"
-    << esc("dev-sandbox " + std::string(DS_VERSION) + ": " +
-           (metric == PlotMetric::kCopy   ? std::string("BW = block size x Count / Copy avg")
-            : metric == PlotMetric::kWall ? std::string("WallBW = block size x Count / GroupWall avg")
-                                          : std::string("BW (solid) = bytes / Copy avg, WallBW (dashed) = bytes / "
-                                                        "GroupWall avg")) +
-           " over " + std::to_string(d.iterations) + " iterations")
+    << esc("dev-sandbox " + std::string(DS_VERSION) + ": " + text.definition + " over " +
+           std::to_string(d.iterations) + " " + text.iterations_word)
     << "</text>\n";
 }
 
 // Grid, ticks, axes and their labels.
-void write_axes(std::ostringstream& o, const Frame& f) {
+void write_axes(std::ostringstream& o, const Frame& f, const std::string& x_label) {
   o << "<g class=\"y-axis\" fill=\"#333333\" text-anchor=\"end\">\n";
   const int ydecimals = f.ystep >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(f.ystep)));
   for (int i = 0; i * f.ystep <= f.ytop * (1 + 1e-9); ++i) {
@@ -195,13 +201,13 @@ void write_axes(std::ostringstream& o, const Frame& f) {
     << "\" fill=\"none\" stroke=\"#333333\" stroke-width=\"1.2\"/>\n";
   o << "<text class=\"x-label\" x=\"" << f.left + f.plot_w / 2 << "\" y=\"" << f.bottom_axis + 48
     << "\" text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\">"
-    << "Block size (bytes, log2 scale)</text>\n";
+    << esc(x_label) << "</text>\n";
   o << "<text class=\"y-label\" transform=\"translate(26," << f.top + f.plot_h / 2
     << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\">"
     << "Bandwidth (GiB/s)</text>\n";
 }
 
-std::string series_label(const Series& s) { return s.name + (s.wall ? " WallBW" : ""); }
+const std::string& series_label(const Series& s) { return s.name; }
 const char kDash[] = " stroke-dasharray=\"7 4\"";
 
 // One line per case and metric, markers on every measured size, a tooltip per marker.
@@ -222,7 +228,7 @@ void write_series(std::ostringstream& o, const Frame& f, const std::vector<Serie
   }
 }
 
-void write_legend(std::ostringstream& o, const Frame& f, const std::vector<Series>& series) {
+void write_legend(std::ostringstream& o, const Frame& f, const std::vector<Series>& series, const std::string& count_word) {
   o << "<g class=\"legend\" fill=\"#222222\">\n";
   const double col_w = (f.width - f.left - f.right) / f.legend_cols;
   for (size_t i = 0; i < series.size(); ++i) {
@@ -232,25 +238,66 @@ void write_legend(std::ostringstream& o, const Frame& f, const std::vector<Serie
     o << "<line x1=\"" << fmt(x) << "\" y1=\"" << fmt(y) << "\" x2=\"" << fmt(x + 28) << "\" y2=\"" << fmt(y)
       << "\" stroke=\"" << colour << "\" stroke-width=\"2.2\"" << (series[i].wall ? kDash : "") << "/>"
       << marker(static_cast<int>(series[i].colour), x + 14, y, colour) << "<text x=\"" << fmt(x + 36) << "\" y=\""
-      << fmt(y + 4.5) << "\">" << esc(series_label(series[i])) << " (" << series[i].devices
-      << (series[i].devices == 1 ? " device" : " devices") << ")</text>\n";
+      << fmt(y + 4.5) << "\">" << esc(series_label(series[i]))
+      << (count_word.empty() ? "" : " (" + count_text(series[i].devices, count_word) + ")") << "</text>\n";
   }
   o << "</g>\n";
 }
 
 }  // namespace
 
-std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend,
-                               PlotMetric metric) {
-  const PlotData d = collect_series(results, metric);
+std::vector<PlotFigure> bandwidth_figures(const CaseResult& r, const std::string& key, PlotMetric metric) {
+  std::vector<PlotFigure> out;
+  if (metric != PlotMetric::kWall) out.push_back({key, key, false, r.bandwidth_gib_s()});
+  if (metric != PlotMetric::kCopy) out.push_back({key + " WallBW", key, true, r.wall_bandwidth_gib_s()});
+  return out;
+}
+
+std::string bandwidth_definition(PlotMetric metric, const std::string& stage, const std::string& bytes) {
+  if (metric == PlotMetric::kCopy) return "BW = " + bytes + " / " + stage + " avg";
+  if (metric == PlotMetric::kWall) return "WallBW = " + bytes + " / GroupWall avg";
+  return "BW (solid) = bytes / " + stage + " avg, WallBW (dashed) = bytes / GroupWall avg";
+}
+
+std::string plot_svg(const std::vector<CaseResult>& results, const PlotText& text, const PlotFigures& figures) {
+  const PlotData d = collect_series(results, figures);
   const Frame f = frame_for(d);
   std::ostringstream o;
-  write_title(o, f, d, backend, metric);
-  write_axes(o, f);
+  write_title(o, f, d, text);
+  write_axes(o, f, text.x_label);
   write_series(o, f, d.series);
-  write_legend(o, f, d.series);
+  write_legend(o, f, d.series, text.count_word);
   o << "</svg>\n";
   return o.str();
+}
+
+std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std::string& backend,
+                               PlotMetric metric) {
+  PlotText text;
+  text.title = "Bandwidth by block size";
+  text.backend = backend;
+  text.definition = bandwidth_definition(metric, "Copy", "block size x Count");
+  return plot_svg(results, text, [metric](const CaseResult& r) { return bandwidth_figures(r, r.name, metric); });
+}
+
+void check_plot_path(const std::string& path) {
+  struct stat st;
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode)) throw RunError("cannot write --plot " + path + ": it is a directory");
+  errno = 0;
+  {
+    std::ofstream f(path, std::ios::out | std::ios::app);
+    if (!f.is_open())
+      throw RunError("cannot write --plot " + path + ": " + (errno ? std::strerror(errno) : "open failed"));
+  }
+  if (!existed) ::unlink(path.c_str());
+}
+
+void write_plot_file(const std::string& path, const std::string& svg, Notes& notes) {
+  AtomicFile f(path, "--plot");
+  f.stream() << svg;
+  f.commit();
+  notes.tell("wrote the plot to " + path);
 }
 
 }  // namespace ds

@@ -1,10 +1,10 @@
-// Fuzz target `sweep`: --sweep FROM:TO (app/sweep: sweep_steps) with -n. Input: the
+// Fuzz target `sweep`: --sweep FROM:TO (measurement/sweep: sweep_steps) with -n. Input: the
 // range text, NUL, the -n text. Properties: only UsageError escapes; the steps start
 // at FROM, end at TO, double each time, and -n never grows nor drops below 1.
 #include <cstdint>
 #include <string>
 
-#include "app/sweep.h"
+#include "measurement/sweep.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "fuzz_util.h"
