@@ -359,7 +359,11 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
           [a] {
             parse_aio_request(*a);
             check_format(a->out.format);
-          }};
+          },
+          {"dev-sandbox aio --workspace /data/kv --io-size 1M --io-number 512 --epoch-number 8",
+           "dev-sandbox aio --workspace /data/kv --engine libaio,io_uring,psync --epoch-number 8",
+           "dev-sandbox aio --workspace /data/kv --io-number 256 --sweep 64K:16M --plot aio.svg",
+           "dev-sandbox aio --workspace /data/kv --model Qwen3-32B --input-len 32K --dry-run"}};
 }
 
 }  // namespace ds

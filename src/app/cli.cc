@@ -27,6 +27,13 @@ Model-driven (one request's KV per card; GQA -> all_..., MLA/DSA -> one_share_..
   dev-sandbox --model list
 Exit codes: 0 success, 1 the run failed, 2 the command line was wrong.)";
 
+// "\nExamples:\n  dev-sandbox ...\n" for the end of a help.
+std::string examples_text(const std::vector<std::string>& examples) {
+  std::string out = "\nExamples:";
+  for (const std::string& e : examples) out += "\n  " + e;
+  return out;
+}
+
 bool is_selector(const std::string& a) {
   for (const char* s : {"--model-type", "--model", "--iodirect", "--sdma"}) {
     const std::string opt = s;
@@ -49,13 +56,14 @@ class Cli {
     commands = {add_copy_command(root, global), add_doctor_command(root, global),
                 add_trans_command(root, global), add_aio_command(root, global),
                 add_load_command(root, global)};
-    root.footer(kQuickHelp);
+    root.footer(std::string(kQuickHelp) + "\n" + examples_text(top_level_examples()));
     for (auto& c : commands) {
       c.app->fallthrough();
       // --backend belongs to the whole program but is accepted after the sub-command too.
       const std::string backend_line =
           "\nAlso: --backend auto|sim|cuda|ascend (or DEV_SANDBOX_BACKEND), before or after the sub-command.";
-      c.app->footer(c.app->get_name() == "copy" ? backend_line + "\n" + kQuickHelp : backend_line);
+      c.app->footer((c.app->get_name() == "copy" ? backend_line + "\n" + kQuickHelp : backend_line) + "\n" +
+                    examples_text(c.examples));
     }
 
     // Quick mode is copy with the three selectors: insert the sub-command word
@@ -166,6 +174,21 @@ std::string one_line(const std::string& message) {
 
 void print_error(const std::string& message) {
   std::cerr << "dev-sandbox: error: " << one_line(message) << std::endl;
+}
+
+std::vector<std::string> top_level_examples() {
+  return {"dev-sandbox doctor",
+          "dev-sandbox copy --list",
+          "dev-sandbox copy -t all_host_to_all_device_ce_multi_stream -s 64M -n 8 -d 8 -i 32",
+          "dev-sandbox load --workspace /data/kv --model Qwen3-32B --tp 8 --input-len 32K"};
+}
+
+std::string help_text(const std::string& sub) {
+  Cli cli({}, {"dev-sandbox"});
+  if (sub.empty()) return cli.root.help();
+  for (auto& c : cli.commands)
+    if (c.app->get_name() == sub) return c.app->help("dev-sandbox");
+  return "";
 }
 
 std::string parse_cli(const std::vector<std::string>& args) {

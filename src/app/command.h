@@ -19,7 +19,16 @@ struct Command {
   // What run checks of the options before it selects a backend, opens a file or runs
   // anything (UsageError); run does the same itself. Empty: nothing to check.
   std::function<void()> check = {};
+  // The lines at the end of its --help: real commands, each one parse_cli accepts.
+  std::vector<std::string> examples = {};
 };
+
+// The examples at the end of `dev-sandbox --help`.
+std::vector<std::string> top_level_examples();
+
+// What `dev-sandbox [SUB] --help` prints: the help of `sub`, or of the program
+// for "". Empty for a sub-command that does not exist.
+std::string help_text(const std::string& sub);
 
 Command add_copy_command(CLI::App& root, GlobalOptions& global);
 Command add_doctor_command(CLI::App& root, GlobalOptions& global);

@@ -245,7 +245,13 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   add_model_options(c, args->model, ModelOptionsFor::kCopy);
   add_output_options(c, args->out);
   add_sweep_options(c, args->sweep, {"block size", "-n", "Copy"});
-  return {c, [args, &global] { return run_copy(*args, global); }, [args] { parse_copy_request(*args); }};
+  return {c,
+          [args, &global] { return run_copy(*args, global); },
+          [args] { parse_copy_request(*args); },
+          {"dev-sandbox copy --list",
+           "dev-sandbox copy -t all_host_to_all_device_ce_multi_stream -s 64M -n 8 -d 8 -i 32",
+           "dev-sandbox copy -t host_to_device_ce -t host_to_device_batch_ce -s 16K -n 1024 -d 1 -i 64",
+           "dev-sandbox copy -t host_to_device_ce -n 64 -d 1 --sweep 4K:64M --plot copy.svg"}};
 }
 
 }  // namespace ds

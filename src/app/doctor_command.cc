@@ -122,7 +122,7 @@ int run_doctor() {
 
 Command add_doctor_command(CLI::App& root, GlobalOptions&) {
   CLI::App* c = root.add_subcommand("doctor", "what was built and what this machine offers");
-  return {c, [] { return run_doctor(); }};
+  return {c, [] { return run_doctor(); }, {}, {"dev-sandbox doctor", "dev-sandbox doctor --backend cuda"}};
 }
 
 }  // namespace ds

@@ -240,7 +240,10 @@ Command add_load_command(CLI::App& root, GlobalOptions& global) {
           [a] {
             if (a->model.model != "list") parse_load(*a);
             check_format(a->out.format);
-          }};
+          },
+          {"dev-sandbox load --workspace /data/kv -s 1M -n 64 -d 8 -i 8",
+           "dev-sandbox load --workspace /data/kv --model Qwen3-32B --tp 8 --input-len 32K",
+           "dev-sandbox load --workspace /data/kv -d 1 --sweep 64K:8M --plot load.svg"}};
 }
 
 }  // namespace ds

@@ -161,7 +161,10 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global) {
   return {c, [a, &global] { return run_trans(*a, global); },
           [a] {
             if (!a->list) parse_trans(*a);
-          }};
+          },
+          {"dev-sandbox trans --list",
+           "dev-sandbox trans -t H2D -H pinned -s 1M -n 64 -d 1 -i 64",
+           "dev-sandbox trans -t H2D -H pinned -M ce -n 64 -d 1 --sweep 4K:16M --plot trans.svg"}};
 }
 
 }  // namespace ds

@@ -531,6 +531,57 @@ TEST(AioPsync, ValidateEachOnDiskSaysThreads) {
   EXPECT_FALSE(exists(ws));
 }
 
+// --engine as a list (commas, or repeated): each engine its own run with its own
+// files, in the order given, into one document; every file is gone at the end.
+TEST(AioEngines, AListRunsEachInTurnIntoOneDocument) {
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("engines");
+  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--engine", "psync,libaio", "--io-size", "16K",
+                        "--io-number", "4", "--iodepth", "2", "--epoch-number", "2", "--validate"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"aio_dump", "aio_load", "aio_dump", "aio_load"}));
+  const char* methods[] = {"PSYNC", "PSYNC", "LIBAIO", "LIBAIO"};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.doc["results"][i]["method"], methods[i]) << i;
+    EXPECT_EQ(r.doc["results"][i]["validated"], true) << i;
+  }
+  EXPECT_FALSE(exists(ws));
+  // Repeated, in text: one block per phase and engine, in order.
+  const auto t = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--engine", "libaio", "--engine",
+                                "psync", "--io-size", "16K", "--io-number", "2", "--iodepth", "2", "--epoch-number",
+                                "1"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  std::vector<std::string> titles;
+  for (const std::string& l : lines_starting(t.out, "[[ ")) titles.push_back(l.substr(0, l.find(" ]]") + 3));
+  EXPECT_EQ(titles, (std::vector<std::string>{"[[ aio_dump ]]", "[[ aio_load ]]", "[[ aio_dump ]]", "[[ aio_load ]]"}));
+  EXPECT_TRUE(contains(t.out, "with libaio, O_DIRECT")) << t.out;
+  EXPECT_TRUE(contains(t.out, "with psync, O_DIRECT")) << t.out;
+  EXPECT_LT(t.out.find("with libaio, O_DIRECT"), t.out.find("with psync, O_DIRECT")) << t.out;
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(AioEngines, ABadListIsOneLine) {
+  const struct {
+    std::vector<std::string> engines;
+    std::string says;
+  } cases[] = {
+      {{"psync", "psync"}, "option --engine names psync twice: each engine once"},
+      {{"libaio,io_uring,libaio"}, "option --engine names libaio twice: each engine once"},
+      {{"psync,"}, "option --engine got 'psync,': an empty engine; accepts libaio, io_uring or psync, or a comma "
+                   "list of them"},
+      {{"psync,sync"}, "option --engine got 'sync': accepts libaio|io_uring|psync"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", "/tmp/ds-engines-never"};
+    for (const std::string& e : c.engines) args.insert(args.end(), {"--engine", e});
+    const auto r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << c.says;
+    EXPECT_EQ(r.err, "dev-sandbox: error: " + c.says + "\n");
+    EXPECT_FALSE(exists("/tmp/ds-engines-never"));
+  }
+}
+
 // On tmpfs psync runs buffered with --buffered (Method PSYNC+BUF) and validates.
 TEST(AioPsync, BufferedOnTmpfsValidates) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";

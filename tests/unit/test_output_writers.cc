@@ -8,15 +8,18 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
-#include "app/sweep.h"
+#include "aio/aio_plot.h"
 #include "core/error.h"
 #include "output/atomic_file.h"
 #include "output/csv_writer.h"
 #include "output/json_writer.h"
 #include "output/svg_plot.h"
 #include "output/text_writer.h"
+#include "load/load_plot.h"
+#include "load/load_result.h"
 #include "output_checks.h"
 
 using namespace ds;
@@ -237,30 +240,6 @@ TEST(OutputCsv, NoResultsStillGivesTheHeader) {
   EXPECT_EQ(rows[0], csv_columns());
 }
 
-TEST(OutputSweep, StepsArePowersOfTwoWithScaledCounts) {
-  const auto steps = sweep_steps("4K:64K", 8);
-  ASSERT_EQ(steps.size(), 5u);
-  const uint64_t sizes[] = {4096, 8192, 16384, 32768, 65536};
-  const uint64_t blocks[] = {8, 4, 2, 1, 1};
-  for (size_t i = 0; i < steps.size(); ++i) {
-    EXPECT_EQ(steps[i].block_bytes, sizes[i]);
-    EXPECT_EQ(steps[i].blocks, blocks[i]);
-    EXPECT_LE(steps[i].blocks * steps[i].block_bytes, std::max<uint64_t>(4096 * 8, sizes[i]));
-  }
-  EXPECT_EQ(sweep_steps("1m:1M", 3).size(), 1u);
-  EXPECT_EQ(sweep_steps("512:2K", 1).back().blocks, 1u);
-}
-
-TEST(OutputSweep, RejectsBadRanges) {
-  for (const char* bad : {"4K", "4K:", ":4K", "3K:64K", "4K:48K", "64K:4K", "4K:64Q", "4K:8K:16K"})
-    EXPECT_THROW(sweep_steps(bad, 8), UsageError) << bad;
-  try {
-    sweep_steps("64K:4K", 8);
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--sweep"), std::string::npos);
-  }
-}
-
 TEST(OutputSvg, WellFormedWithOneLinePerCaseAndLabelledAxes) {
   std::vector<CaseResult> results;
   for (uint64_t s = 4096; s <= (1u << 20); s *= 4)
@@ -321,6 +300,98 @@ TEST(OutputSvg, WallBandwidthIsADashedSecondLinePerCase) {
   EXPECT_NE(copy[0].attrs.at("points"), wall[0].attrs.at("points"));
   EXPECT_EQ(parse_plot_metric("wall"), PlotMetric::kWall);
   EXPECT_THROW(parse_plot_metric("walls"), ds::UsageError);
+}
+
+namespace {
+
+// The polylines of a plot, and the text of its legend entries and titles.
+struct Drawn {
+  std::vector<dstest::XmlElement> lines;
+  std::string texts;
+};
+
+Drawn drawn(const std::string& svg) {
+  std::vector<dstest::XmlElement> elems;
+  EXPECT_EQ(dstest::parse_xml(svg, &elems), "") << svg;
+  Drawn d;
+  for (const auto& e : elems) {
+    if (e.name == "polyline") d.lines.push_back(e);
+    if (e.name == "text") d.texts += e.text + "\n";
+  }
+  return d;
+}
+
+// An aio phase result as aio_measure fills it: BW over IO.
+CaseResult aio_sample(const std::string& name, const std::string& method, uint64_t shard) {
+  CaseResult r = sample(name, shard);
+  r.method = method;
+  r.measured = "IO";
+  r.devices = 1;
+  r.stages = {{"Submit", ns_stats(1000, 2000, 1500, 1500, 1900)},
+              {"IO", ns_stats(3155000, 4101000, 3736000, 3759000, 3905000)},
+              {"Wall", ns_stats(3300000, 4300000, 3900000, 3950000, 4100000)}};
+  return r;
+}
+
+}  // namespace
+
+// aio: one line per phase and engine, named as the block and its Method column;
+// BW only unless asked; the workspaces in the title, no device count.
+TEST(OutputSvg, AioPlotHasALinePerPhaseAndEngine) {
+  std::vector<CaseResult> results;
+  for (uint64_t s = 4096; s <= 16384; s *= 2)
+    for (const char* engine : {"LIBAIO", "PSYNC"})
+      for (const char* phase : {"aio_dump", "aio_load"}) results.push_back(aio_sample(phase, engine, s));
+  Drawn d = drawn(aio_plot_svg(results, {"/data/a", "/data/b"}, PlotMetric::kCopy));
+  ASSERT_EQ(d.lines.size(), 4u);
+  for (const auto& l : d.lines) EXPECT_EQ(l.attrs.count("stroke-dasharray"), 0u);
+  for (const char* label : {"aio_dump LIBAIO\n", "aio_load LIBAIO\n", "aio_dump PSYNC\n", "aio_load PSYNC\n",
+                            "Disk bandwidth by shard size, files in /data/a, /data/b\n",
+                            "Shard size (bytes per I/O, log2 scale)\n", "BW = shard size x shards / IO avg over 128 epochs"})
+    EXPECT_NE(d.texts.find(label), std::string::npos) << label << "\n" << d.texts;
+  EXPECT_EQ(d.texts.find("device"), std::string::npos) << d.texts;
+  // Four colours: one per line.
+  std::set<std::string> colours;
+  for (const auto& l : d.lines) colours.insert(l.attrs.at("stroke"));
+  EXPECT_EQ(colours.size(), 4u);
+  // both: each line and its WallBW, dashed, in its colour.
+  d = drawn(aio_plot_svg(results, {"/data/a"}, PlotMetric::kBoth));
+  ASSERT_EQ(d.lines.size(), 8u);
+  EXPECT_EQ(d.lines[1].attrs.count("stroke-dasharray"), 1u);
+  EXPECT_EQ(d.lines[0].attrs.at("stroke"), d.lines[1].attrs.at("stroke"));
+  EXPECT_NE(d.texts.find("aio_load PSYNC WallBW\n"), std::string::npos) << d.texts;
+}
+
+// load: the end-to-end line (BW over IO+Copy, WallBW as asked) and each stage
+// alone, at the Stages line's figures.
+TEST(OutputSvg, LoadPlotHasEndToEndAndEachStageAlone) {
+  std::vector<CaseResult> results;
+  for (uint64_t s = 4096; s <= 16384; s *= 2) {
+    CaseResult r = aio_sample("load", "LIBAIO+CE-MS-FORK", s);
+    r.measured = "IO+Copy";
+    r.stages[1].name = "IO+Copy";
+    r.devices = 2;
+    LoadStages st;
+    st.disk_gib_s = 2.0 * static_cast<double>(s / 4096);
+    st.copy_gib_s = 40.0;
+    r.extras.put(st);
+    results.push_back(r);
+  }
+  const Drawn d = drawn(load_plot_svg(results, "sim", PlotMetric::kCopy));
+  ASSERT_EQ(d.lines.size(), 3u);
+  for (const char* label : {"load (2 cards)\n", "disk alone (2 cards)\n", "copy alone (2 cards)\n",
+                            "Load bandwidth by block size: sim backend, 2 cards\n"})
+    EXPECT_NE(d.texts.find(label), std::string::npos) << label << "\n" << d.texts;
+  // The stage lines are at the stages' figures: copy alone (40 GiB/s) flat and the
+  // highest, so its y is the smallest and the same at every size.
+  const std::string copy_alone = d.lines[2].attrs.at("points");
+  std::vector<std::string> ys;
+  for (size_t at = 0; (at = copy_alone.find(',', at)) != std::string::npos; ++at)
+    ys.push_back(copy_alone.substr(at + 1, copy_alone.find(' ', at) - at - 1));
+  ASSERT_EQ(ys.size(), 3u);
+  EXPECT_EQ(ys[0], ys[1]);
+  EXPECT_EQ(ys[1], ys[2]);
+  EXPECT_EQ(drawn(load_plot_svg(results, "sim", PlotMetric::kBoth)).lines.size(), 4u);
 }
 
 TEST(OutputSvg, XmlCheckerRejectsBrokenDocuments) {
