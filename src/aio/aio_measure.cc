@@ -70,6 +70,8 @@ MemoryNeeds aio_needs(const AioParams& p, const Backend& backend) {
   // own mapping, whose lock and registration are best effort: make_io_buffer.)
   const bool own = io_buffer_is_own(backend, !p.buffered);  // O_DIRECT as asked: the workspaces are not open yet
   if (p.alloc && !own && backend.mlocks(HostLock::kPinnedAlloc)) n.locked_per_process = ring;
+  // The shard files: every worker its own set (--files shared: one set for the job).
+  n.disk = p.total * (p.shared_files ? 1 : w);
   return n;
 }
 
@@ -360,6 +362,19 @@ class AioMeasurement : public Measurement {
   void placed(const NumaPlan& plan) override { numa_ = plan; }
   MemoryNeeds needs() const override { return aio_needs(p_, backend_); }
   NeedsText needs_text() const override { return aio_needs_text(p_); }
+  // Each phase's epochs move every worker's epoch bytes, a mixed one (1 + R) times;
+  // nominally a disk moves 1 GiB/s.
+  TimeEstimate estimate() const override {
+    TimeEstimate t;
+    t.unit = "epoch";
+    t.nominal_gib_s = 1.0;
+    for (const AioPhase& phase : phases_) {
+      t.rounds += static_cast<uint64_t>(p_.epochs);
+      t.moved += (phase.count(IoOp::kWrite) + phase.count(IoOp::kRead)) * p_.total *
+                 static_cast<uint64_t>(nworkers_) * static_cast<uint64_t>(p_.epochs);
+    }
+    return t;
+  }
   void prepare() override;
 
   size_t phases() const override { return phases_.size(); }
@@ -603,9 +618,11 @@ void AioMeasurement::describe(size_t index, const LoopResult& loop, CaseResult& 
   // --io-type alloc with O_DIRECT where the backend's pinned memory cannot take it: our
   // own registered mapping (make_io_buffer), named as such.
   const bool own_alloc = p_.alloc && io_buffer_is_own(backend_, direct_);
-  const std::string host = backend_.label_prefix() + "::" + (own_alloc ? "odirect_mmap" : p_.alloc ? "host" : "mmap") +
-                           "::" + (nworkers_ > 1 || across_ ? std::string("all") : std::to_string(p_.device_id));
-  const std::string file = "file::" + files_.types();
+  // mmap buffers are the host's own memory whatever the backend: "host::mmap::0".
+  const std::string host = (p_.alloc ? backend_.label_prefix() : std::string("host")) + "::" +
+                           (own_alloc ? "odirect_mmap" : p_.alloc ? "host" : "mmap") + "::" +
+                           (nworkers_ > 1 || across_ ? std::string("all") : std::to_string(p_.device_id));
+  const std::string file = "file::" + files_.disks();  // the disk and filesystem: "file::vda:ext4"
   r.brief = brief(phase);
   r.from = phase.writes() ? host : file;
   r.to = phase.writes() ? file : host;

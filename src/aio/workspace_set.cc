@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "aio/block_device.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/units.h"
@@ -32,6 +34,50 @@ std::string WorkspaceSet::types() const {
   return t;
 }
 
+std::string nearest_existing_parent(const std::string& path) {
+  std::string p = path;
+  for (;;) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    struct stat st;
+    if (!p.empty() && stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return p;
+    const size_t slash = p.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    p = p.substr(0, slash);
+  }
+}
+
+void check_workspaces_exist(const std::vector<std::string>& dirs, bool create) {
+  if (create) return;
+  for (const std::string& dir : dirs) {
+    struct stat st;
+    if (stat(dir.c_str(), &st) == 0 || errno != ENOENT) continue;  // not a directory, unreadable: said when opened
+    const std::string parent = nearest_existing_parent(dir);
+    std::string on;
+    try {
+      const FilesystemInfo fs = filesystem_of(parent);
+      BlockDevice dev;
+      std::string why;
+      on = ", on " + (block_device_of(parent, fs.type, dev, why) ? dev.name + ":" : std::string()) + fs.type;
+    } catch (const std::exception&) {
+    }
+    throw UsageError("option --workspace got '" + dir + "': no such directory (the nearest existing parent is " +
+                     parent + on + "); create it, or pass --create-workspace");
+  }
+}
+
+std::string WorkspaceSet::disks() const {
+  std::vector<std::string> seen;
+  std::string t;
+  for (size_t w = 0; w < fs.size(); ++w) {
+    const std::string one = (w < disk.size() && !disk[w].empty() ? disk[w] + ":" : std::string()) + fs[w].type;
+    if (std::find(seen.begin(), seen.end(), one) != seen.end()) continue;
+    seen.push_back(one);
+    t += (t.empty() ? "" : "+") + one;
+  }
+  return t;
+}
+
 bool open_workspaces(WorkspaceSet& files, const std::vector<std::string>& dirs, bool buffered, Notes& notes) {
   const size_t nws = dirs.size();
   for (const std::string& dir : dirs) {
@@ -44,6 +90,9 @@ bool open_workspaces(WorkspaceSet& files, const std::vector<std::string>& dirs, 
     const std::string& path = files.workspaces[w]->path();
     files.fs.push_back(filesystem_of(path));
     const FilesystemInfo& fs = files.fs.back();
+    BlockDevice dev;
+    std::string no_device;
+    files.disk.push_back(block_device_of(path, fs.type, dev, no_device) ? dev.name : std::string());
     if (fs.memory_backed)
       refusals[w] = "the workspace " + path + " is on " + fs.type +
                     ", which keeps files in memory and does not do O_DIRECT (newer kernels accept the "

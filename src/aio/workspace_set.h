@@ -22,16 +22,30 @@ namespace ds {
 struct WorkspaceSet {
   std::vector<std::unique_ptr<Workspace>> workspaces;
   std::vector<FilesystemInfo> fs;
+  std::vector<std::string> disk;  // the block device under each ("vda"), "" where none is found (tmpfs)
 
   size_t count() const { return workspaces.size(); }
   // "DIR (ext4)", or "DIR1 (ext4), DIR2 (xfs)".
   std::string dirs_text() const;
   // The filesystem types, each once: "ext4", "ext4+xfs".
   std::string types() const;
+  // What the files are on, each once, for a result's From/To: "vda:ext4",
+  // "vda:ext4+nvme0n1:xfs"; the filesystem alone where it has no block device ("tmpfs").
+  std::string disks() const;
 };
 
+// Before anything else of a run: a directory of `dirs` that does not exist is a
+// UsageError unless `create` (--create-workspace), so a typo never benchmarks
+// another disk: "option --workspace got '/data/kv': no such directory (the nearest
+// existing parent is /data, on vda:ext4); create it, or pass --create-workspace".
+void check_workspaces_exist(const std::vector<std::string>& dirs, bool create);
+
+// The nearest existing directory at or above `path` ("." for a relative path none
+// of whose parents exist, "/" at the top).
+std::string nearest_existing_parent(const std::string& path);
+
 // Makes every directory of `dirs` in `set` (created if missing, removed again by
-// the set) and checks its filesystem: a memory filesystem, or one that refuses
+// the set: check_workspaces_exist() refused that unless asked) and checks its filesystem: a memory filesystem, or one that refuses
 // O_DIRECT, is refused (RunError saying so) unless `buffered`, which lets the run
 // use the page cache there (a note to `notes` says so). Returns whether the run's
 // I/O is O_DIRECT (false: buffered in every workspace).

@@ -8,6 +8,7 @@
 
 #include "aio/aio_measure.h"
 #include "aio/aio_plot.h"
+#include "aio/workspace_set.h"
 #include "app/command.h"
 #include "app/copy_params.h"
 #include "app/disk_options.h"
@@ -32,6 +33,7 @@ struct AioArgs {
   bool validate = false, keep = false, buffered = false;
   bool validate_each = false;
   std::vector<std::string> engines;  // --engine, repeatable, each a comma list; none: libaio
+  bool create_workspace = false;      // --create-workspace
   NumaOptionText numa;
   OutputOptions out;
   SweepOptionText sweep;
@@ -240,7 +242,8 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
         ranks, args.out,
         [&](ResultWriter& mine) {
           std::string current;
-          const SelectedBackend selected = select_backend(g.backend);
+          check_workspaces_exist(across.workspaces, args.create_workspace);
+          const SelectedBackend selected = select_and_say(g.backend, kSimAio);
           measure_aio(across, selected, mine,
                       [&] {
                         RunInfo info = run_info(selected, g.command_line);
@@ -254,7 +257,8 @@ int run_aio(const AioArgs& args0, const GlobalOptions& g) {
   }
   auto writer = make_writer(args.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
-    const SelectedBackend selected = select_backend(g.backend);
+    check_workspaces_exist(p.workspaces, args.create_workspace);
+    const SelectedBackend selected = select_and_say(g.backend, kSimAio);
     auto measure = [&](const AioParams& q, ResultWriter& w) {
       measure_aio(q, selected, w,
                   [&] {
@@ -287,7 +291,7 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
   auto a = std::make_shared<AioArgs>();
   CLI::App* c = root.add_subcommand("aio", "disk dump/load bandwidth with libaio, io_uring or psync");
   c->add_option("--workspace", a->workspaces,
-                "directory for the shard files (created if missing); repeat it to spread the files over "
+                "directory for the shard files (it must exist; --create-workspace makes it); repeat it to spread the files over "
                 "several directories, round-robin by file")
       ->required()
       ->expected(1)
@@ -349,6 +353,8 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                 "or shared (one file set for the job: rank 0 creates it, each rank dumps its contiguous share "
                 "of the shards, every rank loads all; one worker per rank)")
       ->type_name("per-rank|shared");
+  c->add_flag("--create-workspace", a->create_workspace,
+              "make a --workspace that does not exist (with its parents; removed again after the run)");
   c->add_flag("--keep", a->keep, "leave the shard files after a successful run");
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");

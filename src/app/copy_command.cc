@@ -1,4 +1,5 @@
 // `copy` and quick mode: named cases, or the three quick-mode selectors that pick one.
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <memory>
@@ -67,7 +68,7 @@ int list_cases(const GlobalOptions& g) {
 void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
              const std::vector<std::string>& names, const std::vector<SweepStep>& steps,
              const std::optional<Workload>& workload, ResultWriter& writer, bool& begun) {
-  SelectedBackend selected = select_backend(g.backend);
+  SelectedBackend selected = select_and_say(g.backend, kSimCopies);
   std::vector<CaseSpec> cases;
   for (const auto& n : names) {
     const CaseSpec* c = find_case(n);
@@ -111,6 +112,7 @@ struct CopyRequest {
   std::optional<Workload> workload;
   bool list = false;  // --model list: print the presets
   bool list_cases = false;  // --list: print the cases
+  bool each_combination = false;  // --model --dry-run without the selectors: a case per combination
 };
 
 CopyRequest parse_copy_request(const CopyArgs& a0) {
@@ -155,7 +157,19 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
       model_type = workload->model.arch == KvArch::kGqa ? "gqa" : "mla";
   }
   const bool quick = !model_type.empty() || !a.iodirect.empty() || !a.sdma.empty();
-  if (quick) {
+  if (quick && workload && a.model.dry_run && names.empty() && (a.iodirect.empty() || a.sdma.empty())) {
+    // A dry run sizes the blocks, which neither selector changes: it names the case
+    // of every combination the selectors leave open (MLA: iodirect makes none).
+    const auto values = [](const std::string& v) {
+      return v.empty() ? std::vector<std::string>{"false", "true"} : std::vector<std::string>{v};
+    };
+    for (const std::string& io : values(a.iodirect))
+      for (const std::string& sd : values(a.sdma)) {
+        const std::string n = quick_mode_case(model_type, io, sd);
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+      }
+    plan.each_combination = true;
+  } else if (quick) {
     if (!names.empty()) throw UsageError("quick-mode selectors cannot be combined with -t");
     const char* type_option = workload ? "--model" : "--model-type";
     if (model_type.empty() || a.iodirect.empty() || a.sdma.empty())
@@ -180,13 +194,21 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
   const CopyParams& p = plan.params;
   const std::optional<Workload>& workload = plan.workload;
   if (workload && a.model.dry_run) {
-    std::string cmd = "dev-sandbox";
-    if (!g.backend.empty()) cmd += " --backend " + g.backend;
-    cmd += " copy";
-    for (const auto& n : plan.names) cmd += " -t " + n;
-    cmd += " --block-layout " + fragments_label(*workload) + " -n " + std::to_string(workload->tasks_per_card) +
-           " -d " + std::to_string(p.devices) + " -i " + std::to_string(p.iterations);
-    std::cout << dry_run_text(*workload, cmd, false);
+    // One equivalent command per case (without a selection: per quick-mode combination).
+    const bool each = plan.each_combination;
+    std::vector<std::string> cmds;
+    for (size_t i = 0; i < (each ? plan.names.size() : 1); ++i) {
+      std::string cmd = "dev-sandbox";
+      if (!g.backend.empty()) cmd += " --backend " + g.backend;
+      cmd += " copy";
+      for (size_t k = 0; k < plan.names.size(); ++k)
+        if (!each || k == i) cmd += " -t " + plan.names[k];
+      cmd += " --block-layout " + fragments_label(*workload) + " -n " + std::to_string(workload->tasks_per_card) +
+             " -d " + std::to_string(p.devices) + " -i " + std::to_string(p.iterations);
+      cmds.push_back(cmd);
+    }
+    std::cout << dry_run_text(*workload, cmds.front(), false);
+    for (size_t i = 1; i < cmds.size(); ++i) std::cout << "equivalent: " << cmds[i] << "\n";
     return 0;
   }
 

@@ -1,6 +1,7 @@
 // `doctor`: what was built, what each backend finds, and the host facts that
 // decide results (CPUs, NUMA, memory, /dev/shm, RLIMIT_MEMLOCK, huge pages).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -77,6 +78,18 @@ void print_environment() {
   if (!fixes.empty()) std::cout << "environment: note: " << fixes << "\n";
 }
 
+// "auto: picks sim (no ascend or cuda runtime found) -- CPU memcpy numbers, ...":
+// what a run without --backend measures, and what overrides it.
+std::string auto_line(const Backend& b, const BackendProbe& p, const std::vector<std::pair<std::string, BackendProbe>>& before) {
+  const std::string passed = auto_passed_over(before);
+  std::string line = "auto: picks " + b.name() + " (" + (passed.empty() ? "the first in auto's order" : passed) + ", " +
+                     std::to_string(p.device_count) + " device" + (p.device_count == 1 ? "" : "s") + ")";
+  if (b.device_memory_is_host()) line += " -- CPU memcpy numbers, not an accelerator's";
+  const char* env = std::getenv("DEV_SANDBOX_BACKEND");
+  if (env && *env) return line + "; DEV_SANDBOX_BACKEND=" + env + " overrides it for runs without --backend";
+  return line + "; --backend or DEV_SANDBOX_BACKEND chooses another";
+}
+
 int run_doctor() {
   const HostTopology topo = read_host_topology();
   std::cout << "dev-sandbox " << DS_VERSION << " (" << DS_BUILD_TYPE << " build)\n";
@@ -84,9 +97,13 @@ int run_doctor() {
             << (DS_HAVE_URING ? "yes" : "no") << "\n";
   std::cout << cluster_doctor_line() << "\n";
   bool sim_ok = false;
+  std::vector<std::pair<std::string, BackendProbe>> before;  // what auto passed over
+  std::string picks;
   for (const auto& name : backend_names()) {
     auto b = make_backend(name);
     const BackendProbe p = probe_in_child(*b);
+    if (picks.empty() && p.loaded && p.device_count >= 1) picks = auto_line(*b, p, before);
+    before.emplace_back(name, p);
     std::cout << "backend " << name << ": ";
     if (!p.loaded) {
       std::cout << "not available: " << p.error << "\n";
@@ -104,6 +121,9 @@ int run_doctor() {
               << (p.direct_unavailable.empty() ? b->direct_method() : "not available: " + p.direct_unavailable)
               << "\n";
   }
+  std::cout << (picks.empty() ? "auto: picks nothing (no backend loads and sees a device)" : picks) << "\n";
+  std::cout << "first command: dev-sandbox copy -t host_to_device_ce -s 64M -n 4 -i 16 (one card, 256 MiB; "
+               "`dev-sandbox copy --list` shows every case)\n";
   std::cout << "host: " << online_cpus() << " CPUs, " << numa_nodes() << " NUMA node"
             << (numa_nodes() == 1 ? "" : "s") << ", MemAvailable " << format_bytes(mem_available_bytes())
             << ", /dev/shm " << format_bytes(shm_free_bytes()) << " free of "

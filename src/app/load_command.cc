@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "aio/io_engine.h"
+#include "aio/workspace_set.h"
 #include "app/command.h"
 #include "app/copy_params.h"
 #include "app/disk_options.h"
@@ -27,7 +28,7 @@ struct LoadArgs {
   std::vector<std::string> workspaces;
   CopyOptionText params;
   std::string engine = "libaio", iodepth = "16", staging = "0", sdma = "false";
-  bool shared = false, buffered = false;
+  bool shared = false, buffered = false, create_workspace = false;
   ModelOptionText model;
   OutputOptions out;
   SweepOptionText sweep;
@@ -161,13 +162,15 @@ int run_load(const LoadArgs& a, const GlobalOptions& g) {
         [&](ResultWriter& mine) {
           bool begun = false;
           std::string current;
-          measure(select_backend(g.backend), across, mine, mine, begun, current);
+          check_workspaces_exist(across.workspaces, a.create_workspace);
+          measure(select_and_say(g.backend, kSimLoad), across, mine, mine, begun, current);
         },
         NodeLines::kPerResult, [](const CaseResult&) { return std::string(); });
   }
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
-    const SelectedBackend selected = select_backend(g.backend);
+    check_workspaces_exist(p.workspaces, a.create_workspace);
+    const SelectedBackend selected = select_and_say(g.backend, kSimLoad);
     if (plan.steps.empty()) return measure(selected, p, *writer, *writer, begun, current);
     if (!a.sweep.plot.empty()) check_plot_path(a.sweep.plot);
     // One load per block size, each with its own files, all into the one document.
@@ -195,7 +198,7 @@ Command add_load_command(CLI::App& root, GlobalOptions& global) {
       "load", "one request's KV from disk to every card (disk -> host staging -> device, overlapped), with each "
               "stage alone and the bottleneck named");
   c->add_option("--workspace", a->workspaces,
-                "directory for the block files (created if missing); repeat it to spread the files over "
+                "directory for the block files (it must exist; --create-workspace makes it); repeat it to spread the files over "
                 "several directories, round-robin by file")
       ->required()
       ->expected(1)
@@ -226,6 +229,8 @@ Command add_load_command(CLI::App& root, GlobalOptions& global) {
       ->type_name("true|false");
   c->add_option("-S,--streams", a->params.streams, "CE streams per card, blocks round-robin over them (default 4)")
       ->type_name("S");
+  c->add_flag("--create-workspace", a->create_workspace,
+              "make a --workspace that does not exist (with its parents; removed again after the run)");
   c->add_flag("--shared", a->shared, "one set of block files that every card reads (MLA/DSA models: always)");
   c->add_flag("--validate", a->params.validate,
               "check every card's KV region against the files after every pipelined pass, outside the timing");

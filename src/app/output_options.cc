@@ -185,16 +185,43 @@ int run_ranks_writing(Cluster& ranks, const OutputOptions& o, const std::functio
 }
 
 namespace {
+// The backend line waits for the first thing the run says: a request the backend
+// refuses (a usage error) stays one line.
+std::string& pending_backend_line() {
+  static std::string line;
+  return line;
+}
+
 class StderrNotes : public Notes {
  public:
-  void note(const std::string& line) override { std::fprintf(stderr, "dev-sandbox: note: %s\n", line.c_str()); }
-  void tell(const std::string& line) override { std::fprintf(stderr, "dev-sandbox: %s\n", line.c_str()); }
+  void note(const std::string& line) override {
+    say_pending();
+    std::fprintf(stderr, "dev-sandbox: note: %s\n", line.c_str());
+  }
+  void tell(const std::string& line) override {
+    say_pending();
+    std::fprintf(stderr, "dev-sandbox: %s\n", line.c_str());
+  }
+
+ private:
+  static void say_pending() {
+    std::string& pending = pending_backend_line();
+    if (pending.empty()) return;
+    std::fprintf(stderr, "dev-sandbox: %s\n", pending.c_str());
+    pending.clear();
+  }
 };
 }  // namespace
 
 Notes& stderr_notes() {
   static StderrNotes notes;
   return notes;
+}
+
+SelectedBackend select_and_say(const std::string& requested, const std::string& sim_tail) {
+  SelectedBackend s = select_backend(requested);
+  if (cluster().rank() == 0) pending_backend_line() = backend_line(s, sim_tail);
+  return s;
 }
 
 }  // namespace ds

@@ -52,6 +52,17 @@ RunInfo run_info(const SelectedBackend& selected, const std::vector<std::string>
 // What a run says, on stderr as "dev-sandbox: note: <line>".
 Notes& stderr_notes();
 
+// What sim's numbers are in each command, for the backend line.
+constexpr const char kSimCopies[] = "CPU memcpy numbers, not an accelerator's";
+constexpr const char kSimLoad[] = "its copies are CPU memcpy, not an accelerator's; the disk reads are real";
+constexpr const char kSimAio[] = "the disk I/O is real; the host buffers are plain memory";
+
+// select_backend(`requested`), and the run's backend line for stderr, from rank 0
+// only ("dev-sandbox: backend sim (auto: ...) -- <sim_tail>"; backend_line()): said
+// before the first note or line of the run (the harness says what it will allocate
+// before any setup), so a request refused after the selection stays one line.
+SelectedBackend select_and_say(const std::string& requested, const std::string& sim_tail);
+
 // Throws UsageError unless `format` is text, json or csv.
 void check_format(const std::string& format);
 

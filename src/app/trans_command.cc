@@ -31,7 +31,7 @@ struct TransArgs {
 // it into `writer` (`begun` once it got the run's header).
 void measure(const TransArgs& a, const GlobalOptions& g, const CopyParams& p, const std::vector<SweepStep>& steps,
              ResultWriter& writer, bool& begun) {
-  SelectedBackend selected = select_backend(g.backend);
+  SelectedBackend selected = select_and_say(g.backend, kSimCopies);
   const std::vector<TransCombo> combos = trans_matrix(a.filters, *selected.backend);
   if (combos.empty()) {
     // One line: a method the backend does not offer gets the closest one it does;

@@ -156,11 +156,36 @@ BackendProbe probe_in_child(Backend& backend) {
   return p;
 }
 
+std::string auto_passed_over(const std::vector<std::pair<std::string, BackendProbe>>& before) {
+  std::vector<std::string> missing, empty;
+  for (const auto& b : before) (b.second.loaded ? empty : missing).push_back(b.first);
+  auto either = [](const std::vector<std::string>& names) {
+    std::string t;
+    for (size_t i = 0; i < names.size(); ++i)
+      t += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return t;
+  };
+  std::string why;
+  if (!missing.empty()) why = "no " + either(missing) + " runtime found";
+  if (!empty.empty())
+    why += (why.empty() ? "the " : "; the ") + either(empty) + " runtime" + (empty.size() == 1 ? "" : "s") +
+           " loaded but " + (empty.size() == 1 ? "sees" : "see") + " no device";
+  return why;
+}
+
+std::string backend_line(const SelectedBackend& s, const std::string& sim_tail) {
+  std::string line = "backend " + s.backend->name() + " (" + s.how + ")";
+  if (s.backend->device_memory_is_host() && !sim_tail.empty()) line += " -- " + sim_tail;
+  return line;
+}
+
 SelectedBackend select_backend(const std::string& requested) {
   std::string name = requested;
+  std::string how = "--backend " + requested;
   if (name.empty()) {
     const char* env = std::getenv("DEV_SANDBOX_BACKEND");
     name = (env && *env) ? env : "auto";
+    how = "DEV_SANDBOX_BACKEND=" + name;
     if (name != "auto" &&
         std::find(backend_names().begin(), backend_names().end(), name) == backend_names().end()) {
       std::string accepted = "auto";
@@ -169,16 +194,23 @@ SelectedBackend select_backend(const std::string& requested) {
     }
   }
   if (name != "auto") {
-    SelectedBackend s{make_backend(name), {}};
+    SelectedBackend s{make_backend(name), {}, how};
     s.probe = probe_in_child(*s.backend);
     if (!s.probe.loaded) throw RunError(s.probe.error);
     if (s.probe.device_count < 1) throw RunError(name + ": the runtime loaded but sees no device");
     return s;
   }
+  std::vector<std::pair<std::string, BackendProbe>> before;
   for (const auto& n : backend_names()) {
-    SelectedBackend s{make_backend(n), {}};
+    SelectedBackend s{make_backend(n), {}, {}};
     s.probe = probe_in_child(*s.backend);
-    if (s.probe.loaded && s.probe.device_count >= 1) return s;
+    if (s.probe.loaded && s.probe.device_count >= 1) {
+      const std::string passed = auto_passed_over(before);
+      s.how = "auto" + (passed.empty() ? std::string() : ": " + passed) +
+              (s.backend->device_memory_is_host() ? "; see `dev-sandbox doctor`" : "");
+      return s;
+    }
+    before.emplace_back(n, s.probe);
   }
   throw RunError("no backend could be started (not even sim)");
 }

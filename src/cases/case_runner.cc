@@ -333,6 +333,8 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   if (src_locked) locked += spec.shared_src ? per : checked_mul(per, procs_share, "locked bytes");
   if (mlocked(spec.dst)) locked += checked_mul(per, procs_share, "locked bytes");
   n.locked_per_process = locked;
+  n.devices = static_cast<int>(dd);
+  n.device_in_host = backend.device_memory_is_host();
   return n;
 }
 
@@ -358,6 +360,18 @@ class CopyMeasurement : public Measurement {
   }
   MemoryNeeds needs() const override { return needs_; }
   NeedsText needs_text() const override { return ds::needs_text(spec_, p_); }
+  // Every participating device moves its -s x -n x -f per iteration; nominally a CPU
+  // memcpy (sim) moves 4 GiB/s over all workers, a host-device link 20 GiB/s a device.
+  TimeEstimate estimate() const override {
+    const int d = participating_devices(spec_, p_);
+    const auto rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
+    TimeEstimate t;
+    t.rounds = rounds;
+    t.unit = "iteration";
+    t.moved = p_.layout.bytes() * static_cast<uint64_t>(d) * rounds;
+    t.nominal_gib_s = backend_.device_memory_is_host() ? 4.0 : 20.0 * d;
+    return t;
+  }
 
   // Shared sources: for fork cases a POSIX shm region made here, its name removed
   // at once so nothing outlives the run even if this process is killed (children

@@ -280,7 +280,22 @@ class LoadMeasurement : public Measurement {
     const bool own_staging = io_buffer_is_own(backend_, !p_.buffered);
     if (own_staging ? p_.sdma && backend_.mlocks(HostLock::kRegistration) : backend_.mlocks(HostLock::kPinnedAlloc))
       n.locked_per_process = staging;
+    n.devices = p_.devices;
+    n.device_per_device = p_.layout.bytes();  // the card's KV region
+    n.device_in_host = backend_.device_memory_is_host();
+    // The block files: one set per card, or one that every card reads (--shared).
+    n.disk = p_.files() * p_.file_bytes() * (p_.shared ? 1 : d);
     return n;
+  }
+  // Each round is three passes (pipelined, disk alone, copy alone) of every card's
+  // request; nominally the disk's 1 GiB/s bounds them.
+  TimeEstimate estimate() const override {
+    TimeEstimate t;
+    t.unit = "round";
+    t.rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
+    t.moved = t.rounds * kPasses * p_.layout.bytes() * static_cast<uint64_t>(p_.devices);
+    t.nominal_gib_s = 1.0;
+    return t;
   }
   NeedsText needs_text() const override {
     return {"load", "host memory",
@@ -431,7 +446,7 @@ void LoadMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, No
   const auto d = static_cast<uint64_t>(p_.devices);
   const std::string copy_method =
       p_.sdma ? backend_.direct_method() : method_label(CopyMethod::kCeMultiStream, backend_);
-  r.from = "file::" + ws_.types();
+  r.from = "file::" + ws_.disks();  // the disk and filesystem: "file::vda:ext4"
   r.to = backend_.label_prefix() + "::device::all";
   r.method = std::string(engine_method_label(p_.engine)) + (direct_ ? "" : "+BUF") + "+" + copy_method + "-FORK";
   r.block_bytes = p_.layout.unit_bytes();

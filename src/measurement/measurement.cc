@@ -1,15 +1,72 @@
 #include "measurement/measurement.h"
 
 #include <algorithm>
+#include <cstdio>
 
+#include "cluster/cluster.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/units.h"
+#include "output/progress.h"
 #include "runner/numa_plan.h"
 
 namespace ds {
 
 double setup_seconds(double prepared_s, int64_t loop_start_ns, const LoopResult& loop) {
   return prepared_s + static_cast<double>(std::max(loop.setup_end, loop_start_ns) - loop_start_ns) * 1e-9;
+}
+
+namespace {
+
+// "about 40 s", "about 3 min", "about 2.5 h".
+std::string about(double s) {
+  char t[48];
+  if (s < 1)
+    std::snprintf(t, sizeof t, "under a second");
+  else if (s < 120)
+    std::snprintf(t, sizeof t, "about %.0f s", s);
+  else if (s < 7200)
+    std::snprintf(t, sizeof t, "about %.0f min", s / 60);
+  else
+    std::snprintf(t, sizeof t, "about %.1f h", s / 3600);
+  return t;
+}
+
+std::string gib_s(double r) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%g GiB/s", r);
+  return t;
+}
+
+std::string seconds(double s) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%.1f s", s);
+  return t;
+}
+
+// Only rank 0 says what the run is about to do and has done (every rank runs the same).
+bool speaks(const HarnessContext& ctx) { return !ctx.cluster || ctx.cluster->rank() == 0; }
+
+}  // namespace
+
+std::string plan_line(const std::string& what, const MemoryNeeds& n, const TimeEstimate& t) {
+  const uint64_t device = n.device_in_host ? 0 : n.device_per_device * static_cast<uint64_t>(std::max(n.devices, 0));
+  std::string line = what + " will allocate host " + format_bytes(n.host) + " (/dev/shm: " +
+                     (n.shm ? format_bytes(n.shm) + " of it" : std::string("none")) + "), device ";
+  if (n.device_per_device == 0 || n.devices <= 0)
+    line += "none";
+  else
+    line += std::to_string(n.devices) + " x " + format_bytes(n.device_per_device) +
+            (n.device_in_host ? " (host memory here, counted in host)" : "");
+  line += ", disk " + (n.disk ? format_bytes(n.disk) : std::string("none"));
+  // Filled once at setup (/dev/shm is part of the host figure), then moved.
+  const double gib = 1073741824.0;
+  const double filled = static_cast<double>(n.host) + static_cast<double>(device);
+  const double s = filled / gib / kNominalFillGibS + static_cast<double>(t.moved) / gib / t.nominal_gib_s;
+  line += "; " + about(s) + " (filling " + format_bytes(static_cast<uint64_t>(filled)) + " at a nominal " +
+          gib_s(kNominalFillGibS) + ", then " + std::to_string(t.rounds) + " " + t.unit + (t.rounds == 1 ? "" : "s") +
+          " moving " + format_bytes(t.moved) + " at a nominal " + gib_s(t.nominal_gib_s) + ")";
+  return line;
 }
 
 namespace {
@@ -39,6 +96,10 @@ uint64_t run_phase(Measurement& m, size_t phase, double prepared_s, const Harnes
   if (!r.validate.empty()) r.validated = true;
   ctx.writer.add(r);
   if (r.validated) ctx.writer.validation(r.name, *r.validated);
+  // Piped (no progress line to watch): a line per finished phase.
+  if (!progress_on_terminal() && speaks(ctx))
+    ctx.notes.tell("finished " + name + " in " + seconds(prepared_s + static_cast<double>(now_ns() - t0) * 1e-9) +
+                   " (setup " + seconds(r.setup_s) + ")");
   return loop.retries;
 }
 
@@ -51,6 +112,7 @@ void run_measurement(Measurement& m, const HarnessContext& ctx) {
     m.placed(numa_plan_for(*request, *ctx.selected, m.placed_devices(), ctx.notes));
   }
   check_host_needs(m.needs(), m.needs_text());
+  if (speaks(ctx)) ctx.notes.tell(plan_line(m.needs_text().what, m.needs(), m.estimate()));
   const int64_t start = now_ns();
   m.prepare();
   const double prepared_s = static_cast<double>(now_ns() - start) * 1e-9;

@@ -33,6 +33,24 @@ namespace ds {
 
 class Cluster;
 
+// A crude estimate of how long a run takes, said up front (plan_line): its memory
+// filled at a nominal rate, then the bytes its timed loops move (warm-up included)
+// at a nominal rate for what it measures. Only an order of magnitude: the run
+// measures the real rates.
+struct TimeEstimate {
+  uint64_t moved = 0;      // bytes over every phase, warm-up included
+  uint64_t rounds = 0;     // iterations (epochs, rounds) over every phase, warm-up included
+  std::string unit;        // "iteration", "epoch"
+  double nominal_gib_s = 1;  // the assumed rate of what is measured
+};
+// The nominal rate setup fills memory at (page faults and the data pattern), GiB/s.
+constexpr double kNominalFillGibS = 2.0;
+
+// The line said before a measurement sets anything up: "<what> will allocate host X,
+// device D x Y, /dev/shm Z, disk W; about T (filling F at a nominal 2 GiB/s, then
+// R iterations moving M at a nominal N GiB/s)". The figures are `needs`' own.
+std::string plan_line(const std::string& what, const MemoryNeeds& needs, const TimeEstimate& time);
+
 class Measurement {
  public:
   virtual ~Measurement() = default;
@@ -42,6 +60,8 @@ class Measurement {
   virtual void check() {}
   virtual MemoryNeeds needs() const = 0;
   virtual NeedsText needs_text() const = 0;
+  // What the run is estimated to move, for the line said before setup.
+  virtual TimeEstimate estimate() const = 0;
   // Placement (--numa): what was asked and the device whose node worker w goes to,
   // in worker order. The harness makes the plan after check() (a node or device
   // that is not there: UsageError; an explicit request the environment refuses:

@@ -19,6 +19,16 @@ class ProgressScope {
   ProgressScope& operator=(const ProgressScope&) = delete;
 };
 
+// Whether stderr is a terminal: progress lines there; otherwise a line per
+// finished case (the measurement harness).
+bool progress_on_terminal();
+
+// This process, while the workers set up (before their first iteration): "<case>:
+// setting up: 3/8 devices, 4.2 s", at most about ten updates a second; nothing once
+// every worker is ready (worker 0's iteration counter takes over). `unit`: what a
+// worker is ("device"). Only on a terminal, within a ProgressScope.
+void progress_setup(int ready, int workers, const std::string& unit);
+
 // Worker 0, after iteration `done` (1-based, warm-up included) finished. Writes
 // at most about ten updates a second.
 void progress_iteration(int done);

@@ -22,6 +22,12 @@ struct MemoryNeeds {
   uint64_t shm = 0;                 // /dev/shm
   uint64_t locked_per_process = 0;  // what our own code mlock()s in one process (RLIMIT_MEMLOCK)
   uint64_t device_per_device = 0;   // device memory on each device
+  // What the run's announcement (measurement's plan_line) shows besides: how many
+  // devices hold device_per_device, whether that is host memory already counted in
+  // `host` (sim), and the bytes the run's files take on disk.
+  int devices = 0;
+  bool device_in_host = false;
+  uint64_t disk = 0;
 };
 
 // How a refusal reads: "not enough memory for <what>: it needs <X> of <host_what>

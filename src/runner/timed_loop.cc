@@ -376,8 +376,15 @@ LoopResult run_timed_loop(const LoopShape& shape, const LoopHooks& hooks) {
   };
   try {
     ProgressScope progress(shape.progress_name, shape.progress_bytes, shape.warmup, shape.iterations);
-    Watch watch;
-    if (shape.timeout_ns > 0) watch = [&] { return stalled_worker(shared, shape); };
+    // Polled by this process while the workers run: the setup's progress on a
+    // terminal, and the watchdog.
+    const std::string unit = shape.worker_name.substr(shape.worker_name.find_last_of(' ') + 1);
+    Watch watch = [&] {
+      int ready = 0;
+      for (int w = 0; w < shared.workers(); ++w) ready += observe(shared.worker(w).phase) > kSetup ? 1 : 0;
+      progress_setup(ready, shared.workers(), unit);
+      return shape.timeout_ns > 0 ? stalled_worker(shared, shape) : std::string();
+    };
     if (shape.fanout == Fanout::kFork) {
       // Each child hosts its one worker.
       run_workers(Fanout::kFork, shape.workers,

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -168,6 +169,28 @@ std::vector<std::string> our_shm_entries() {
     closedir(d);
   }
   return v;
+}
+
+bool is_run_line(const std::string& line) {
+  static const std::regex backend(
+      R"(dev-sandbox: backend (ascend|cuda|sim) \((--backend [a-z]+|DEV_SANDBOX_BACKEND=[a-z]+|auto(: [^()]+)?)\)( -- [^\n]+)?)");
+  static const std::regex plan(
+      R"(dev-sandbox: [A-Za-z0-9_]+ will allocate host [^\n]+ \(filling [^\n]+ at a nominal [0-9.]+ GiB/s, then [0-9]+ (iteration|epoch|round)s? moving [^\n]+ at a nominal [0-9.]+ GiB/s\))");
+  static const std::regex finished(R"(dev-sandbox: finished [A-Za-z0-9_]+ in [0-9]+\.[0-9] s \(setup [0-9]+\.[0-9] s\))");
+  return std::regex_match(line, backend) || std::regex_match(line, plan) || std::regex_match(line, finished);
+}
+
+std::string without_run_lines(const std::string& err) {
+  std::string out;
+  size_t at = 0;
+  while (at < err.size()) {
+    const size_t end = err.find('\n', at);
+    const std::string line = err.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    const bool last = end == std::string::npos;
+    if (!is_run_line(line)) out += line + (last ? "" : "\n");
+    at = last ? err.size() : end + 1;
+  }
+  return out;
 }
 
 std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {

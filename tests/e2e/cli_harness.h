@@ -107,6 +107,14 @@ bool direct_io_works(const std::string& dir);
 // process is gone: leftovers. Live runs of other tests are not counted.
 std::vector<std::string> our_shm_entries();
 
+// What a run says on stderr about itself, by the exact forms the tool prints:
+// the backend line ("dev-sandbox: backend sim (auto: ...) -- ..."), the line before
+// setup ("dev-sandbox: <case> will allocate host ...; about ..."), and piped, a line
+// per finished case ("dev-sandbox: finished <case> in 1.2 s (setup 0.3 s)").
+bool is_run_line(const std::string& line);
+// `err` without those lines: the notes and errors a test asserts on.
+std::string without_run_lines(const std::string& err);
+
 // Lines of `text` starting with `prefix`.
 std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix);
 

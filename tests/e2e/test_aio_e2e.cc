@@ -67,7 +67,7 @@ TEST_P(AioEndToEnd, DumpsLoadsValidatesAndCleansUp) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const Combo c = GetParam();
   const std::string ws = disk_base() + "/" + unique_name("ws");  // the tool creates it
-  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--engine", c.engine,
+  JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--engine", c.engine,
                         "--io-type", c.io_type, "--io-size", "16K", "--io-number", "24",
                         "--iodepth", "3", "--epoch-number", "3", "--validate"});
   if (std::string(c.engine) == "io_uring" && uring_unavailable(r)) GTEST_SKIP() << r.err;
@@ -75,7 +75,8 @@ TEST_P(AioEndToEnd, DumpsLoadsValidatesAndCleansUp) {
   const std::string method = std::string(c.engine) == "libaio" ? "LIBAIO"
                              : std::string(c.engine) == "psync" ? "PSYNC"
                                                                  : "IO_URING";
-  const std::string host = std::string("sim::") + (std::string(c.io_type) == "mmap" ? "mmap" : "host") + "::0";
+  // mmap buffers are the host's own memory (no backend's); alloc: the backend's pinned memory.
+  const std::string host = std::string(c.io_type) == "mmap" ? "host::mmap::0" : "sim::host::0";
   json dump = r.result("aio_dump"), load = r.result("aio_load");
   EXPECT_EQ(dump["from"], host);
   EXPECT_EQ(dump.value("to", "").rfind("file::", 0), 0u) << dump["to"];
@@ -110,7 +111,7 @@ void expect_corrupted_read_fails(const std::string& stem, const std::vector<std:
                                  const std::string& said, const std::string& landed, const std::string& passed,
                                  const std::string& failed, std::map<std::string, std::string> env = {}) {
   const std::string ws = disk_base() + "/" + unique_name(stem);
-  std::vector<std::string> cmd = {"aio", "--backend", "sim", "--workspace", ws};
+  std::vector<std::string> cmd = {"aio", "--backend", "sim", "--create-workspace", "--workspace", ws};
   cmd.insert(cmd.end(), args.begin(), args.end());
   env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
   env["DS_SHIM_READ_NTH"] = std::to_string(nth);
@@ -147,7 +148,7 @@ TEST(AioEndToEnd, AFailingReadNamesFileAndOffsetAndCleansUp) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
   const std::string ws = disk_base() + "/" + unique_name("eio");
-  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "4",
+  const auto r = run_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "16K", "--io-number", "4",
                            "--iodepth", "1", "--epoch-number", "3"},
                           {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "6"}, {"DS_SHIM_READ_ERROR", "5"}});
   EXPECT_TRUE(contains(r.err, "corrupt_shim: ") && contains(r.err, "failed read 6")) << r.err;
@@ -155,7 +156,8 @@ TEST(AioEndToEnd, AFailingReadNamesFileAndOffsetAndCleansUp) {
   EXPECT_TRUE(contains(r.err, ws + "/dev-sandbox-aio.")) << "names the file: " << r.err;
   EXPECT_TRUE(contains(r.err, "at offset ")) << r.err;
   EXPECT_TRUE(contains(r.err, "Input/output error")) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n') - 1, 1) << "one line besides the shim's: " << r.err;
+  const std::string said = dstest::without_run_lines(r.err);
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n') - 1, 1) << "one line besides the shim's: " << r.err;
   EXPECT_FALSE(exists(ws)) << "left behind after the failure";
 }
 
@@ -164,7 +166,7 @@ TEST(AioEndToEnd, AFailingReadNamesFileAndOffsetAndCleansUp) {
 TEST(AioEndToEnd, ValidateEachChecksEveryDumpEpoch) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("each");
-  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "6",
+  JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "16K", "--io-number", "6",
                         "--iodepth", "2", "--epoch-number", "3", "--validate", "each"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* name : {"aio_dump", "aio_load"}) {
@@ -173,7 +175,7 @@ TEST(AioEndToEnd, ValidateEachChecksEveryDumpEpoch) {
     EXPECT_EQ(res["validate"], "each") << name;
     expect_full_row(res);
   }
-  JsonRun plain = run_json({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "2",
+  JsonRun plain = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "16K", "--io-number", "2",
                             "--epoch-number", "1", "--validate"});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(plain.result("aio_dump")["validate"], "end") << "the dump is read back once, after its epochs";
@@ -200,7 +202,7 @@ TEST(AioShards, SeveralShardsPerFileValidate) {
   for (const char* validate : {"--validate", "--validate=each"}) {
     SCOPED_TRACE(validate);
     const std::string ws = disk_base() + "/" + unique_name("spf");
-    JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "3",
+    JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "16K", "--io-number", "3",
                           "--shards-per-file", "4", "--iodepth", "5", "--epoch-number", "2", validate});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (const char* name : {"aio_dump", "aio_load"}) {
@@ -215,7 +217,7 @@ TEST(AioShards, SeveralShardsPerFileValidate) {
   }
   // The store on disk: 3 files of 4 x 16 KiB.
   const std::string ws = disk_base() + "/" + unique_name("spf-keep");
-  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "3",
+  const auto r = run_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "16K", "--io-number", "3",
                            "--shards-per-file", "4", "--epoch-number", "1", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(kept_sizes(ws), std::vector<long>(3, 4 * 16384));
@@ -228,7 +230,7 @@ TEST(AioShards, CorruptedReadNamesFileAndOffsetInsideAMultiShardFile) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
   const std::string ws = disk_base() + "/" + unique_name("spf-corrupt");
-  const std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K",
+  const std::vector<std::string> args = {"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "16K",
                                          "--io-number", "2", "--shards-per-file", "3", "--iodepth", "1",
                                          "--epoch-number", "2"};
   std::vector<std::string> validated = args;
@@ -265,7 +267,7 @@ TEST(AioModel, LayerwiseAndWholeBlockStoresValidate) {
   for (const Store& st : stores) {
     SCOPED_TRACE(st.layerwise ? "layerwise" : "whole block");
     const std::string ws = disk_base() + "/" + unique_name("model");
-    std::vector<std::string> args = {"aio",  "--backend", "sim",   "--workspace", ws, "--model", "Qwen3-32B",
+    std::vector<std::string> args = {"aio",  "--backend", "sim",   "--create-workspace", "--workspace", ws, "--model", "Qwen3-32B",
                                      "--tp", "8",         "--input-len", "256", "--epoch-number", "2",
                                      "--validate"};
     if (st.layerwise) args.push_back("--layerwise");
@@ -287,7 +289,7 @@ TEST(AioModel, LayerwiseAndWholeBlockStoresValidate) {
   }
   // Text: the workload line first, a KV line after each table; the files on disk.
   const std::string ws = disk_base() + "/" + unique_name("model-text");
-  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--model", "Qwen3-32B", "--tp", "8",
+  const auto r = run_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--model", "Qwen3-32B", "--tp", "8",
                            "--input-len", "256", "--layerwise", "--epoch-number", "1", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("[[ workload ]] Qwen3-32B: GQA, 64 layers, bf16, TP 8, 256 tokens = 2 blocks of 128; ", 0), 0u)
@@ -306,11 +308,11 @@ TEST(AioModel, LayerwiseAndWholeBlockStoresValidate) {
 // workspace is not created, the backend (one that cannot load) never opened.
 TEST(AioModel, DryRunTouchesNoDiskAndNoDevice) {
   const std::string ws = "/tmp/" + unique_name("ds-aio-dry");
-  const auto r = run_tool({"--backend", "cuda", "aio", "--workspace", ws, "--io-type", "alloc", "--model",
+  const auto r = run_tool({"--backend", "cuda", "aio", "--create-workspace", "--workspace", ws, "--io-type", "alloc", "--model",
                            "DeepSeek-V3.2", "--input-len", "1K", "--layerwise", "--dry-run"},
                           {{"DEV_SANDBOX_CUDA_LIB", "/nonexistent/libcuda.so.1"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(dstest::without_run_lines(r.err), "");
   EXPECT_NE(r.out.find("[[ workload ]] DeepSeek-V3.2: DSA, 61 layers"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("shards per file       61 (--layerwise: one per layer) of align4096(180224) = 180224 B"),
             std::string::npos)
@@ -339,7 +341,7 @@ TEST(AioModel, BadInputExit2OneLine) {
       {{"--shards-per-file", "70000"}, "--shards-per-file"},
   };
   for (const auto& c : cases) {
-    std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", ws};
+    std::vector<std::string> args = {"aio", "--backend", "sim", "--create-workspace", "--workspace", ws};
     args.insert(args.end(), c.first.begin(), c.first.end());
     const auto r = run_tool(args);
     std::string cmd;
@@ -356,12 +358,12 @@ TEST(AioEndToEnd, ExistingWorkspaceStaysAndKeepKeepsShards) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("existing");
   ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
-  auto r = run_tool({"aio", "--workspace", ws, "--io-size", "16K", "--io-number", "5",
+  auto r = run_tool({"aio", "--create-workspace", "--workspace", ws, "--io-size", "16K", "--io-number", "5",
                      "--epoch-number", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(exists(ws));
   EXPECT_TRUE(entries(ws).empty()) << "shard files left behind";
-  r = run_tool({"aio", "--workspace", ws, "--io-size", "16K", "--io-number", "5",
+  r = run_tool({"aio", "--create-workspace", "--workspace", ws, "--io-size", "16K", "--io-number", "5",
                 "--epoch-number", "1", "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto kept = entries(ws);
@@ -378,7 +380,7 @@ TEST(AioEndToEnd, TmpfsIsRefusedNamingTheFilesystemAndBuffered) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   const std::string ws = "/dev/shm/" + unique_name("ds-aio-e2e");
   const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
-  const auto r = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4",
+  const auto r = run_tool({"aio", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "4",
                            "--epoch-number", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_TRUE(contains(r.err, "tmpfs")) << r.err;
@@ -392,7 +394,7 @@ TEST(AioEndToEnd, BufferedOnTmpfsRunsAndSaysSo) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   const std::string ws = "/dev/shm/" + unique_name("ds-aio-e2e");
   const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
-  JsonRun r = run_json({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+  JsonRun r = run_json({"aio", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
                         "--epoch-number", "2", "--buffered", "--validate"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json dump = r.result("aio_dump"), load = r.result("aio_load");
@@ -409,7 +411,7 @@ TEST(AioEndToEnd, FullFilesystemFailsAndRemovesWhatItWrote) {
   const SmallTmpfs fs;
   if (fs.dir.empty()) GTEST_SKIP() << fs.error;
   const std::string& mnt = fs.dir;
-  const auto r = run_tool({"aio", "--workspace", mnt + "/ws", "--io-size", "1M", "--io-number",
+  const auto r = run_tool({"aio", "--create-workspace", "--workspace", mnt + "/ws", "--io-size", "1M", "--io-number",
                            "8", "--epoch-number", "2", "--buffered"});
   const auto left = entries(mnt);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -425,7 +427,7 @@ TEST(AioShards, FullFilesystemCountsFilesOfShards) {
   const SmallTmpfs fs;
   if (fs.dir.empty()) GTEST_SKIP() << fs.error;
   const std::string& mnt = fs.dir;
-  const auto r = run_tool({"aio", "--workspace", mnt + "/ws", "--io-size", "1M", "--io-number", "4",
+  const auto r = run_tool({"aio", "--create-workspace", "--workspace", mnt + "/ws", "--io-size", "1M", "--io-number", "4",
                            "--shards-per-file", "2", "--epoch-number", "1", "--buffered"});
   const auto left = entries(mnt);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -446,7 +448,7 @@ void ctrl_c_leaves_no_shard_files(const char* engine) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
-    execl(DS_BINARY, DS_BINARY, "aio", "--workspace", ws.c_str(), "--engine", engine, "--io-size", "64K",
+    execl(DS_BINARY, DS_BINARY, "aio", "--create-workspace", "--workspace", ws.c_str(), "--engine", engine, "--io-size", "64K",
           "--io-number", "32", "--iodepth", "8", "--epoch-number", "1000000", nullptr);
     _exit(127);
   }
@@ -488,12 +490,12 @@ TEST(AioEndToEnd, UnusableWorkspaceIsARunError) {
   const int fd = mkstemp(tmpl);
   ASSERT_GE(fd, 0);
   close(fd);
-  auto r = run_tool({"aio", "--workspace", std::string(tmpl) + "/ws", "--io-number", "2",
+  auto r = run_tool({"aio", "--create-workspace", "--workspace", std::string(tmpl) + "/ws", "--io-number", "2",
                      "--epoch-number", "1"});
   unlink(tmpl);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, "not a directory")) << r.err;
-  r = run_tool({"aio", "--workspace", "/proc/ds-aio-no-such-dir", "--io-number", "2",
+  r = run_tool({"aio", "--create-workspace", "--workspace", "/proc/ds-aio-no-such-dir", "--io-number", "2",
                 "--epoch-number", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, "cannot create workspace")) << r.err;
@@ -502,7 +504,7 @@ TEST(AioEndToEnd, UnusableWorkspaceIsARunError) {
 TEST(AioEndToEnd, TooMuchMemoryIsRefusedUpFront) {
   const std::string ws = "/tmp/" + unique_name("ds-aio-mem");
   // One 1 GiB buffer per I/O in flight: 1000 GiB.
-  const auto r = run_tool({"aio", "--workspace", ws, "--io-size", "1G", "--io-number", "5000",
+  const auto r = run_tool({"aio", "--create-workspace", "--workspace", ws, "--io-size", "1G", "--io-number", "5000",
                            "--iodepth", "1000"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, "MemAvailable")) << r.err;
@@ -516,7 +518,7 @@ TEST(AioEndToEnd, TooMuchMemoryIsRefusedUpFront) {
 TEST(AioPsync, ValidateEachOnDiskSaysThreads) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("psync-each");
-  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
+  JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
                         "--io-number", "9", "--shards-per-file", "2", "--iodepth", "4", "--epoch-number", "3",
                         "--validate", "each"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -590,7 +592,7 @@ TEST(AioPsync, BufferedOnTmpfsValidates) {
   for (const char* validate : {"--validate", "--validate=each"}) {
     const std::string ws = "/dev/shm/" + unique_name("ds-aio-psync");
     const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
-    JsonRun r = run_json({"aio", "--workspace", ws, "--engine", "psync", "--io-size", "64K", "--io-number", "12",
+    JsonRun r = run_json({"aio", "--create-workspace", "--workspace", ws, "--engine", "psync", "--io-size", "64K", "--io-number", "12",
                           "--iodepth", "5", "--epoch-number", "2", "--buffered", validate});
     ASSERT_EQ(r.exit_code, 0) << validate << "\n" << r.err;
     EXPECT_EQ(r.result("aio_dump")["method"], "PSYNC+BUF");
@@ -605,7 +607,7 @@ TEST(AioPsync, BufferedOnTmpfsValidates) {
 TEST(AioPsync, AFailingPreadNamesFileAndOffsetAndCleansUp) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("psync-eio");
-  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
+  const auto r = run_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
                            "--io-number", "4", "--iodepth", "1", "--epoch-number", "3"},
                           {{"LD_PRELOAD", DS_CORRUPT_SHIM},
                            {"DS_SHIM_PREAD", "1"},
@@ -639,7 +641,7 @@ TEST(AioWorkspaces, TwoDirectoriesRoundRobinValidateAndKeep) {
   for (const char* validate : {"--validate", "--validate=each"}) {
     SCOPED_TRACE(validate);
     const std::string a = disk_base() + "/" + unique_name("ws-a"), b = disk_base() + "/" + unique_name("ws-b");
-    JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", a, "--workspace", b, "--io-size", "16K",
+    JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", a, "--create-workspace", "--workspace", b, "--io-size", "16K",
                           "--io-number", "5", "--iodepth", "2", "--epoch-number", "2", validate, "--keep"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (const char* name : {"aio_dump", "aio_load"}) {
@@ -682,7 +684,7 @@ TEST(AioWorkspaces, TwoDirectoriesRoundRobinValidateAndKeep) {
 TEST(AioWorkspaces, AnUnusableSecondWorkspaceRemovesTheFirst) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string a = disk_base() + "/" + unique_name("ws-first");
-  const auto r = run_tool({"aio", "--backend", "sim", "--workspace", a, "--workspace", "/proc/ds-aio-no-such-dir",
+  const auto r = run_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", a, "--create-workspace", "--workspace", "/proc/ds-aio-no-such-dir",
                            "--io-number", "2", "--epoch-number", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(contains(r.err, "/proc/ds-aio-no-such-dir")) << r.err;
@@ -700,7 +702,7 @@ TEST(AioWorkspaces, NoSpaceInOneOfTwoIsFoundBeforeWriting) {
   const std::string& mnt = fs.dir;
   const std::string a = "/dev/shm/" + unique_name("ds-aio-ws-a"), b = mnt + "/ws";
   const dstest::ScopedPath a_guard(a);  // removed also when an assertion ends the test
-  const auto r = run_tool({"aio", "--workspace", a, "--workspace", b, "--io-size", "1M", "--io-number", "16",
+  const auto r = run_tool({"aio", "--create-workspace", "--workspace", a, "--create-workspace", "--workspace", b, "--io-size", "1M", "--io-number", "16",
                            "--epoch-number", "1", "--buffered"});
   const auto left = entries(mnt);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -720,7 +722,7 @@ TEST(AioWorkspaces, NoSpaceInOneOfTwoIsFoundBeforeWriting) {
 TEST(AioDevice, ADiskRunShowsTheDeviceMovedTheBytes) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("dev");
-  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+  JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
                         "--iodepth", "4", "--epoch-number", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string device;
@@ -733,7 +735,7 @@ TEST(AioDevice, ADiskRunShowsTheDeviceMovedTheBytes) {
     EXPECT_GE(dev[0]["bytes"].get<uint64_t>(), 65536u * 8 * 2 * 95 / 100) << name << " " << dev;
     EXPECT_EQ(dev[0]["below_95"], false) << name;
   }
-  const auto t = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+  const auto t = run_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
                            "--iodepth", "4", "--epoch-number", "2", "--validate"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   for (const char* verb : {"written", "read"}) {
@@ -755,14 +757,14 @@ TEST(AioDevice, TmpfsSaysNoDeviceWasFound) {
   if (!is_tmpfs("/dev/shm")) GTEST_SKIP() << "/dev/shm is not tmpfs here";
   const std::string ws = "/dev/shm/" + unique_name("ds-aio-dev");
   const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
-  const auto t = run_tool({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
+  const auto t = run_tool({"aio", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
                            "--buffered"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   for (const char* verb : {"written", "read"})
     EXPECT_TRUE(contains(t.out, "  Device: not found (tmpfs has no block device of its own at " + ws +
                                     "): cannot show that the disk was " + verb + "\n"))
         << t.out;
-  JsonRun r = run_json({"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
+  JsonRun r = run_json({"aio", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "4", "--epoch-number", "1",
                         "--buffered"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json dev = r.result("aio_load")["device_io"];
@@ -792,35 +794,35 @@ TEST(AioEndToEnd, BadOptionsExit2NamingTheOption) {
   const std::string ws = "/tmp/" + unique_name("ds-aio-bad");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"aio"}, "--workspace"},
-      {{"aio", "--workspace", ws, "--io-size", "1000"}, "--io-size"},
-      {{"aio", "--workspace", ws, "--io-size", "16Q"}, "--io-size"},
-      {{"aio", "--workspace", ws, "--io-size", "0"}, "--io-size"},
-      {{"aio", "--workspace", ws, "--io-size", "2G"}, "--io-size"},
-      {{"aio", "--workspace", ws, "--io-number", "0"}, "--io-number"},
-      {{"aio", "--workspace", ws, "--epoch-number", "-1"}, "--epoch-number"},
-      {{"aio", "--workspace", ws, "--iodepth", "0"}, "--iodepth"},
-      {{"aio", "--workspace", ws, "--iodepth", "many"}, "--iodepth"},
-      {{"aio", "--workspace", ws, "--engine", "spdk"}, "--engine"},
-      {{"aio", "--workspace", ws, "--workspace", ws + "/"}, "--workspace"},
-      {{"aio", "--workspace", ws, "--io-type", "gpu"}, "--io-type"},
-      {{"aio", "--workspace", ws, "--device-id", "x"}, "--device-id"},
-      {{"aio", "--workspace", ws, "--io-type", "alloc", "--device-id", "99"}, "--device-id"},
-      {{"aio", "--workspace", ws, "--bogus"}, "--bogus"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--io-size", "1000"}, "--io-size"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--io-size", "16Q"}, "--io-size"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--io-size", "0"}, "--io-size"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--io-size", "2G"}, "--io-size"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--io-number", "0"}, "--io-number"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--epoch-number", "-1"}, "--epoch-number"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--iodepth", "0"}, "--iodepth"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--iodepth", "many"}, "--iodepth"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--engine", "spdk"}, "--engine"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--create-workspace", "--workspace", ws + "/"}, "--workspace"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--io-type", "gpu"}, "--io-type"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--device-id", "x"}, "--device-id"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--io-type", "alloc", "--device-id", "99"}, "--device-id"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--bogus"}, "--bogus"},
       {{"aio", "--workspace"}, "--workspace"},
-      {{"aio", "--workspace", ws, "--mix", "0"}, "--mix"},
-      {{"aio", "--workspace", ws, "--mix", "-2"}, "--mix"},
-      {{"aio", "--workspace", ws, "--mix", "three"}, "--mix"},
-      {{"aio", "--workspace", ws, "--mix", "1001"}, "--mix"},
-      {{"aio", "--workspace", ws, "--mix", "2", "--phases", "dump,load"}, "--phases has no mix"},
-      {{"aio", "--workspace", ws, "--phases", "mix"}, "mix needs --mix"},
-      {{"aio", "--workspace", ws, "--phases", "dump,mix"}, "mix needs --mix"},
-      {{"aio", "--workspace", ws, "--phases", ""}, "an empty phase"},
-      {{"aio", "--workspace", ws, "--phases", "dump,"}, "an empty phase"},
-      {{"aio", "--workspace", ws, "--phases", "load,,dump"}, "an empty phase"},
-      {{"aio", "--workspace", ws, "--phases", "dump,write"}, "unknown phase 'write'"},
-      {{"aio", "--workspace", ws, "--phases", "Load"}, "unknown phase 'Load'"},
-      {{"aio", "--workspace", ws, "--phases", "load,dump,load"}, "names load twice"},
-      {{"aio", "--workspace", ws, "--mix", "1", "--phases", "mix,mix"}, "names mix twice"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--mix", "0"}, "--mix"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--mix", "-2"}, "--mix"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--mix", "three"}, "--mix"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--mix", "1001"}, "--mix"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--mix", "2", "--phases", "dump,load"}, "--phases has no mix"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--phases", "mix"}, "mix needs --mix"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--phases", "dump,mix"}, "mix needs --mix"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--phases", ""}, "an empty phase"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--phases", "dump,"}, "an empty phase"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--phases", "load,,dump"}, "an empty phase"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--phases", "dump,write"}, "unknown phase 'write'"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--phases", "Load"}, "unknown phase 'Load'"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--phases", "load,dump,load"}, "names load twice"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--mix", "1", "--phases", "mix,mix"}, "names mix twice"},
   };
   expect_usage_errors(cases, ws);
 }
@@ -834,7 +836,7 @@ TEST_P(AioWorkers, ThreeWorkersValidateAndCountEveryWorker) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string engine = GetParam();
   const std::string ws1 = disk_base() + "/" + unique_name("workers"), ws2 = disk_base() + "/" + unique_name("workers");
-  const std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", ws1, "--workspace", ws2,
+  const std::vector<std::string> args = {"aio", "--backend", "sim", "--create-workspace", "--workspace", ws1, "--create-workspace", "--workspace", ws2,
                                          "--engine", engine, "--io-size", "16K", "--io-number", "5",
                                          "--iodepth", "2", "--epoch-number", "3", "--workers", "3", "--validate"};
   JsonRun r = run_json(args);
@@ -853,7 +855,7 @@ TEST_P(AioWorkers, ThreeWorkersValidateAndCountEveryWorker) {
     ASSERT_TRUE(x.contains("worker_bandwidth_gib_s")) << name;
     EXPECT_EQ(x["worker_bandwidth_gib_s"].size(), 3u) << name;
     for (const json& w : x["worker_bandwidth_gib_s"]) EXPECT_GT(w.get<double>(), 0) << name;
-    const std::string host = std::string("sim::mmap::all");
+    const std::string host = std::string("host::mmap::all");
     EXPECT_EQ(std::string(name) == "aio_dump" ? x["from"] : x["to"], host) << name;
   }
   EXPECT_FALSE(exists(ws1)) << "left behind";
@@ -888,7 +890,7 @@ TEST(AioWorkers, AnEpochIsTheSlowestWorkersAndAWorkersGibsItsOwnBytesOverItsOwnT
   const dstest::TempFile claim("ds-slow-claim");
   std::remove(claim.path().c_str());  // the shim creates it: whoever does first is the slow worker
   const int64_t delay_ns = 20000000, reads = 8;
-  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--engine", "psync", "--iodepth",
+  JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--buffered", "--engine", "psync", "--iodepth",
                         "1", "--io-size", "64K", "--io-number", std::to_string(reads), "--epoch-number", "3",
                         "--workers", "2", "--phases", "load"},
                        {{"LD_PRELOAD", DS_SLOW_SHIM},
@@ -937,7 +939,7 @@ TEST(AioWorkers, AKilledWorkerFailsTheRunNamingItAndLeavesNothing) {
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
   const std::string ws = disk_base() + "/" + unique_name("workers-kill");
   const std::string out = disk_base() + "/" + unique_name("kill-out"), err = disk_base() + "/" + unique_name("kill-err");
-  const int pid = dstest::start_tool({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "64K", "--io-number",
+  const int pid = dstest::start_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number",
                                       "8", "--iodepth", "4", "--epoch-number", "1000000", "--workers", "3"},
                                      out, err);
   ASSERT_GT(pid, 0);
@@ -967,11 +969,11 @@ TEST(AioWorkers, AKilledWorkerFailsTheRunNamingItAndLeavesNothing) {
 TEST(AioWorkers, BadWorkersAndMoreWorkersThanDevicesExit2) {
   const std::string ws = "/tmp/" + unique_name("ds-aio-workers-bad");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"aio", "--workspace", ws, "--workers", "0"}, "--workers"},
-      {{"aio", "--workspace", ws, "--workers", "-1"}, "--workers"},
-      {{"aio", "--workspace", ws, "--workers", "two"}, "--workers"},
-      {{"aio", "--workspace", ws, "--workers", "100000"}, "--workers"},
-      {{"aio", "--workspace", ws, "--workers", "3", "--io-type", "alloc"}, "--workers got 3 but the sim backend sees 2"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--workers", "0"}, "--workers"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--workers", "-1"}, "--workers"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--workers", "two"}, "--workers"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--workers", "100000"}, "--workers"},
+      {{"aio", "--create-workspace", "--workspace", ws, "--workers", "3", "--io-type", "alloc"}, "--workers got 3 but the sim backend sees 2"},
   };
   expect_usage_errors(cases, ws);
 }
@@ -991,7 +993,7 @@ TEST_P(AioMixed, MixThreeValidatesAndCountsFourSweeps) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string engine = GetParam();
   const std::string ws = disk_base() + "/" + unique_name("mix");
-  const std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", ws, "--engine", engine,
+  const std::vector<std::string> args = {"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--engine", engine,
                                          "--io-size", "16K", "--io-number", "5", "--iodepth", "2",
                                          "--epoch-number", "2", "--mix", "3", "--validate"};
   JsonRun r = run_json(args);
@@ -1011,7 +1013,7 @@ TEST_P(AioMixed, MixThreeValidatesAndCountsFourSweeps) {
   EXPECT_NEAR(bytes_per_epoch(m), 4 * sweep, 1e-3 * 4 * sweep) << "BW is (1 + R) sweeps over IO avg";
   EXPECT_EQ(m["validated"], true);
   EXPECT_EQ(m["validate"], "each") << "every load of every mixed epoch is checked as it lands";
-  EXPECT_EQ(m["from"], "sim::mmap::0");
+  EXPECT_EQ(m["from"], "host::mmap::0");
   EXPECT_EQ(m["to"], "file::" + r.result("aio_dump")["to"].get<std::string>().substr(6));
   EXPECT_TRUE(contains(m.value("brief", ""), "1 dump + 3 loads of 5 shards of 16.00 KiB per epoch")) << m["brief"];
   expect_full_row(m);
@@ -1057,7 +1059,7 @@ TEST(AioMixed, PhasesWithoutDumpStillValidate) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.result);
     const std::string ws = disk_base() + "/" + unique_name("phases");
-    std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K",
+    std::vector<std::string> args = {"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "16K",
                                      "--io-number", "3", "--shards-per-file", "2", "--iodepth", "2",
                                      "--epoch-number", "2", "--validate"};
     args.insert(args.end(), c.phases.begin(), c.phases.end());
@@ -1120,7 +1122,7 @@ TEST(AioDevice, PageCacheLoadsAreBelow95Percent) {
     const dstest::ScopedPath a_guard(a), b_guard(b);  // removed also when an assertion ends the test
     // 64 files of 1 MiB: 32 on the disk, 32 MiB per load epoch, 64 MiB over two.
     const auto t0 = std::chrono::steady_clock::now();
-    JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", a, "--workspace", b, "--buffered", "--io-size",
+    JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", a, "--create-workspace", "--workspace", b, "--buffered", "--io-size",
                           "1M", "--io-number", "64", "--iodepth", "4", "--epoch-number", "2", "--phases", "load"});
     const auto took = std::chrono::steady_clock::now() - t0;
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -1155,7 +1157,7 @@ TEST(AioDevice, PageCacheLoadsAreBelow95Percent) {
 TEST(AioWorkers, ValidateEachWithThreeWorkers) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("workers-each");
-  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--io-size", "16K", "--io-number", "4",
+  JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--io-size", "16K", "--io-number", "4",
                         "--shards-per-file", "2", "--iodepth", "3", "--epoch-number", "2", "--workers", "3",
                         "--mix", "1", "--validate", "each"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -1177,7 +1179,7 @@ TEST(AioWorkers, ValidateEachWithThreeWorkers) {
 TEST(AioWorkers, EightWorkersTwoWorkspacesMixed) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string a = disk_base() + "/" + unique_name("node-a"), b = disk_base() + "/" + unique_name("node-b");
-  std::vector<std::string> args = {"aio", "--backend", "sim", "--workspace", a, "--workspace", b, "--workers", "8",
+  std::vector<std::string> args = {"aio", "--backend", "sim", "--create-workspace", "--workspace", a, "--create-workspace", "--workspace", b, "--workers", "8",
                                    "--mix", "3", "--validate", "--io-size", "16K", "--io-number", "3",
                                    "--iodepth", "2", "--epoch-number", "2"};
   const auto t = run_tool(args);
@@ -1186,7 +1188,7 @@ TEST(AioWorkers, EightWorkersTwoWorkspacesMixed) {
     EXPECT_TRUE(contains(t.out, block)) << block << "\n" << t.out;
   EXPECT_EQ(lines_starting(t.out, "  Workers: min ").size(), 3u) << t.out;
   EXPECT_EQ(lines_starting(t.out, "[validation] ").size(), 3u) << t.out;
-  EXPECT_EQ(lines_starting(t.out, "  sim::mmap::all ").size(), 2u) << "the dump's and the mixed rows: " << t.out;
+  EXPECT_EQ(lines_starting(t.out, "  host::mmap::all ").size(), 2u) << "the dump's and the mixed rows: " << t.out;
   EXPECT_FALSE(exists(a)) << "left behind";
   EXPECT_FALSE(exists(b)) << "left behind";
 

@@ -877,7 +877,7 @@ TEST(AscendAlignment, AioReadsIntoAlignedPinnedMemory) {
   LogFile log;
   const std::string dir = run_dir();
   ASSERT_FALSE(dir.empty());
-  const RunResult r = run_tool({"--backend", "ascend", "aio", "--workspace", dir + "/ws", "--io-type", "alloc",
+  const RunResult r = run_tool({"--backend", "ascend", "aio", "--create-workspace", "--workspace", dir + "/ws", "--io-type", "alloc",
                                 "--io-size", "64K", "--io-number", "8", "--epoch-number", "1", "--buffered",
                                 "--validate"},
                                double_env(log));
@@ -1595,7 +1595,7 @@ TEST(AscendDirectIo, AioAllocReadsWithODirectIntoRegisteredMmapMemory) {
     auto env = double_env(log);
     env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
     const std::string ws = base + "/" + dstest::disk::unique_name("acl-aio");
-    JsonRun r = run_json({"--backend", "ascend", "aio", "--workspace", ws, "--io-type", "alloc", "--engine", engine,
+    JsonRun r = run_json({"--backend", "ascend", "aio", "--create-workspace", "--workspace", ws, "--io-type", "alloc", "--engine", engine,
                           "--io-size", "64K", "--io-number", "8", "--epoch-number", "1", "--validate"},
                          env);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -1620,7 +1620,7 @@ TEST(AscendDirectIo, AioAllocReadsWithODirectIntoRegisteredMmapMemory) {
   auto env = double_env(log);
   env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
   const std::string ws = "/dev/shm/" + dstest::disk::unique_name("acl-aio-buf");
-  JsonRun r = run_json({"--backend", "ascend", "aio", "--workspace", ws, "--io-type", "alloc", "--io-size", "64K",
+  JsonRun r = run_json({"--backend", "ascend", "aio", "--create-workspace", "--workspace", ws, "--io-type", "alloc", "--io-size", "64K",
                         "--io-number", "8", "--epoch-number", "1", "--buffered", "--validate"},
                        env);
   ASSERT_EQ(r.exit_code, 0) << r.err;

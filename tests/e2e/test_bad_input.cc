@@ -79,8 +79,8 @@ TEST(BadInput, Load) {
       {{"load", "--workspace", "/tmp/x", "--tp", "2"}, "--model"},
       {{"load", "--workspace", "/tmp/x", "--workspace", "/tmp/x/"}, "twice"},
       {{"load", "--workspace", "/tmp/x", "--format", "xml"}, "--format"},
-      {{"load", "--backend", "sim", "--workspace", "/tmp/x", "-d", "9999"}, "-d"},
-      {{"load", "--backend", "sim", "--workspace", "/tmp/ds-load-bad", "-d", "9", "-s", "4K", "-n", "1"}, "sees 8 devices"},
+      {{"load", "--backend", "sim", "--create-workspace", "--workspace", "/tmp/x", "-d", "9999"}, "-d"},
+      {{"load", "--backend", "sim", "--create-workspace", "--workspace", "/tmp/ds-load-bad", "-d", "9", "-s", "4K", "-n", "1"}, "sees 8 devices"},
   };
   for (const Bad& b : cases) expect_usage_error(b);
 }

@@ -41,7 +41,7 @@ class LoadEnv : public ::testing::Environment {
 [[maybe_unused]] const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new LoadEnv);
 
 std::vector<std::string> load_args(const std::string& ws, std::vector<std::string> extra) {
-  std::vector<std::string> v = {"load", "--backend", "sim", "--workspace", ws, "-i", "2", "--warmup", "1"};
+  std::vector<std::string> v = {"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-i", "2", "--warmup", "1"};
   v.insert(v.end(), extra.begin(), extra.end());
   return v;
 }
@@ -165,7 +165,7 @@ TEST(LoadModel, PresetsValidate) {
 // --dry-run: the sizing and what load would read, no disk and no device touched.
 TEST(LoadModel, DryRunTouchesNothing) {
   const std::string ws = "/tmp/" + unique_name("ds-load-dry");
-  const auto r = run_tool({"load", "--backend", "sim", "--workspace", ws, "--model", "Qwen3-32B", "--tp", "8",
+  const auto r = run_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "--model", "Qwen3-32B", "--tp", "8",
                            "--input-len", "32K", "--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "--block-layout 32K,32K -n 16384")) << r.out;
@@ -245,7 +245,7 @@ TEST(LoadFailures, AFailingReadNamesCardBlockAndCall) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
   const std::string ws = disk_base() + "/" + unique_name("eio");
-  const auto r = run_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "16K", "-n", "4", "--iodepth", "1",
+  const auto r = run_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "4", "--iodepth", "1",
                            "-i", "1", "--warmup", "0"},
                           {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "2"}, {"DS_SHIM_READ_ERROR", "5"}});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -261,7 +261,7 @@ TEST(LoadFailures, ValidateCatchesACorruptedRead) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
   const std::string ws = disk_base() + "/" + unique_name("corrupt");
-  const auto r = run_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "16K", "-n", "4", "--iodepth", "1",
+  const auto r = run_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "4", "--iodepth", "1",
                            "-i", "1", "--warmup", "0", "--validate"},
                           {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "3"}, {"DS_SHIM_OFFSET", "123"}});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -277,7 +277,7 @@ TEST(LoadFailures, ValidateCatchesACorruptedRead) {
 TEST(LoadFailures, ValidateCatchesASkippedCopy) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("skip");
-  const auto r = run_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "16K", "-n", "4", "-i", "1",
+  const auto r = run_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "4", "-i", "1",
                            "--warmup", "0", "--validate", "--iodepth", "1", "--streams", "1"},
                           {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_MEMCPY_SIZE", "16384"},
                            {"DS_SHIM_MEMCPY_NTH", "6"}, {"DS_SHIM_MEMCPY_SKIP", "1"}});
@@ -294,7 +294,7 @@ TEST(LoadFailures, AFailingCopyNamesCardBlockAndCall) {
   const std::map<std::string, std::string> env = {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
                                                   {"DS_CUDA_DOUBLE_DEVICES", "2"}};
   // First the same run without a fault: load works through the cuda backend (cuEventQuery).
-  JsonRun ok = run_json({"load", "--backend", "cuda", "--workspace", ws, "-s", "16K", "-n", "6", "-d", "2", "-i",
+  JsonRun ok = run_json({"load", "--backend", "cuda", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "6", "-d", "2", "-i",
                          "1", "--warmup", "0", "--validate", "--staging", "2"},
                         env);
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
@@ -302,7 +302,7 @@ TEST(LoadFailures, AFailingCopyNamesCardBlockAndCall) {
   EXPECT_EQ(ok.result("load")["validated"], true);
   auto failing = env;
   failing["DS_CUDA_DOUBLE_FAIL"] = "cuMemcpyHtoDAsync_v2:3";
-  const auto r = run_tool({"load", "--backend", "cuda", "--workspace", ws, "-s", "16K", "-n", "6", "-i", "1",
+  const auto r = run_tool({"load", "--backend", "cuda", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "6", "-i", "1",
                            "--warmup", "0", "--iodepth", "1"},  // one read at a time: the blocks in order
                           failing);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -328,7 +328,7 @@ TEST(LoadBackends, CudaPollsStagingEventsMadeWithoutTiming) {
   } remove_log{logbuf};
   const std::map<std::string, std::string> env = {
       {"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_DEVICES", "2"}, {"DS_CUDA_DOUBLE_LOG", logbuf}};
-  JsonRun r = run_json({"load", "--backend", "cuda", "--workspace", ws, "-s", "16K", "-n", "8", "-d", "2", "-i", "2",
+  JsonRun r = run_json({"load", "--backend", "cuda", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "8", "-d", "2", "-i", "2",
                         "--warmup", "1", "--validate", "--staging", "2"},
                        env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -358,7 +358,7 @@ TEST(LoadBackends, AscendDoublesValidateCeAndDirectPath) {
                                                   {"LD_PRELOAD", DS_CORRUPT_SHIM}};
   for (const char* sdma : {"false", "true"}) {
     const std::string ws = disk_base() + "/" + unique_name("acl");
-    JsonRun r = run_json({"load", "--backend", "ascend", "--workspace", ws, "-s", "64K", "-n", "6", "-d", "2", "-i",
+    JsonRun r = run_json({"load", "--backend", "ascend", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "6", "-d", "2", "-i",
                           "1", "--warmup", "1", "--staging", "2", "--validate", "--sdma", sdma},
                          env);
     ASSERT_EQ(r.exit_code, 0) << sdma << r.err;
@@ -394,7 +394,7 @@ TEST(LoadBackends, AscendStagingWaitsForQueryEventStatus) {
                                                   {"DS_ACL_DOUBLE_LOG", log},
                                                   {"LD_PRELOAD", DS_CORRUPT_SHIM}};
   const std::string ws = disk_base() + "/" + unique_name("aclq");
-  JsonRun r = run_json({"load", "--backend", "ascend", "--workspace", ws, "-s", "64K", "-n", "8", "-d", "1", "-i",
+  JsonRun r = run_json({"load", "--backend", "ascend", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "8", "-d", "1", "-i",
                         "1", "--warmup", "0", "--staging", "2", "--streams", "2", "--validate"},
                        env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -408,7 +408,7 @@ TEST(LoadBackends, AscendStagingWaitsForQueryEventStatus) {
 
 // A long run: its files laid out and its workers running.
 int start_long_load(const std::string& ws, const std::string& tag) {
-  const int pid = dstest::start_tool({"load", "--backend", "sim", "--workspace", ws, "-s", "64K", "-n", "16", "-d",
+  const int pid = dstest::start_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "16", "-d",
                                       "2", "-i", "1000000", "--timeout", "0"},
                                      ::testing::TempDir() + tag + ".out", ::testing::TempDir() + tag + ".err");
   dstest::wait_children_busy(pid, 2);

@@ -97,7 +97,7 @@ TEST(Memlock, CudaPinnedAndRegisteredMemoryIsTheDriversBusiness) {
   char dir[] = "/tmp/ds-memlock-aio-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   chmod(dir, 0777);
-  const RunResult a = run_limited({"aio", "--workspace", std::string(dir) + "/ws", "--io-type", "alloc", "--io-size",
+  const RunResult a = run_limited({"aio", "--create-workspace", "--workspace", std::string(dir) + "/ws", "--io-type", "alloc", "--io-size",
                                    "1M", "--io-number", "4", "--epoch-number", "1", "--buffered"},
                                   cuda_env(log));
   EXPECT_EQ(a.err.find("memory locking refused"), std::string::npos) << a.err;

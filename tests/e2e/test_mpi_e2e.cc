@@ -175,7 +175,7 @@ void expect_node_lines(const std::string& out) {
 
 TEST(MpiAio, PerRankFilesValidatedWithNodeLines) {
   const std::string ws = temp_dir() + "/kv";
-  const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+  const std::vector<std::string> args = {"aio", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
                                          "--epoch-number", "3", "--validate", "--buffered"};
   const RunResult text = run_ranks(same(3, args));
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -214,7 +214,7 @@ TEST(MpiAio, SharedFilesValidatedWithLibaio) {
     GTEST_SKIP() << "no O_DIRECT in " << base;
   }
   const std::string ws = base + "/kv";
-  const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "7",
+  const std::vector<std::string> args = {"aio", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "7",
                                          "--epoch-number", "2", "--validate", "--files", "shared",
                                          "--engine", "libaio", "--format", "json"};
   const RunResult run = run_ranks(same(3, args));
@@ -229,7 +229,7 @@ TEST(MpiAio, SharedFilesValidatedWithLibaio) {
   EXPECT_EQ(load["count"], 3 * 7) << "every rank loads every shard";
   EXPECT_EQ(dump["validated"], true);
   EXPECT_EQ(load["validated"], true);
-  EXPECT_EQ(dump["from"], "sim::mmap::all");
+  EXPECT_EQ(dump["from"], "host::mmap::all");
   ASSERT_EQ(doc["nodes"].size(), 3u);
   const int share[3] = {2, 2, 3};
   for (size_t n = 0; n < 3; ++n) {
@@ -250,7 +250,7 @@ TEST(MpiAio, SharedFilesValidatedWithLibaio) {
 TEST(MpiAio, MixedBlockOnOneNodeShowsBothDirections) {
   const std::string base = temp_dir();
   const std::string ws = base + "/kv";
-  const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
+  const std::vector<std::string> args = {"aio", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "8",
                                          "--epoch-number", "2", "--mix", "2", "--validate", "--buffered"};
   const RunResult text = run_ranks(same(2, args), 60, true);
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -313,7 +313,7 @@ TEST(MpiAio, ARankThatFailsStopsEveryRankAndRankZeroNamesIt) {
   std::fclose(f);
   std::vector<std::vector<std::string>> per_rank;
   for (int r = 0; r < 3; ++r)
-    per_rank.push_back({"aio", "--workspace", r == 1 ? bad : ws, "--io-size", "64K", "--io-number", "8",
+    per_rank.push_back({"aio", "--create-workspace", "--workspace", r == 1 ? bad : ws, "--io-size", "64K", "--io-number", "8",
                         "--epoch-number", "3", "--buffered"});
   const RunResult run = run_ranks(per_rank);
   EXPECT_EQ(run.exit_code, 1) << run.err;
@@ -328,7 +328,7 @@ TEST(MpiAio, ARankThatFailsStopsEveryRankAndRankZeroNamesIt) {
 TEST(MpiAio, ARankKilledMidRunEndsEveryRankAndLeavesNothing) {
   const std::string base = temp_dir();
   const std::string ws = base + "/kv";
-  const std::vector<std::string> args = {"aio", "--workspace", ws, "--io-size", "64K", "--io-number", "16",
+  const std::vector<std::string> args = {"aio", "--create-workspace", "--workspace", ws, "--io-size", "64K", "--io-number", "16",
                                          "--epoch-number", "100000", "--buffered"};
   const pid_t pid = spawn(mpi_command(same(3, args)), base + "/out", base + "/err");
   // Wait until the ranks have made their files, then SIGKILL one rank. (A
@@ -415,7 +415,7 @@ namespace {
 TEST(MpiLoad, ThreeRanksOnSimValidatedWithStagesCombined) {
   const std::string base = temp_dir();
   const std::string ws = base + "/kv";
-  const std::vector<std::string> args = {"--backend", "sim", "load", "--workspace", ws, "-s", "64K", "-n", "8",
+  const std::vector<std::string> args = {"--backend", "sim", "load", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "8",
                                          "-i", "3", "--warmup", "1", "-d", "2", "--validate", "--buffered"};
   const RunResult text = run_ranks(same(3, args));
   ASSERT_EQ(text.exit_code, 0) << text.err;

@@ -123,7 +123,7 @@ std::vector<std::string> copy_args(const char* backend, const char* tcase, std::
 }
 
 std::vector<std::string> load_args(const char* backend, const std::string& ws, bool sdma) {
-  return {"load",      "--backend", backend, "--workspace", ws,  "-s",     "16K",         "-f", "2", "-n", "9",
+  return {"load",      "--backend", backend, "--create-workspace", "--workspace", ws,  "-s",     "16K",         "-f", "2", "-n", "9",
           "--staging", "2",         "-i",    "2",           "--warmup", "1", "--streams", "2",  "--sdma",
           sdma ? "true" : "false"};
 }

@@ -156,7 +156,7 @@ TEST(PrintedFigures, CopyRowsAreTheJsonFiguresAndTheFormula) {
 TEST(PrintedFigures, AioRowsAndWorkersLineAreTheJsonFiguresAndTheFormula) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("ws");
-  const Printed p = run_both({"--backend", "sim", "aio", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
+  const Printed p = run_both({"--backend", "sim", "aio", "--create-workspace", "--workspace", ws, "--engine", "psync", "--io-size", "16K",
                               "--io-number", "16", "--iodepth", "4", "--epoch-number", "3", "--workers", "2"});
   ASSERT_TRUE(p.doc.is_object());
   ASSERT_EQ(p.blocks.size(), 2u);  // aio_dump, aio_load
@@ -178,7 +178,7 @@ TEST(PrintedFigures, AioRowsAndWorkersLineAreTheJsonFiguresAndTheFormula) {
 TEST(PrintedFigures, LoadRowAndStagesLineAreTheJsonFiguresAndTheFormula) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("ws");
-  const Printed p = run_both({"--backend", "sim", "load", "--workspace", ws, "-s", "64K", "-n", "12", "-d", "2",
+  const Printed p = run_both({"--backend", "sim", "load", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "12", "-d", "2",
                               "-i", "3", "--iodepth", "3"});
   ASSERT_TRUE(p.doc.is_object());
   ASSERT_EQ(p.blocks.size(), 1u);

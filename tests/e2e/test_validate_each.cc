@@ -168,7 +168,7 @@ TEST(ValidateEach, OptionValues) {
         std::vector<std::string>{"copy", "--backend", "sim", "-t", "host_to_device_ce", "--validate", "once"},
         std::vector<std::string>{"copy", "--backend", "sim", "-t", "host_to_device_ce", "--validate="},
         std::vector<std::string>{"trans", "--backend", "sim", "--validate=true"},
-        std::vector<std::string>{"aio", "--workspace", "/tmp/ds-validate-never-made", "--validate=all"}}) {
+        std::vector<std::string>{"aio", "--create-workspace", "--workspace", "/tmp/ds-validate-never-made", "--validate=all"}}) {
     const auto r = run_tool(bad);
     EXPECT_EQ(r.exit_code, 2) << bad.back() << "\n" << r.err;
     EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error: option --validate got '").size(), 1u) << r.err;

@@ -161,7 +161,7 @@ TEST(WallLine, QuickModeAndTransRowsCarryIt) {
 TEST(WallLine, AioRowsCarryItWithNoSkewForOneWorker) {
   const std::string ws = "/dev/shm/" + std::string("ds-wall-aio-") + std::to_string(getpid());
   const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
-  check_run({"aio", "--backend", "sim", "--workspace", ws, "--buffered", "--io-size", "64K", "--io-number", "8",
+  check_run({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--buffered", "--io-size", "64K", "--io-number", "8",
              "--epoch-number", "3", "--iodepth", "4"},
             2, true);
 }

@@ -55,10 +55,12 @@ fi
 fs_of() { sed -n 's/.*files in \/[^ ]* (\([^)]*\)).*/\1/p' <<<"$1" | head -1; }
 want=$(fs_of "$outside") got=$(fs_of "$inside")
 [[ -n "$want" && "$got" == "$want" ]] || { echo "FAIL: the filesystem is '$got' inside, '$want' outside"; exit 1; }
-grep -q "file::$want " <<<"$inside" || { echo "FAIL: no file::$want column inside"; exit 1; }
 devices=$(grep -c '^  Device' <<<"$inside")
 [[ $devices -eq 2 ]] || { echo "FAIL: $devices Device lines inside (one per phase expected: both workspaces on one disk)"; exit 1; }
 dev_out=$(grep -m1 '^  Device' <<<"$outside") dev_in=$(grep -m1 '^  Device' <<<"$inside")
 [[ "${dev_in%%:*}" == "${dev_out%%:*}" ]] || { echo "FAIL: '$dev_in' inside, '$dev_out' outside"; exit 1; }
 grep -q "not found" <<<"$dev_in" && { echo "FAIL: the disk was not found inside: $dev_in"; exit 1; }
+# The rows name the disk and its filesystem, as outside: "file::vda:ext4".
+disk=$(sed -n 's/^  Device \([^:]*\):.*/\1/p' <<<"$dev_in")
+grep -q "file::$disk:$want " <<<"$inside" || { echo "FAIL: no file::$disk:$want column inside"; exit 1; }
 echo "inside the chroot: $want, ${dev_in%%:*}, as outside"

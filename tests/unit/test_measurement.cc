@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "measurement/measurement.h"
+#include "output/progress.h"
 
 namespace {
 
@@ -69,6 +70,7 @@ class FakeMeasurement : public Measurement {
     return n;
   }
   NeedsText needs_text() const override { return {"fake", "host memory", "made up", "lower nothing"}; }
+  TimeEstimate estimate() const override { return {6144, 6, "iteration", 1.0}; }
   // At least 2 ms of shared setup, on the clock (no sleep): the first result's setup time.
   void prepare() override {
     log_.steps.push_back("prepare");
@@ -141,7 +143,40 @@ TEST(Harness, RunsTheStepsInOrderAndFillsWhatItOwns) {
   const std::vector<std::string> said = {"fake_one: buffers of worker kind", "fake_two: buffers of worker kind",
                                          "10 short transfers were completed by resubmitting the remainder"};
   EXPECT_EQ(notes.notes, said);
-  EXPECT_EQ(notes.told, std::vector<std::string>{"kept nothing"});
+  // Told: the plan before setup, a line per finished phase where stderr is not a
+  // terminal (no progress line to watch), what was kept.
+  ASSERT_FALSE(notes.told.empty());
+  EXPECT_EQ(notes.told.front(), plan_line("fake", m.needs(), m.estimate()));
+  EXPECT_EQ(notes.told.back(), "kept nothing");
+  std::vector<std::string> finished;
+  for (const std::string& t : notes.told)
+    if (t.rfind("finished ", 0) == 0) finished.push_back(t.substr(0, t.find(" in ")));
+  if (progress_on_terminal())
+    EXPECT_TRUE(finished.empty());
+  else
+    EXPECT_EQ(finished, (std::vector<std::string>{"finished fake_one", "finished fake_two"}));
+  EXPECT_EQ(notes.told.size(), 2u + finished.size());
+}
+
+// The line said before setup: every figure is the needs' own, the time made as it says.
+TEST(Harness, ThePlanLineShowsTheNeedsAndHowTheTimeIsMade) {
+  MemoryNeeds n;
+  n.add_host("sources", 3ULL << 30);
+  n.add_host("destinations", 1ULL << 30);
+  n.shm = 1ULL << 30;
+  n.devices = 8;
+  n.device_per_device = 512ULL << 20;
+  n.disk = 64ULL << 20;
+  // 4 GiB of host and 4 GiB of devices filled at 2 GiB/s (4 s), then 16 GiB at 4 GiB/s (4 s).
+  EXPECT_EQ(plan_line("host_to_device_ce", n, {16ULL << 30, 130, "iteration", 4.0}),
+            "host_to_device_ce will allocate host 4.00 GiB (/dev/shm: 1.00 GiB of it), device 8 x 512.00 MiB, "
+            "disk 64.00 MiB; about 8 s (filling 8.00 GiB at a nominal 2 GiB/s, then 130 iterations moving "
+            "16.00 GiB at a nominal 4 GiB/s)");
+  n.device_in_host = true;  // sim: the devices' memory is in the host figure, filled once
+  EXPECT_EQ(plan_line("aio", n, {1ULL << 30, 1, "epoch", 1.0}),
+            "aio will allocate host 4.00 GiB (/dev/shm: 1.00 GiB of it), device 8 x 512.00 MiB (host memory here, "
+            "counted in host), disk 64.00 MiB; about 3 s (filling 4.00 GiB at a nominal 2 GiB/s, then 1 epoch "
+            "moving 1.00 GiB at a nominal 1 GiB/s)");
 }
 
 TEST(Harness, ARunThatWouldNotFitIsRefusedBeforeAnythingIsPrepared) {
