@@ -605,9 +605,12 @@ TEST(CudaAuto, AutoPicksCudaWhenTheDriverLoads) {
   CallLog log;
   auto env = double_env(log);
   env["DEV_SANDBOX_BACKEND"] = "";
+  env["DEV_SANDBOX_ACL_LIB"] = "/nonexistent/libascendcl.so";
   RunResult r = run_tool({"copy", "-t", "host_to_device_ce", "-s", "4K", "-n", "2", "-i", "1", "-d", "1"}, env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cuda::host::0"), std::string::npos) << r.out;
+  // Said, with what auto passed over; no sim caveat.
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')), "dev-sandbox: backend cuda (auto: no ascend runtime found)");
 }
 
 namespace {

@@ -4,6 +4,9 @@
 #include "cases/catalog.h"
 #include "core/error.h"
 #include "copy_methods/initiator.h"
+#include "cases/case_runner.h"
+#include "core/units.h"
+#include "measurement/measurement.h"
 
 #include <algorithm>
 #include <vector>
@@ -120,4 +123,26 @@ TEST(SubmitMode, BalancedForEveryShape) {
         const auto mm = std::minmax_element(load.begin(), load.end());
         EXPECT_LE(*mm.second - *mm.first, 1u) << tasks << " tasks, " << streams << " streams";
       }
+}
+
+// The line said before a copy case's setup carries its MemoryNeeds' own figures:
+// the host figure is the sum of the parts a refusal lists, the devices are the case's.
+TEST(Catalog, ThePlanLineShowsTheCasesMemoryNeeds) {
+  auto sim = make_sim_backend();
+  CopyParams p;
+  p.layout = Layout::uniform(16ULL << 20, 4, 0);
+  p.devices = 2;
+  p.iterations = 4;
+  const MemoryNeeds n = memory_needs(*find_case("one_share_host_to_all_device_ce_multi_stream"), p, *sim);
+  uint64_t sum = 0;
+  for (const auto& part : n.host_parts) sum += part.second;
+  EXPECT_EQ(sum, n.host);
+  EXPECT_EQ(n.devices, 2);
+  EXPECT_TRUE(n.device_in_host);
+  EXPECT_EQ(n.shm, 64ULL << 20);
+  const std::string line = plan_line("one_share_host_to_all_device_ce_multi_stream", n, {0, 0, "iteration", 4.0});
+  EXPECT_NE(line.find(" will allocate host " + format_bytes(sum) + " (/dev/shm: 64.00 MiB of it), device 2 x " +
+                      format_bytes(n.device_per_device) + " (host memory here, counted in host), disk none; "),
+            std::string::npos)
+      << line;
 }
