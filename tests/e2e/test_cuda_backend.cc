@@ -791,7 +791,7 @@ TEST(CudaGpuCheck, DryRunPlansEveryPartWithBothBenchSidesOnGpu0sNode) {
   EXPECT_NE(r.out.find("-t anonymous_to_device_ce -s 64K -n 16 -i 5 --validate --stream-start-gate on"),
             std::string::npos)
       << r.out;
-  EXPECT_TRUE(r.out.find("--backend cuda load --workspace ") != std::string::npos ||
+  EXPECT_TRUE(r.out.find("--backend cuda load --create-workspace --workspace ") != std::string::npos ||
               r.out.find("skipped: no directory that does O_DIRECT") != std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("after ulimit -l 64"), std::string::npos) << r.out;

@@ -300,7 +300,7 @@ const std::vector<GoldenRun>& runs() {
        {},
        "text"},
       {"sim_load_long_method",
-       {"--backend", "sim", "load", "--workspace", kWorkspaceArg, "-s", "64K", "-n", "4", "-d", "2", "-i", "2",
+       {"--backend", "sim", "load", "--create-workspace", "--workspace", kWorkspaceArg, "-s", "64K", "-n", "4", "-d", "2", "-i", "2",
         "--sdma", "true", "--buffered"},
        {},
        "text"},
