@@ -539,7 +539,7 @@ TEST(AioEngines, AListRunsEachInTurnIntoOneDocument) {
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("engines");
-  JsonRun r = run_json({"aio", "--backend", "sim", "--workspace", ws, "--engine", "psync,libaio", "--io-size", "16K",
+  JsonRun r = run_json({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--engine", "psync,libaio", "--io-size", "16K",
                         "--io-number", "4", "--iodepth", "2", "--epoch-number", "2", "--validate"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.names(), (std::vector<std::string>{"aio_dump", "aio_load", "aio_dump", "aio_load"}));
@@ -550,7 +550,7 @@ TEST(AioEngines, AListRunsEachInTurnIntoOneDocument) {
   }
   EXPECT_FALSE(exists(ws));
   // Repeated, in text: one block per phase and engine, in order.
-  const auto t = run_tool({"aio", "--backend", "sim", "--workspace", ws, "--engine", "libaio", "--engine",
+  const auto t = run_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--engine", "libaio", "--engine",
                                 "psync", "--io-size", "16K", "--io-number", "2", "--iodepth", "2", "--epoch-number",
                                 "1"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
