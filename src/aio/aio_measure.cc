@@ -643,6 +643,7 @@ void AioMeasurement::describe(size_t index, const LoopResult& loop, CaseResult& 
   r.extras.put(aio);
   r.kv_request = phase.mixed() ? "mixed epoch" : phase.label;  // one store: no cards
   r.kv_on_cards = false;
+  r.path = phase.mixed() ? "host memory <-> disk" : phase.count(IoOp::kRead) > 0 ? "disk -> host memory" : "host memory -> disk";
   r.measured = "IO";
   r.stages = loop_stages(loop, r.measured);
   // Loads are checked as each lands (a mixed epoch's too); the dump once after its

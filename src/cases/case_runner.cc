@@ -19,6 +19,17 @@ namespace ds {
 
 namespace {
 
+// The path a case's copies take (CaseResult::path), by their direction.
+const char* path_of(const CaseSpec& spec) {
+  switch (direction(spec)) {
+    case CopyDir::kH2D: return "host memory -> device";
+    case CopyDir::kD2H: return "device -> host memory";
+    case CopyDir::kD2D: return "device -> device";
+    case CopyDir::kH2H: break;
+  }
+  return "host memory -> host memory";
+}
+
 // Address a copy of `buf` uses: device memory by its device address; host memory
 // by its CPU address, except on the direct path, which reads the mapped address.
 char* copy_address(const Buffer& buf, CopyMethod method) {
@@ -451,6 +462,7 @@ class CopyMeasurement : public Measurement {
     r.iterations = p_.iterations;
     r.warmup = p_.warmup;
     r.measured = "Copy";
+    r.path = path_of(spec_);
     r.stages = loop_stages(loop, r.measured);
     r.timer = backend_.event_timer();  // what timed Copy (the too-short note)
     r.timer_resolution_ns = backend_.event_resolution_ns();

@@ -461,6 +461,7 @@ void LoadMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, No
   r.iterations = p_.iterations;
   r.warmup = p_.warmup;
   r.measured = "IO+Copy";
+  r.path = "disk -> host -> device";
   r.brief = brief();
   // The pipelined passes are the result's stages.
   const std::vector<int64_t> submit = pass_samples(loop.submit, kPipelined);

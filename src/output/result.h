@@ -68,6 +68,11 @@ struct CaseResult {
   // `devices` cards at once (the line then counts them) or on one store.
   std::string kv_request = "load";
   bool kv_on_cards = true;
+  // The path the bytes took: "host memory -> device" (a copy case, by its direction),
+  // "disk -> host -> device" (load), "disk -> host memory" (aio's load). The --model
+  // line says it in parentheses, so a copy's figure is not read as the whole load;
+  // empty: not said.
+  std::string path;
   // What the measurement adds beyond the common fields (a disk's counters, stages
   // measured alone, ...), each owned by the measurement's folder (output/result_extra.h).
   ResultExtras extras;

@@ -257,6 +257,7 @@ std::vector<Column> make_columns() {
       extras_place(JsonPlace::kAfterNuma),
       field<&CaseResult::kv_request>("kv_request", kInCodec),
       field<&CaseResult::kv_on_cards>("kv_on_cards", kInCodec),
+      field<&CaseResult::path>("path", kInCodec),
       per_request_column(),
       field<&CaseResult::timer>("timer", kInCodec),
       field<&CaseResult::timer_resolution_ns>("timer_resolution_ns", kInCodec),

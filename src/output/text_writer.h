@@ -29,9 +29,10 @@ std::string format_wall_line(const CaseResult& r);
 // extra's block lines, each line ending in '\n'. TextWriter::add prints it, the
 // --model line, then each extra's trailing lines.
 std::string format_text_block(const CaseResult& r);
-// With --model, after a result's Wall line: "  KV <kv_request> per request: <ms> ms per card,
-// <d> cards at once (Copy avg); <ms> ms end to end (GroupWall avg)"; a result not on cards
-// (kv_on_cards false) says "  KV <kv_request> per request: <ms> ms (<stage> avg); ...".
+// With --model, after a result's Wall line: "  KV <kv_request> per request (<path>): <ms> ms
+// per card, <d> cards at once (Copy avg); <ms> ms end to end (GroupWall avg)"; a result not on
+// cards (kv_on_cards false) says "  KV <kv_request> per request (<path>): <ms> ms (<stage> avg); ...".
+// No parentheses when path is empty.
 std::string format_kv_request_line(const CaseResult& r);
 
 // Across ranks, one line per node, "  Node <name> (ranks a-b): <x> GiB/s <label>, <y> GiB/s <label>",

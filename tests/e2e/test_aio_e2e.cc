@@ -294,7 +294,8 @@ TEST(AioModel, LayerwiseAndWholeBlockStoresValidate) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("[[ workload ]] Qwen3-32B: GQA, 64 layers, bf16, TP 8, 256 tokens = 2 blocks of 128; ", 0), 0u)
       << r.out;
-  const size_t dump = r.out.find("\n  KV dump per request: "), load = r.out.find("\n  KV load per request: ");
+  const size_t dump = r.out.find("\n  KV dump per request (host memory -> disk): ");
+  const size_t load = r.out.find("\n  KV load per request (disk -> host memory): ");
   ASSERT_NE(dump, std::string::npos) << r.out;
   ASSERT_NE(load, std::string::npos) << r.out;
   EXPECT_LT(r.out.find("[[ aio_dump ]]"), dump);

@@ -162,6 +162,19 @@ TEST(LoadModel, PresetsValidate) {
   EXPECT_FALSE(exists(ws2));
 }
 
+// The text's per-request line names the whole path, disk to device (a copy's names host memory).
+TEST(LoadModel, TextLineNamesTheWholePath) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("model-text");
+  const auto r = run_tool(load_args(ws, {"--model", "Qwen3-32B", "--tp", "8", "--input-len", "256", "-d", "2"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto kv = lines_starting(r.out, "  KV load per request");
+  ASSERT_EQ(kv.size(), 1u) << r.out;
+  EXPECT_EQ(kv[0].rfind("  KV load per request (disk -> host -> device): ", 0), 0u) << kv[0];
+  EXPECT_TRUE(contains(kv[0], " ms per card, 2 cards at once (IO+Copy avg")) << kv[0];
+  EXPECT_FALSE(exists(ws));
+}
+
 // --dry-run: the sizing and what load would read, no disk and no device touched.
 TEST(LoadModel, DryRunTouchesNothing) {
   const std::string ws = "/tmp/" + unique_name("ds-load-dry");

@@ -97,6 +97,7 @@ struct ResultMirror {
   NumaReport numa;
   std::string kv_request;
   bool kv_on_cards;
+  std::string path;
   ResultExtras extras;
 };
 struct LoadStagesMirror {
@@ -213,6 +214,7 @@ CaseResult filled() {
   r.numa.shared = {filled_buffer("shared part 1", 1)};
   r.kv_request = "mixed epoch";
   r.kv_on_cards = false;
+  r.path = "host memory <-> disk";
   r.extras.put(filled_aio());
   r.extras.put(filled_load());
   return r;
@@ -248,6 +250,7 @@ TEST(ResultCodec, RoundTripKeepsEveryField) {
   EXPECT_EQ(back.validated, std::optional<bool>(false));
   EXPECT_EQ(back.kv_request, "mixed epoch");
   EXPECT_FALSE(back.kv_on_cards);
+  EXPECT_EQ(back.path, "host memory <-> disk");
   EXPECT_EQ(back.timer, "CUDA events");  // what the too-short note on rank 0 reads
   EXPECT_EQ(back.timer_resolution_ns, 500);
   const LoadStages* load = back.extras.get<LoadStages>();
@@ -350,7 +353,7 @@ TEST(ResultSchema, WritersAgreeAfterTheRoundTrip) {
   }
   // The filled result's lines are all there: its extras' and the --model line.
   const std::string text = text_doc(filled(), true);
-  for (const char* line : {"  Workers: ", "  Stages: ", "  KV mixed epoch per request: ", "  Device vda: written 1.00 MiB",
+  for (const char* line : {"  Workers: ", "  Stages: ", "  KV mixed epoch per request (host memory <-> disk): ", "  Device vda: written 1.00 MiB",
                            "  Device: not found (no block device under tmpfs): cannot show that the disk was read"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }

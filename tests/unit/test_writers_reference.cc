@@ -86,6 +86,7 @@ CaseResult aio_like(const std::string& name) {
   a.extras.put(x);
   a.kv_on_cards = false;
   a.kv_request = name == "aio_dump" ? "dump" : name == "aio_mixed" ? "mixed epoch" : "load";
+  a.path = name == "aio_dump" ? "host memory -> disk" : name == "aio_mixed" ? "host memory <-> disk" : "disk -> host memory";
   a.numa.mode = "auto";
   WorkerPlacement w;
   w.device = 0;
@@ -110,6 +111,7 @@ CaseResult load_like() {
   l.measured = "IO+Copy";
   l.stages[1].name = "IO+Copy";
   l.method = "LIBAIO+CE-MS-FORK";
+  l.path = "disk -> host -> device";
   LoadStages s;
   s.disk_alone = {"DiskAlone", stats(100000, 300000, 200000, 200000, 300000, 300000, 300000, 3), {100000, 200000, 300000}};
   s.copy_alone = {"CopyAlone", stats(50000, 70000, 60000, 60000, 70000, 70000, 70000, 3), {50000, 60000, 70000}};
@@ -128,6 +130,7 @@ std::vector<CaseResult> results() {
   c.stream_start_gate = true;
   c.validated = true;
   c.validate = "end";
+  c.path = "host memory -> device";
   CaseResult c2 = base("host_to_device_ce");
   c2.layout = "";
   c2.submit_mode = "";
