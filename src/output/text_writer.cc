@@ -109,16 +109,21 @@ std::string format_text_block(const CaseResult& r) {
 }
 
 std::string format_kv_request_line(const CaseResult& r) {
-  char line[320];
+  char line[384];
   const std::string what = r.kv_request + " per request" + (r.path.empty() ? "" : " (" + r.path + ")");
+  const Stats& m = r.stage(r.measured);
+  const Stats& wall = r.stage("Wall");
   if (!r.kv_on_cards) {  // one store: no cards to count
-    std::snprintf(line, sizeof line, "  KV %s: %.3f ms (%s avg); %.3f ms end to end (GroupWall avg)\n",
-                  what.c_str(), r.stage(r.measured).avg / 1e6, r.measured.c_str(), r.stage("Wall").avg / 1e6);
+    std::snprintf(line, sizeof line,
+                  "  KV %s: %.3f ms (%s avg; P50 %.3f ms); %.3f ms end to end (GroupWall avg; P50 %.3f ms)\n",
+                  what.c_str(), m.avg / 1e6, r.measured.c_str(), m.p50 / 1e6, wall.avg / 1e6, wall.p50 / 1e6);
     return line;
   }
-  std::snprintf(line, sizeof line, "  KV %s: %.3f ms per card, %d card%s at once (%s avg); %.3f ms end to end (%s avg)\n",
-                what.c_str(), r.stage(r.measured).avg / 1e6, r.devices, r.devices == 1 ? "" : "s",
-                r.measured.c_str(), r.stage("Wall").avg / 1e6, "GroupWall");
+  std::snprintf(line, sizeof line,
+                "  KV %s: %.3f ms per card, %d card%s at once (%s avg; P50 %.3f ms); %.3f ms end to end "
+                "(GroupWall avg; P50 %.3f ms)\n",
+                what.c_str(), m.avg / 1e6, r.devices, r.devices == 1 ? "" : "s", r.measured.c_str(), m.p50 / 1e6,
+                wall.avg / 1e6, wall.p50 / 1e6);
   return line;
 }
 

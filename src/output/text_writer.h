@@ -30,8 +30,10 @@ std::string format_wall_line(const CaseResult& r);
 // --model line, then each extra's trailing lines.
 std::string format_text_block(const CaseResult& r);
 // With --model, after a result's Wall line: "  KV <kv_request> per request (<path>): <ms> ms
-// per card, <d> cards at once (Copy avg); <ms> ms end to end (GroupWall avg)"; a result not on
-// cards (kv_on_cards false) says "  KV <kv_request> per request (<path>): <ms> ms (<stage> avg); ...".
+// per card, <d> cards at once (Copy avg; P50 <ms> ms); <ms> ms end to end (GroupWall avg; P50
+// <ms> ms)" (the P50s: what a typical iteration took, the figure the spread notes say to
+// compare); a result not on cards (kv_on_cards false) says "  KV <kv_request> per request
+// (<path>): <ms> ms (<stage> avg; P50 <ms> ms); ...".
 // No parentheses when path is empty.
 std::string format_kv_request_line(const CaseResult& r);
 
