@@ -62,7 +62,7 @@ void check_workspaces_exist(const std::vector<std::string>& dirs, bool create) {
     } catch (const std::exception&) {
     }
     throw UsageError("option --workspace got '" + dir + "': no such directory (the nearest existing parent is " +
-                     parent + on + "); create it, or pass --create-workspace");
+                     parent + on + "); create it, or pass --create-workspace (made for this run and removed after it)");
   }
 }
 

@@ -37,7 +37,8 @@ struct WorkspaceSet {
 // Before anything else of a run: a directory of `dirs` that does not exist is a
 // UsageError unless `create` (--create-workspace), so a typo never benchmarks
 // another disk: "option --workspace got '/data/kv': no such directory (the nearest
-// existing parent is /data, on vda:ext4); create it, or pass --create-workspace".
+// existing parent is /data, on vda:ext4); create it, or pass --create-workspace (made for
+// this run and removed after it)".
 void check_workspaces_exist(const std::vector<std::string>& dirs, bool create);
 
 // The nearest existing directory at or above `path` ("." for a relative path none

@@ -354,7 +354,8 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global) {
                 "of the shards, every rank loads all; one worker per rank)")
       ->type_name("per-rank|shared");
   c->add_flag("--create-workspace", a->create_workspace,
-              "make a --workspace that does not exist (with its parents; removed again after the run)");
+              "make a --workspace that does not exist (with its parents; removed again after the run, "
+              "unless --keep)");
   c->add_flag("--keep", a->keep, "leave the shard files after a successful run");
   c->add_flag("--buffered", a->buffered,
               "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");

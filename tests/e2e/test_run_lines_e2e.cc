@@ -129,7 +129,7 @@ TEST(RunLines, AMissingWorkspaceIsRefusedNamingItsNearestParent) {
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err, "dev-sandbox: error: option --workspace got '" + typo +
                          "': no such directory (the nearest existing parent is " + base + ", on " + on +
-                         "); create it, or pass --create-workspace\n");
+                         "); create it, or pass --create-workspace (made for this run and removed after it)\n");
     EXPECT_FALSE(exists(typo.substr(0, typo.rfind('/')))) << "nothing made";
   }
   const RunResult made = run_tool({"aio", "--backend", "sim", "--create-workspace", "--workspace", typo, "--io-size",
