@@ -50,6 +50,7 @@ void add_summary(json& doc, const std::vector<CaseResult>& results) {
                        {"time_label", g.measured},
                        {"block_bytes", g.block_bytes},
                        {"layout", g.layout.empty() ? json(nullptr) : json(g.layout)},
+                       {"path", g.path.empty() ? json(nullptr) : json(g.path)},
                        {"ranking", ranking}});
   }
   doc["summary"] = summary;

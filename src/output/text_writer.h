@@ -46,7 +46,8 @@ std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::ve
 // "  Verdict: <text>" (output/verdict.h). Neither names a From/To label.
 std::string format_verdict_lines(const CaseResult& r);
 
-// "Summary (BW from Copy, 4.00 KiB blocks): 1. a 54.8 GiB/s  2. b 41.2 GiB/s (-25%)", with
+// "Summary (BW from Copy, 4.00 KiB blocks, host memory -> device): 1. a 54.8 GiB/s  2. b 41.2
+// GiB/s (-25%)" (the path where the ranking has one, output/verdict.h), with
 // "*" after a result whose notes say its figure may not hold, and then
 // "  (* see its notes)".
 std::string format_summary_line(const Ranking& ranking);

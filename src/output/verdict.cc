@@ -125,11 +125,12 @@ RankEntry rank_entry(const CaseResult& r) {
   e.measured = r.measured;
   e.block_bytes = r.block_bytes;
   e.layout = r.layout;
+  e.path = r.path;
   e.name = r.name;
   e.method = r.method;
   e.gib_s = r.bandwidth_gib_s();
   for (const VerdictNote& n : verdict_of(r).notes) e.noted = e.noted || n.kind != "bw_vs_wallbw";
-  e.group = r.measured + "\n" + std::to_string(r.block_bytes) + "\n" + r.layout + "\n" + r.kv_request +
+  e.group = r.measured + "\n" + std::to_string(r.block_bytes) + "\n" + r.layout + "\n" + r.kv_request + "\n" + r.path +
             (r.measured == "Copy" ? std::string() : "\n" + r.from + "\n" + r.to);
   return e;
 }
@@ -141,7 +142,7 @@ std::vector<Ranking> rankings_of(const std::vector<RankEntry>& entries) {
     const auto at = std::find(groups.begin(), groups.end(), e.group);
     if (at == groups.end()) {
       groups.push_back(e.group);
-      out.push_back({e.measured, e.block_bytes, e.layout, {e}});
+      out.push_back({e.measured, e.block_bytes, e.layout, e.path, {e}});
     } else {
       out[static_cast<size_t>(at - groups.begin())].entries.push_back(e);
     }

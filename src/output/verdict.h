@@ -49,6 +49,7 @@ struct RankEntry {
   std::string measured;
   uint64_t block_bytes = 0;
   std::string layout;
+  std::string path;  // the direction (CaseResult::path): H2D and D2H never rank together
   std::string name, method;
   double gib_s = 0;
   bool noted = false;  // a note says its figure may not hold (too short, spread)
@@ -56,14 +57,17 @@ struct RankEntry {
 RankEntry rank_entry(const CaseResult& r);
 
 // Results answer the same question when they measured the same stage over blocks of
-// the same size and layout, for the same request kind (--model), and, outside copy,
-// in the same direction (From and To): several -t cases, trans's combinations, aio
-// engines. Sweep points differ in block size, aio's dump and load in direction, so
-// neither is ranked.
+// the same size and layout, for the same request kind (--model), along the same path
+// (CaseResult::path: host memory -> device, device -> host memory, ...), and, outside
+// copy, between the same From and To: several -t cases, trans's combinations of one
+// direction, aio engines. Sweep points differ in block size, H2D and D2H (trans's, and
+// copy's -t cases) and aio's dump and load in direction, so none of them is ranked
+// with the other.
 struct Ranking {
   std::string measured;
   uint64_t block_bytes = 0;
   std::string layout;
+  std::string path;
   std::vector<RankEntry> entries;  // best first
 };
 // Every group of at least two results, in the order its first result came, each

@@ -184,12 +184,31 @@ TEST(Summary, RanksOnlyResultsThatAnswerOneQuestion) {
   EXPECT_EQ(format_summary_line(g[0]),
             "Summary (BW from IO, 16.00 KiB blocks): 1. aio_load (LIBAIO) 2.44 GiB/s  2. aio_load (PSYNC) 1.22 GiB/s "
             "(-50%)\n");
-  // Copy cases rank across directions and card counts: the -t cases one run was asked for.
-  CaseResult d2h = one_card(500);
+  // Copy cases rank across card counts (the -t cases one run was asked for), but never
+  // across directions: H2D with H2D, D2H with D2H (trans gives both in one run), each
+  // ranking naming its path.
+  CaseResult h2d = one_card(800), d2h = one_card(500), d2h_batch = one_card(1000);
+  h2d.name = "host_to_device_ce";
+  h2d.devices = 2;
   d2h.name = "device_to_host_ce";
-  d2h.from = "cuda::device::0";
-  d2h.to = "cuda::host::0";
-  ASSERT_EQ(rankings_of({rank_entry(a), rank_entry(d2h)}).size(), 1u);
+  d2h_batch.name = "device_to_host_batch_ce";
+  for (CaseResult* r : {&d2h, &d2h_batch}) {
+    r->from = "cuda::device::0";
+    r->to = "cuda::host::0";
+    r->path = "device -> host memory";
+  }
+  a.path = h2d.path = "host memory -> device";
+  const std::vector<Ranking> two =
+      rankings_of({rank_entry(d2h_batch), rank_entry(a), rank_entry(d2h), rank_entry(h2d)});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(format_summary_line(two[0]),
+            "Summary (BW from Copy, 16.00 KiB blocks, device -> host memory): 1. device_to_host_ce 1.95 GiB/s  "
+            "2. device_to_host_batch_ce 0.977 GiB/s (-50%)\n");
+  EXPECT_EQ(format_summary_line(two[1]),
+            "Summary (BW from Copy, 16.00 KiB blocks, host memory -> device): 1. host_to_device_batch_ce 2.44 GiB/s  "
+            "2. host_to_device_ce 1.22 GiB/s (-50%)\n");
+  // One of each direction ranks nothing.
+  EXPECT_TRUE(rankings_of({rank_entry(a), rank_entry(d2h)}).empty());
 }
 
 TEST(Summary, TextWriterPrintsItLastAndNotAfterAFailure) {
