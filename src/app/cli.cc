@@ -42,6 +42,23 @@ bool is_selector(const std::string& a) {
   return false;
 }
 
+// The flags: the options that take no value (every other option takes one).
+const char* const kFlags[] = {"--validate", "--keep", "--buffered", "--layerwise", "--dry-run", "--shared",
+                              "--list", "--version", "-h", "--help"};
+
+// The index of the first word that is neither an option nor the value of one
+// (args.size() when there is none).
+size_t first_word(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 2 || a[0] != '-') return i;
+    const bool takes_value = a.find('=') == std::string::npos &&
+                             std::none_of(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return a == f; });
+    if (takes_value) ++i;
+  }
+  return args.size();
+}
+
 // The program's command line: the root app with every sub-command, and the words
 // to parse (quick mode gets its sub-command word here).
 class Cli {
@@ -66,26 +83,29 @@ class Cli {
                     examples_text(c.examples));
     }
 
+    help_word();
     // Quick mode is copy with the three selectors: insert the sub-command word
     // unless one was given (the first word that is neither an option nor the
-    // value of one; every option takes a value but these flags).
-    const std::vector<std::string> flags = {"--validate", "--keep", "--buffered", "--layerwise", "--dry-run", "--shared",
-                                            "--list", "--version", "-h", "--help"};
-    bool has_sub = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      if (a.size() > 1 && a[0] == '-') {
-        const bool takes_value = a.find('=') == std::string::npos &&
-                                 std::find(flags.begin(), flags.end(), a) == flags.end();
-        if (takes_value) ++i;
-        continue;
-      }
-      has_sub = std::any_of(commands.begin(), commands.end(),
-                            [&](const Command& c) { return c.app->get_name() == a; });
-      break;
-    }
-    if (!has_sub && std::any_of(args.begin(), args.end(), is_selector))
+    // value of one).
+    const size_t w = first_word(args);
+    if (!(w < args.size() && is_sub_command(args[w])) && std::any_of(args.begin(), args.end(), is_selector))
       args.insert(args.begin(), "copy");
+  }
+
+  bool is_sub_command(const std::string& word) const {
+    return std::any_of(commands.begin(), commands.end(), [&](const Command& c) { return c.app->get_name() == word; });
+  }
+
+  // `help` is --help: `help` alone the program's, `help SUB` that sub-command's; `help
+  // WORD` for no sub-command leaves WORD, refused as one with the closest named.
+  void help_word() {
+    const size_t w = first_word(args);
+    if (w >= args.size() || args[w] != "help") return;
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(w));
+    if (w < args.size() && is_sub_command(args[w]))
+      args.insert(args.begin() + static_cast<std::ptrdiff_t>(w) + 1, "--help");
+    else if (w >= args.size() || args[w][0] == '-')
+      args.push_back("--help");
   }
 
   // Nothing to parse: run_cli prints the usage (of copy, for `copy` alone).

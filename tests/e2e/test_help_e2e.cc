@@ -122,6 +122,30 @@ TEST(CliHelp, TheBinaryPrintsTheProgramsHelp) {
   }
 }
 
+// `help` is --help: `dev-sandbox help` the program's, `help SUB` (after --backend too)
+// that sub-command's, on stdout with exit 0; `help WORD` for no sub-command is refused
+// as the unknown sub-command it names.
+TEST(CliHelp, HelpWordIsTheHelpOption) {
+  for (const std::string& sub : kSubs) {
+    SCOPED_TRACE(sub);
+    std::vector<std::string> args = {"help"};
+    if (!sub.empty()) args.push_back(sub);
+    const RunResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(r.out, ds::help_text(sub));
+  }
+  const RunResult after = run_tool({"--backend", "sim", "help", "aio"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, ds::help_text("aio"));
+  const RunResult typo = run_tool({"help", "lod"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.out, "");
+  EXPECT_EQ(typo.err,
+            "dev-sandbox: error: unknown sub-command 'lod' (did you mean load?); the sub-commands are copy, trans, aio, "
+            "load and doctor\n");
+}
+
 // Each option a help lists, under each of its names, with a value of its type
 // (and what it needs beside it): parse_cli accepts it.
 TEST(CliHelp, EveryListedOptionIsAccepted) {
