@@ -59,6 +59,45 @@ size_t first_word(const std::vector<std::string>& args) {
   return args.size();
 }
 
+// The long words people type for the options named otherwise (the short options that
+// have no long name; aio's own names), with the sub-command the meaning holds for (""
+// every one that has the option).
+struct OptionWord {
+  const char* word;
+  const char* option;
+  const char* only_in;
+};
+const OptionWord kOptionWords[] = {
+    {"--size", "-s", ""},           {"--block-size", "-s", ""},     {"--blocksize", "-s", ""},
+    {"--iterations", "-i", ""},     {"--iteration", "-i", ""},      {"--iters", "-i", ""},
+    {"--devices", "-d", ""},        {"--device", "-d", ""},         {"--cards", "-d", ""},
+    {"--gpus", "-d", ""},           {"--npus", "-d", ""},           {"--blocks", "-n", ""},
+    {"--count", "-n", ""},          {"--num-blocks", "-n", ""},     {"--case", "-t", "copy"},
+    {"--cases", "-t", "copy"},      {"--direction", "-t", "trans"}, {"--size", "--io-size", "aio"},
+    {"--block-size", "--io-size", "aio"}, {"--iterations", "--epoch-number", "aio"},
+    {"--epochs", "--epoch-number", "aio"}, {"--count", "--io-number", "aio"},
+};
+
+// The option of `app` whose long word `name` is, or is a typo of (within closest()'s
+// reach), when no option in `known` is closer; "" otherwise.
+std::string option_for_word(const std::string& name, const CLI::App& app, const std::vector<std::string>& known) {
+  const std::string real = closest(name, known);
+  size_t best = real.empty() ? std::string::npos : edit_distance(name, real);
+  std::string out;
+  for (const OptionWord& w : kOptionWords) {
+    const std::string only = w.only_in;
+    if (!only.empty() && only != app.get_name()) continue;
+    if (std::find(known.begin(), known.end(), w.option) == known.end()) continue;
+    if (name != w.word && closest(name, {w.word}).empty()) continue;
+    const size_t d = edit_distance(name, w.word);
+    if (d <= best) {
+      best = d;
+      out = w.option;
+    }
+  }
+  return out;
+}
+
 // The program's command line: the root app with every sub-command, and the words
 // to parse (quick mode gets its sub-command word here).
 class Cli {
@@ -153,7 +192,9 @@ class Cli {
         for (const std::string& l : o->get_lnames()) known.push_back("--" + l);
         for (const std::string& sn : o->get_snames()) known.push_back("-" + sn);
       }
-      return "unknown option " + name + (app == &root ? "" : " for " + app->get_name()) + did_you_mean(name, known) +
+      const std::string meant = option_for_word(name, *app, known);
+      const std::string hint = meant.empty() ? did_you_mean(name, known) : " (did you mean " + meant + "?)";
+      return "unknown option " + name + (app == &root ? "" : " for " + app->get_name()) + hint +
              "; `dev-sandbox " + (app == &root ? std::string() : app->get_name() + " ") + "--help` lists them";
     }
     std::string typed;

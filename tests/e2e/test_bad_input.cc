@@ -132,6 +132,39 @@ TEST(BadInput, TyposGetTheClosestNameAndRepeatsAreNamed) {
     EXPECT_NE(r.err.find(std::string("dev-sandbox: error: ") + c.says), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  // The long words people type for the short options that have none (and aio's names):
+  // the option meant, before an unrelated one a few edits away (--sise is 2 from --list).
+  const struct {
+    std::vector<std::string> args;
+    const char* word;
+    const char* sub;
+    const char* meant;
+  } words[] = {
+      {{"copy", "-t", "host_to_device_ce", "--sise", "1M"}, "--sise", "copy", "-s"},
+      {{"copy", "-t", "host_to_device_ce", "--size=1M"}, "--size", "copy", "-s"},
+      {{"copy", "-t", "host_to_device_ce", "--iterations", "4"}, "--iterations", "copy", "-i"},
+      {{"copy", "-t", "host_to_device_ce", "--iteratons", "4"}, "--iteratons", "copy", "-i"},
+      {{"copy", "-t", "host_to_device_ce", "--iters", "4"}, "--iters", "copy", "-i"},
+      {{"copy", "-t", "host_to_device_ce", "--devices", "2"}, "--devices", "copy", "-d"},
+      {{"copy", "-t", "host_to_device_ce", "--blocks", "4"}, "--blocks", "copy", "-n"},
+      {{"copy", "--case", "host_to_device_ce"}, "--case", "copy", "-t"},
+      {{"--model-type", "gqa", "--iodirect", "false", "--sdma", "false", "--iters", "4"}, "--iters", "copy", "-i"},
+      {{"trans", "--direction", "H2D"}, "--direction", "trans", "-t"},
+      {{"load", "--workspace", "/tmp", "--iterations", "2"}, "--iterations", "load", "-i"},
+      {{"aio", "--workspace", "/tmp", "--size", "1M"}, "--size", "aio", "--io-size"},
+      {{"copy", "-t", "host_to_device_ce", "--num", "4"}, "--num", "copy", "--numa"},  // a real option is closer
+  };
+  for (const auto& w : words) {
+    const RunResult r = run_tool(w.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, std::string("dev-sandbox: error: unknown option ") + w.word + " for " + w.sub + " (did you mean " +
+                         w.meant + "?); `dev-sandbox " + w.sub + " --help` lists them\n");
+  }
+  // trans's -t is a direction: --case there is no word of it.
+  const RunResult trans_case = run_tool({"trans", "--case", "H2D"});
+  EXPECT_EQ(trans_case.err,
+            "dev-sandbox: error: unknown option --case for trans; `dev-sandbox trans --help` lists them\n");
   const RunResult v = run_tool({"--version"});
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_EQ(v.out, std::string("dev-sandbox ") + DS_VERSION_TEXT + "\n");
