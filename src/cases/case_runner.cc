@@ -528,10 +528,11 @@ class CopyMeasurement : public Measurement {
 }  // namespace
 
 void run_case(const CaseSpec& spec, const CopyParams& p, const SelectedBackend& selected, ResultWriter& writer,
-              Notes& notes) {
+              Notes& notes, std::string* previous_plan) {
   CopyMeasurement m(spec, p, *selected.backend, notes);
   HarnessContext ctx(writer, notes, &selected, p.cluster, p.timeout_s);
   ctx.finish_writer = false;
+  ctx.previous_plan = previous_plan;
   run_measurement(m, ctx);
 }
 

@@ -53,8 +53,9 @@ void check_host_memory(const CaseSpec& spec, const CopyParams& p, const Backend&
 
 // Runs one case on the harness (src/measurement): its result, and the validation
 // verdict, to `writer` (not finished); what it has to say to `notes`. Throws
-// RunError on failure (validation mismatch included).
+// RunError on failure (validation mismatch included). previous_plan: in a run of
+// several cases, the plan the case before announced (see HarnessContext).
 void run_case(const CaseSpec& spec, const CopyParams& params, const SelectedBackend& selected, ResultWriter& writer,
-              Notes& notes);
+              Notes& notes, std::string* previous_plan = nullptr);
 
 }  // namespace ds

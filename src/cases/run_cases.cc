@@ -67,9 +67,10 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
 }
 
 void run_cases(const std::vector<CaseRun>& runs, SelectedBackend& selected, ResultWriter& writer, Notes& notes) {
+  std::string previous_plan;  // cases that plan the same are announced once
   for (const auto& run : runs) {
     try {
-      run_case(run.spec, run.params, selected, writer, notes);  // the harness plans its placement
+      run_case(run.spec, run.params, selected, writer, notes, &previous_plan);  // the harness plans its placement
     } catch (const std::exception& e) {
       writer.fail(run.spec.name, e.what());
       writer.finish();

@@ -105,6 +105,19 @@ uint64_t run_phase(Measurement& m, size_t phase, double prepared_s, const Harnes
 
 }  // namespace
 
+namespace {
+
+// The plan line, once per distinct plan in a run of several cases.
+void announce_plan(const Measurement& m, const HarnessContext& ctx) {
+  const std::string what = m.needs_text().what;
+  const std::string line = plan_line(what, m.needs(), m.estimate());
+  const std::string plan = line.substr(what.size());
+  if (!ctx.previous_plan || *ctx.previous_plan != plan) ctx.notes.tell(line);
+  if (ctx.previous_plan) *ctx.previous_plan = plan;
+}
+
+}  // namespace
+
 void run_measurement(Measurement& m, const HarnessContext& ctx) {
   m.check();
   if (const NumaRequest* request = m.numa_request()) {
@@ -112,7 +125,7 @@ void run_measurement(Measurement& m, const HarnessContext& ctx) {
     m.placed(numa_plan_for(*request, *ctx.selected, m.placed_devices(), ctx.notes));
   }
   check_host_needs(m.needs(), m.needs_text());
-  if (speaks(ctx)) ctx.notes.tell(plan_line(m.needs_text().what, m.needs(), m.estimate()));
+  if (speaks(ctx)) announce_plan(m, ctx);
   const int64_t start = now_ns();
   m.prepare();
   const double prepared_s = static_cast<double>(now_ns() - start) * 1e-9;

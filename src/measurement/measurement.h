@@ -115,6 +115,9 @@ struct HarnessContext {
   Cluster* cluster = nullptr;       // across ranks: every iteration starts together
   int timeout_s = 60;               // --timeout (0: never)
   bool finish_writer = true;        // copy runs several cases into one writer
+  // A run of several cases: what the case before planned (its plan line without
+  // its name). A case that plans the same is not announced again.
+  std::string* previous_plan = nullptr;
 };
 
 // Runs `m` as above. Throws what a worker or the measurement threw, after the

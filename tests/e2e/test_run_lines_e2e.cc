@@ -112,6 +112,30 @@ TEST(RunLines, ThePlanBeforeSetupIsTheNeedsOwnFigures) {
 
 // A --workspace that does not exist is refused, naming the nearest existing parent
 // and its disk, and nothing is made; --create-workspace makes it and removes it again.
+// Several cases that plan the same (trans's combinations at one size, copy's -t
+// list of one shape) are announced once; a case that plans otherwise gets its own.
+TEST(RunLines, CasesThatPlanTheSameAreAnnouncedOnce) {
+  RunResult r = run_tool({"--backend", "sim", "copy", "-t", "host_to_device_ce", "-t", "host_to_device_batch_ce", "-s",
+                          "4K", "-n", "2", "-i", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto plans = lines_starting(r.err, "dev-sandbox: host_to_device_");
+  ASSERT_EQ(plans.size(), 1u) << r.err;
+  EXPECT_EQ(plans[0].rfind("dev-sandbox: host_to_device_ce will allocate host ", 0), 0u) << plans[0];
+  r = run_tool({"--backend", "sim", "copy", "-t", "host_to_device_ce", "-t", "all_host_to_all_device_ce", "-s", "4K",
+                "-n", "2", "-i", "1", "-d", "2"},
+               {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: host_to_device_ce will allocate ").size(), 1u) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: all_host_to_all_device_ce will allocate ").size(), 1u) << r.err;
+  r = run_tool({"--backend", "sim", "trans", "-t", "H2D", "-s", "4K", "-n", "2", "-d", "2", "-i", "1"},
+               {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t announced = 0;
+  for (const auto& line : lines_starting(r.err, "dev-sandbox: "))
+    if (line.find(" will allocate ") != std::string::npos) ++announced;
+  EXPECT_EQ(announced, 1u) << r.err;
+}
+
 TEST(RunLines, AMissingWorkspaceIsRefusedNamingItsNearestParent) {
   const std::string base = disk_base();
   if (base.empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
