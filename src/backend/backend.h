@@ -168,6 +168,7 @@ enum class GateHazard {
 
 enum class Capability {
   kDirect,      // the direct (SDMA-like) H2D path
+  kDirectD2H,   // the same path copying device to host (not ascend: docs/hardware-status.md)
   kKernelCopy,  // SM copy kernels
   kHostMemcpy,  // CPU memcpy cases (sim only)
 };

@@ -130,10 +130,11 @@ NeedsText needs_text(const CaseSpec& spec, const CopyParams& p) {
   return t;
 }
 
-// What the workers of one case share: the source when there is one for all, made
-// by the process that hosts them.
+// What the workers of one case share: the source when there is one for all, or the
+// one destination region each writes its own part of, made by the process that
+// hosts them.
 struct SharedSource {
-  std::unique_ptr<ShmRegion> shm;       // fork cases: made here, inherited by the children
+  std::unique_ptr<ShmRegion> shm;       // fork cases: made here, inherited by the children (source or destination)
   std::unique_ptr<Device> coordinator;  // thread cases: device 0 holds the one source
   Buffer buffer;
 };
@@ -160,7 +161,7 @@ class CopyWorker : public LoopWorker {
     // source is the run's, not the worker's: reported once with the result).
     if (src == &own_src_ && spec.src != BufKind::kShm && own_src_.host && !is_device_kind(spec.src))
       placed_.record().add_buffer("source", own_src_.host, own_src_.bytes);
-    if (dst_.host && !is_device_kind(spec.dst))
+    if (dst_.host && !is_device_kind(spec.dst) && spec.dst != BufKind::kShm)
       placed_.record().add_buffer("destination", dst_.host, dst_.bytes);
   }
 
@@ -225,7 +226,14 @@ class CopyWorker : public LoopWorker {
       fill_fragments(*dev_, own_src_, w_, p_.layout);
       src = &own_src_;
     }
-    dst_ = direct ? make_buffer(spec_.dst, *dev_, per) : make_buffer_for_ce(spec_.dst, *dev_, per, &unregistered);
+    if (spec_.dst == BufKind::kShm) {
+      // This device's own part of the one region (every part page aligned).
+      char* part = static_cast<char*>(shared.shm->ptr()) + static_cast<size_t>(shared_part_stride(per)) * w_;
+      dst_ = direct ? register_region(BufKind::kShm, *dev_, part, per)
+                    : register_region_for_ce(BufKind::kShm, *dev_, part, per, &unregistered);
+    } else {
+      dst_ = direct ? make_buffer(spec_.dst, *dev_, per) : make_buffer_for_ce(spec_.dst, *dev_, per, &unregistered);
+    }
     unregistered_note("destination", spec_.dst, unregistered);
     return src;
   }
@@ -317,8 +325,9 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   auto host_of = [&](BufKind k) { return !is_device_kind(k) || backend.device_memory_is_host(); };
   const uint64_t src_copies = spec.shared_src ? 1 : dd;
   if (spec.src == BufKind::kShm) n.shm = per;
+  if (spec.dst == BufKind::kShm) n.shm = checked_mul(shared_part_stride(per), dd, "shared destination bytes");
   if (host_of(spec.src)) add(checked_mul(per, src_copies, "source bytes"), "sources");
-  if (host_of(spec.dst)) add(checked_mul(per, dd, "destination bytes"), "destinations");
+  if (host_of(spec.dst)) add(spec.dst == BufKind::kShm ? n.shm : checked_mul(per, dd, "destination bytes"), "destinations");
   if (is_device_kind(spec.src)) n.device_per_device += per;  // own source, or device 0's shared one
   if (is_device_kind(spec.dst)) n.device_per_device += per;
   // Validation and device fills stage one fragment in pageable memory per worker.
@@ -392,17 +401,21 @@ class CopyMeasurement : public Measurement {
   // faults them in, and where every page landed is checked before any child
   // registers it.
   void prepare() override {
-    if (!(spec_.shared_src && spec_.src == BufKind::kShm)) return;
+    const bool src = spec_.shared_src && spec_.src == BufKind::kShm;
+    if (!src && !(spec_.shared_dst && spec_.dst == BufKind::kShm)) return;
     const Layout& layout = p_.layout;
     const std::vector<int>& nodes = p_.numa.shm_nodes;
-    const size_t bytes = static_cast<size_t>(layout.bytes());
+    // A shared destination: one page-aligned part per device, each written by its own.
+    const size_t bytes = static_cast<size_t>(
+        src ? layout.bytes()
+            : shared_part_stride(layout.bytes()) * static_cast<uint64_t>(participating_devices(spec_, p_)));
     shared_.shm = ShmRegion::create(bytes, nodes.empty());
     shared_.shm->unlink();
     if (!nodes.empty()) {
       bind_shared_region(shared_.shm->ptr(), bytes, nodes);
       touch_pages(shared_.shm->ptr(), bytes);
     }
-    for (uint64_t i = 0; i < layout.fragments(); ++i) {
+    for (uint64_t i = 0; src && i < layout.fragments(); ++i) {
       const Fragment f = layout.fragment(i);
       pattern_fill(static_cast<char*>(shared_.shm->ptr()) + f.offset, static_cast<size_t>(f.bytes),
                    pattern_key(0, i));

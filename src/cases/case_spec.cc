@@ -20,11 +20,20 @@ std::string unsupported_reason(const CaseSpec& spec, const Backend& backend) {
       break;
     case CopyMethod::kDirect:
       if (!backend.has(Capability::kDirect)) return "no direct path on this backend";
+      if (direction(spec) == CopyDir::kD2H && !backend.has(Capability::kDirectD2H))
+        return "its " + backend.direct_method() +
+               " direct path copies host to device only here (D2H on it is not established: "
+               "docs/hardware-status.md); the CE cases copy device to host";
       break;
     default:
       break;
   }
   return "";
+}
+
+uint64_t shared_part_stride(uint64_t part_bytes) {
+  constexpr uint64_t kPage = 4096;
+  return (part_bytes + kPage - 1) / kPage * kPage;
 }
 
 std::string ungated_reason(const CaseSpec& spec, const Backend& backend) {
@@ -44,7 +53,7 @@ std::string from_label(const CaseSpec& spec, const Backend& backend) {
 }
 
 std::string to_label(const CaseSpec& spec, const Backend& backend) {
-  const bool one = spec.topology == Topology::kSingle;
+  const bool one = spec.shared_dst || spec.topology == Topology::kSingle;
   return backend.label_prefix() + "::" + label_kind(spec.dst) + "::" + (one ? "0" : "all");
 }
 

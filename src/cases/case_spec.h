@@ -26,7 +26,14 @@ struct CaseSpec {
   bool shared_src;  // one source buffer for every device (index 0 in labels)
   CopyMethod method;
   Topology topology;
+  // One destination region for every device, each device its own part of it (the
+  // all_device_to_one_share_* cases: device w writes at w x its part's stride).
+  bool shared_dst = false;
 };
+
+// Bytes from one device's part of a shared destination to the next: its bytes
+// rounded up to whole 4 KiB pages, so every part can be registered on its own.
+uint64_t shared_part_stride(uint64_t part_bytes);
 
 CopyDir direction(const CaseSpec& spec);
 // Empty when `backend` can run the case, else why not.

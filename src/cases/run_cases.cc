@@ -54,7 +54,7 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
     }
   }
   for (const auto& c : cases)
-    if (!params.numa_request.shm_nodes.empty() && c.src != BufKind::kShm)
+    if (!params.numa_request.shm_nodes.empty() && c.src != BufKind::kShm && c.dst != BufKind::kShm)
       throw UsageError("option --shm-numa-nodes: case " + c.name +
                        " has no shared memory region to spread (it applies to the one_share_* and shm_* cases)");
   // A node or device that is not there: UsageError; a refused explicit placement: RunError.

@@ -201,6 +201,13 @@ const AscendCase kCases[] = {
      "FFTS-SDMA-FORK"},
     {"one_share_host_to_all_device_ffts_direct_h2d", true, true, "acl::shm::0", "acl::device::all",
      "FFTS-SDMA-FORK"},
+    // The D2H mirrors of the multi-card CE cases (the FFTS+ path is H2D only: refused below).
+    {"device_to_host_batch_ce", false, false, "acl::device::0", "acl::host::0", "CE-BATCH-LOOP"},
+    {"all_device_to_all_host_ce", false, true, "acl::device::all", "acl::host::all", "CE"},
+    {"all_device_to_all_host_ce_multi_stream", true, true, "acl::device::all", "acl::host::all", "CE-MS-FORK"},
+    {"all_device_to_all_odirect_host_ce_multi_stream", true, true, "acl::device::all", "acl::odirect_mmap::all",
+     "CE-MS-FORK"},
+    {"all_device_to_one_share_host_ce_multi_stream", true, true, "acl::device::all", "acl::shm::0", "CE-MS-FORK"},
 };
 
 class AscendCaseTest : public ::testing::TestWithParam<AscendCase> {};
@@ -482,6 +489,29 @@ void expect_refusal(const std::map<std::string, std::string>& extra, const std::
             std::string::npos)
       << r.err;
   EXPECT_EQ(log.read().size(), 1u) << "only the probe process touched AscendCL";
+}
+
+// The direct path copies host to device only on ascend: its D2H cases are not
+// offered, each named with why in one line (exit 2), and --list leaves them out.
+TEST(AscendD2H, DirectPathD2hCasesAreRefusedInOneLine) {
+  LogFile log;
+  for (const char* name : {"all_device_to_all_host_ffts_direct_d2h", "all_device_to_all_odirect_host_ffts_direct_d2h",
+                           "all_device_to_one_share_host_ffts_direct_d2h"}) {
+    RunResult r = run_tool({"--backend", "ascend", "copy", "-t", name, "-s", "4K", "-n", "8", "-d", "2"},
+                           double_env(log));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    const std::string line = "dev-sandbox: error: case " + std::string(name) +
+                             " cannot run on ascend: its FFTS-SDMA direct path copies host to device only here "
+                             "(D2H on it is not established: docs/hardware-status.md); the CE cases copy device to "
+                             "host; `dev-sandbox copy --list` shows the ";
+    EXPECT_EQ(r.err.rfind(line, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  RunResult list = run_tool({"--backend", "ascend", "copy", "--list"}, double_env(log));
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.find("ffts_direct_d2h"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("  all_device_to_one_share_host_ce_multi_stream "), std::string::npos) << list.out;
 }
 
 TEST(AscendNoFfts, SocWithoutFftsIsRefused) {

@@ -162,6 +162,20 @@ const CudaCase kCases[] = {
      "BATCH-FORK"},
     {"host_to_device_sm", false, false, "cuda::host::0", "cuda::device::0", "SM"},
     {"device_to_host_sm", false, false, "cuda::device::0", "cuda::host::0", "SM"},
+    // The D2H mirrors of the multi-card cases (cuMemcpyBatchAsync copies either way).
+    {"device_to_host_batch_ce", false, false, "cuda::device::0", "cuda::host::0", "CE-BATCH"},
+    {"all_device_to_all_host_ce", false, true, "cuda::device::all", "cuda::host::all", "CE"},
+    {"all_device_to_all_host_ce_multi_stream", true, true, "cuda::device::all", "cuda::host::all", "CE-MS-FORK"},
+    {"all_device_to_all_odirect_host_ce_multi_stream", true, true, "cuda::device::all", "cuda::odirect_mmap::all",
+     "CE-MS-FORK"},
+    {"all_device_to_one_share_host_ce_multi_stream", true, true, "cuda::device::all", "cuda::shm::0",
+     "CE-MS-FORK"},
+    {"all_device_to_all_host_ffts_direct_d2h", true, true, "cuda::device::all", "cuda::host_mapped::all",
+     "BATCH-FORK"},
+    {"all_device_to_all_odirect_host_ffts_direct_d2h", true, true, "cuda::device::all", "cuda::odirect_mmap::all",
+     "BATCH-FORK"},
+    {"all_device_to_one_share_host_ffts_direct_d2h", true, true, "cuda::device::all", "cuda::shm::0",
+     "BATCH-FORK"},
 };
 
 class CudaCaseTest : public ::testing::TestWithParam<std::tuple<CudaCase, bool>> {};
@@ -207,7 +221,8 @@ INSTANTIATE_TEST_SUITE_P(AllCudaCases, CudaCaseTest,
                          });
 
 // The batch-using cases again on a driver without cuMemcpyBatchAsync: CUDA graphs.
-const CudaCase kBatchCases[] = {kCases[1], kCases[12], kCases[13], kCases[14]};
+const CudaCase kBatchCases[] = {kCases[1], kCases[12], kCases[13], kCases[14], kCases[17], kCases[22], kCases[23],
+                                 kCases[24]};
 INSTANTIATE_TEST_SUITE_P(GraphFallback, CudaCaseTest,
                          ::testing::Combine(::testing::ValuesIn(kBatchCases), ::testing::Values(false)),
                          [](const ::testing::TestParamInfo<std::tuple<CudaCase, bool>>& i) {

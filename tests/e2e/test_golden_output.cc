@@ -229,6 +229,14 @@ const std::vector<GoldenRun>& runs() {
         "one_device_to_all_device_ce", "-s", "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
        {},
        "text"},
+      // The D2H multi-card block: each card to its own pinned buffer, to its own part of
+      // one shared region, to O_DIRECT-style buffers; one Summary for device -> host.
+      {"sim_copy_d2h",
+       {"--backend", "sim", "copy", "-t", "all_device_to_all_host_ce_multi_stream", "-t",
+        "all_device_to_one_share_host_ce_multi_stream", "-t", "all_device_to_all_odirect_host_ce_multi_stream", "-s",
+        "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
+       {},
+       "text"},
       {"sim_quick_mode_frags",
        {"--backend", "sim", "--model-type", "gqa", "--iodirect", "true", "--sdma", "true", "-s", "4K", "-n", "4",
         "-f", "4", "-i", "2", "-d", "2", "--validate"},

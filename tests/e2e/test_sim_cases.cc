@@ -39,6 +39,15 @@ const SimCase kCases[] = {
     {"one_share_host_to_all_device_ffts_direct_h2d", true, "sim::shm::0", "sim::device::all", "SDMA-FORK"},
     {"host_to_anonymous_memcpy", false, "sim::host::0", "sim::anonymous::0", "MEMCPY"},
     {"shm_to_all_host_memcpy", true, "sim::shm::0", "sim::host::all", "MEMCPY-FORK"},
+    // The D2H mirrors: every card to its own host buffer, or to its own part of one region.
+    {"device_to_host_batch_ce", false, "sim::device::0", "sim::host::0", "CE-BATCH"},
+    {"all_device_to_all_host_ce", true, "sim::device::all", "sim::host::all", "CE"},
+    {"all_device_to_all_host_ce_multi_stream", true, "sim::device::all", "sim::host::all", "CE-MS-FORK"},
+    {"all_device_to_all_odirect_host_ce_multi_stream", true, "sim::device::all", "sim::odirect_mmap::all", "CE-MS-FORK"},
+    {"all_device_to_one_share_host_ce_multi_stream", true, "sim::device::all", "sim::shm::0", "CE-MS-FORK"},
+    {"all_device_to_all_host_ffts_direct_d2h", true, "sim::device::all", "sim::host_mapped::all", "SDMA-FORK"},
+    {"all_device_to_all_odirect_host_ffts_direct_d2h", true, "sim::device::all", "sim::odirect_mmap::all", "SDMA-FORK"},
+    {"all_device_to_one_share_host_ffts_direct_d2h", true, "sim::device::all", "sim::shm::0", "SDMA-FORK"},
 };
 
 
@@ -96,6 +105,38 @@ TEST(SimDirect, FragmentsMultiplyTheCount) {
     EXPECT_EQ(res["count"], 96) << name;  // d x n x f = 3 x 8 x 4
     EXPECT_EQ(res["validated"], true) << name;
   }
+}
+
+// The D2H multi-card cases: the bytes each card moved are counted, every host byte
+// checked against its card's pattern (cleared before every iteration with
+// --validate each, so a part nobody wrote fails), the title and Summary name the
+// direction, and a part size that is not whole pages still gets a part per card.
+TEST(SimD2H, EveryCardWritesItsOwnHostBytes) {
+  for (const char* name : {"all_device_to_all_host_ce_multi_stream", "all_device_to_all_odirect_host_ce_multi_stream",
+                           "all_device_to_one_share_host_ce_multi_stream"}) {
+    SCOPED_TRACE(name);
+    const auto before = our_shm_entries();
+    JsonRun r = run_json({"copy", "--backend", "sim", "-t", name, "-s", "1000", "-n", "5", "-i", "2", "-d", "3",
+                          "--validate", "each"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json res = r.result(name);
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["devices"], 3);
+    EXPECT_EQ(res["count"], 15);
+    EXPECT_EQ(our_shm_entries(), before);
+  }
+  RunResult t = run_tool({"copy", "--backend", "sim", "-t", "all_device_to_one_share_host_ce_multi_stream", "-t",
+                          "all_device_to_all_host_ce", "-s", "4K", "-n", "4", "-i", "2", "-d", "2", "--validate"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.out.rfind("[[ all_device_to_one_share_host_ce_multi_stream ]] memcpy from all device to one shared "
+                        "host, each its own part, with ce using multi stream and fork submit\n",
+                        0),
+            0u)
+      << t.out;
+  EXPECT_NE(t.out.find("\n  sim::device::all  sim::shm::0 "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("[validation] all_device_to_one_share_host_ce_multi_stream PASS"), std::string::npos);
+  EXPECT_NE(t.out.find("Summary (BW from Copy, 4.00 KiB blocks, device -> host memory): "), std::string::npos)
+      << t.out;
 }
 
 TEST(SimCopy, BlockLayoutTitleAndRefusals) {

@@ -46,7 +46,11 @@ TEST(Catalog, SpecCasesAndSimSupport) {
       "all_host_to_all_device_ce_multi_stream", "all_odirect_host_to_all_device_ce_multi_stream",
       "one_share_host_to_all_device_ce_multi_stream", "all_host_to_all_device_ffts_direct_h2d",
       "all_odirect_host_to_all_device_ffts_direct_h2d", "one_share_host_to_all_device_ffts_direct_h2d",
-      "host_to_anonymous_memcpy", "shm_to_all_host_memcpy"};
+      "host_to_anonymous_memcpy", "shm_to_all_host_memcpy", "device_to_host_batch_ce",
+      "all_device_to_all_host_ce", "all_device_to_all_host_ce_multi_stream",
+      "all_device_to_all_odirect_host_ce_multi_stream", "all_device_to_one_share_host_ce_multi_stream",
+      "all_device_to_all_host_ffts_direct_d2h", "all_device_to_all_odirect_host_ffts_direct_d2h",
+      "all_device_to_one_share_host_ffts_direct_d2h"};
   for (const char* n : sim_cases) {
     const CaseSpec* c = find_case(n);
     ASSERT_NE(c, nullptr) << n;
@@ -57,7 +61,7 @@ TEST(Catalog, SpecCasesAndSimSupport) {
     ASSERT_NE(c, nullptr) << n;
     EXPECT_NE(unsupported_reason(*c, *sim), "") << n;
   }
-  EXPECT_EQ(copy_cases().size(), 19u);
+  EXPECT_EQ(copy_cases().size(), 27u);
 }
 
 TEST(Catalog, LabelsAndMethods) {
@@ -80,6 +84,16 @@ TEST(Catalog, LabelsAndMethods) {
   EXPECT_EQ(method_name(*find_case("host_to_device_batch_ce"), *sim), "CE-BATCH");
   EXPECT_EQ(method_name(*find_case("shm_to_all_host_memcpy"), *sim), "MEMCPY-FORK");
   EXPECT_EQ(direction(*find_case("device_to_host_ce")), CopyDir::kD2H);
+  // The D2H mirrors: from every device; into one shared region (its parts) or each its own.
+  const CaseSpec* share = find_case("all_device_to_one_share_host_ce_multi_stream");
+  EXPECT_EQ(from_label(*share, *sim), "sim::device::all");
+  EXPECT_EQ(to_label(*share, *sim), "sim::shm::0");
+  EXPECT_TRUE(share->shared_dst);
+  EXPECT_EQ(direction(*share), CopyDir::kD2H);
+  EXPECT_EQ(to_label(*find_case("all_device_to_all_odirect_host_ce_multi_stream"), *sim), "sim::odirect_mmap::all");
+  EXPECT_EQ(method_name(*find_case("all_device_to_all_host_ffts_direct_d2h"), *sim), "SDMA-FORK");
+  EXPECT_EQ(shared_part_stride(1000), 4096u);
+  EXPECT_EQ(shared_part_stride(8192), 8192u);
   EXPECT_EQ(direction(*find_case("device_to_device_ce")), CopyDir::kD2D);
   EXPECT_EQ(direction(*single), CopyDir::kH2D);
 }
