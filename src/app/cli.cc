@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/suggest.h"
+#include "cases/duplex_result.h"
 #include "load/load_result.h"
 
 namespace ds {
@@ -268,6 +269,7 @@ int run_cli(int argc, char** argv) {
   // ranks (output/result_extra.h): registered before anything is measured.
   register_aio_result();
   register_load_result();
+  register_duplex_result();
   Cli cli(std::vector<std::string>(argv + 1, argv + argc), std::vector<std::string>(argv, argv + argc));
   if (cli.bare()) {
     std::cerr << cli.usage();

@@ -254,6 +254,9 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
       ->type_name("SIZE[,SIZE...]");
   c->add_option("-S,--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
   add_stream_options(c, args->params);
+  c->add_option("--duplex-ratio", args->params.duplex_ratio,
+                "duplex cases: D2H bytes per H2D byte, the D2H block floor(-s x R) (default 1)")
+      ->type_name("R");
   add_timeout_option(c, args->params.timeout);
   add_numa_options(c, args->params.numa, true);
   c->add_option("--warmup", args->params.warmup, "iterations run first and not counted (default 2)")->type_name("W");

@@ -1,8 +1,13 @@
 #include "app/copy_params.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 
 #include "core/error.h"
+#include "cases/duplex_runner.h"
 #include "core/units.h"
 
 namespace ds {
@@ -42,6 +47,22 @@ std::vector<uint64_t> parse_block_layout(const std::string& text) {
   return sizes;
 }
 
+namespace {
+
+// --duplex-ratio R: a number above 0, at most kMaxDuplexRatio.
+double parse_duplex_ratio(const std::string& text) {
+  const std::string bad = "option --duplex-ratio got '" + text + "': accepts a number above 0 and at most " +
+                          format_ratio(kMaxDuplexRatio) + " (D2H bytes per H2D byte)";
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) throw UsageError(bad);
+  char* end = nullptr;
+  errno = 0;
+  const double r = std::strtod(text.c_str(), &end);
+  if (errno != 0 || *end != '\0' || !std::isfinite(r) || !(r > 0) || r > kMaxDuplexRatio) throw UsageError(bad);
+  return r;
+}
+
+}  // namespace
+
 CopyParams parse_copy_params(const CopyOptionText& t) {
   CopyParams p;
   const uint64_t blocks = parse_count("-n", t.blocks, 1);
@@ -71,6 +92,7 @@ CopyParams parse_copy_params(const CopyOptionText& t) {
   p.timeout_s = parse_timeout(t.timeout);
   p.validate_each = t.validate && t.validate_each;
   p.numa_request = parse_numa_options(t.numa);
+  p.duplex_ratio = parse_duplex_ratio(t.duplex_ratio);
   return p;
 }
 

@@ -23,6 +23,7 @@ struct CopyOptionText {
   bool validate_each = false;  // --validate each
   std::string block_layout;    // --block-layout SIZE[,SIZE...] (copy, quick mode); empty: -s/-f
   bool size_given = false;     // -s was typed (it cannot go with --block-layout)
+  std::string duplex_ratio = "1";  // --duplex-ratio R (the duplex cases)
   NumaOptionText numa;
 };
 

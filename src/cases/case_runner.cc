@@ -1,4 +1,6 @@
 #include "cases/case_runner.h"
+#include "cases/copy_buffers.h"
+#include "cases/duplex_runner.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -16,19 +18,6 @@
 #include "runner/timed_loop.h"
 
 namespace ds {
-
-namespace {
-
-// The path a case's copies take (CaseResult::path), by their direction.
-const char* path_of(const CaseSpec& spec) {
-  switch (direction(spec)) {
-    case CopyDir::kH2D: return "host memory -> device";
-    case CopyDir::kD2H: return "device -> host memory";
-    case CopyDir::kD2D: return "device -> device";
-    case CopyDir::kH2H: break;
-  }
-  return "host memory -> host memory";
-}
 
 // Address a copy of `buf` uses: device memory by its device address; host memory
 // by its CPU address, except on the direct path, which reads the mapped address.
@@ -71,7 +60,7 @@ void clear_fragments(Device& dev, const Buffer& buf, int owner, const Layout& la
 // `when`: "" after the run, " iteration 3" with --validate each. `staging`: one
 // fragment of pageable memory for device memory, or null to allocate one here.
 void check_fragments(Device& dev, const Buffer& buf, int owner, const Layout& layout, const std::string& case_name,
-                     int device, const std::string& when = "", Memory* staging_in = nullptr) {
+                     int device, const std::string& when, Memory* staging_in) {
   std::unique_ptr<Memory> own;
   Memory* staging = staging_in;
   if (!buf.host && !staging) {
@@ -93,6 +82,19 @@ void check_fragments(Device& dev, const Buffer& buf, int owner, const Layout& la
       throw RunError("validation failed: case " + case_name + " device " + std::to_string(device) + when +
                      " block " + std::to_string(i) + " first differing offset " + std::to_string(off));
   }
+}
+
+namespace {
+
+// The path a case's copies take (CaseResult::path), by their direction.
+const char* path_of(const CaseSpec& spec) {
+  switch (direction(spec)) {
+    case CopyDir::kH2D: return "host memory -> device";
+    case CopyDir::kD2H: return "device -> host memory";
+    case CopyDir::kD2D: return "device -> device";
+    case CopyDir::kH2H: break;
+  }
+  return "host memory -> host memory";
 }
 
 Fanout fanout_of(Topology t) {
@@ -542,6 +544,7 @@ class CopyMeasurement : public Measurement {
 
 void run_case(const CaseSpec& spec, const CopyParams& p, const SelectedBackend& selected, ResultWriter& writer,
               Notes& notes, std::string* previous_plan) {
+  if (spec.duplex) return run_duplex_case(spec, p, selected, writer, notes, previous_plan);
   CopyMeasurement m(spec, p, *selected.backend, notes);
   HarnessContext ctx(writer, notes, &selected, p.cluster, p.timeout_s);
   ctx.finish_writer = false;

@@ -42,6 +42,8 @@ struct CopyParams {
   // The same as planned for the selected backend (by the harness: src/measurement); a
   // plan without topology (the default) records nothing and places nothing.
   NumaPlan numa;
+  // --duplex-ratio: the duplex cases' D2H bytes per H2D byte.
+  double duplex_ratio = 1.0;
 };
 
 // Devices a case runs on: 1 for single-card cases, else -d.

@@ -29,6 +29,9 @@ struct CaseSpec {
   // One destination region for every device, each device its own part of it (the
   // all_device_to_one_share_* cases: device w writes at w x its part's stride).
   bool shared_dst = false;
+  // H2D and D2H on every card at once, each direction on its own streams, and each
+  // alone in the same run (cases/duplex_runner): src/dst name the H2D direction.
+  bool duplex = false;
 };
 
 // Bytes from one device's part of a shared destination to the next: its bytes

@@ -72,6 +72,10 @@ const std::vector<CaseSpec>& copy_cases() {
       {"all_device_to_one_share_host_ffts_direct_d2h",
        "memcpy from all device to one shared host, each its own part, with direct d2h sdma and fork submit",
        B::kDevice, B::kShm, false, E::kDirect, T::kFork, true},
+      {"all_host_to_all_device_duplex_ce_multi_stream",
+       "memcpy from all host to all device and from all device to all host at once with ce using multi stream "
+       "and fork submit, each direction on its own streams",
+       B::kPinned, B::kDevice, false, E::kCeMultiStream, T::kFork, false, true},
       {"host_to_device_sm", "memcpy from host to device with a copy kernel on the sm",
        B::kPinned, B::kDevice, false, E::kKernel, T::kSingle},
       {"device_to_host_sm", "memcpy from device to host with a copy kernel on the sm",

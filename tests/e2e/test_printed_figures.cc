@@ -200,6 +200,63 @@ TEST(PrintedFigures, LoadRowAndStagesLineAreTheJsonFiguresAndTheFormula) {
   EXPECT_NEAR(st.at("percent_of_slower").get<double>(), 100 * st.at("pipelined_gib_s").get<double>() / slower, 1e-9);
 }
 
+// The duplex block: the aggregate row (both directions' bytes), a row per
+// direction from the together pass and the Duplex line, each figure JSON's and the
+// formula's: a and b each direction alone over its own Copy, c and d together, e the
+// result's BW, p = e / (a + b).
+TEST(PrintedFigures, DuplexRowsAndLineAreTheJsonFiguresAndTheFormula) {
+  const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
+  const Printed p =
+      run_both({"--backend", "sim", "copy", "-t", name, "-s", "64K", "-n", "16", "-d", "2", "-i", "6"});
+  ASSERT_TRUE(p.doc.is_object());
+  ASSERT_EQ(p.blocks.size(), 1u);
+  const Block& b = p.blocks[0];
+  const json& r = result_named(p.doc, name);
+  expect_block_matches(b, r);
+  const json& dx = r.at("duplex");
+  const double h2d_bytes = dx.at("h2d").at("bytes").get<double>(), d2h_bytes = dx.at("d2h").at("bytes").get<double>();
+  EXPECT_EQ(h2d_bytes, 2.0 * 64 * 1024 * 16);
+  EXPECT_EQ(d2h_bytes, h2d_bytes);  // --duplex-ratio 1
+  EXPECT_EQ(h2d_bytes + d2h_bytes, r.at("block_bytes").get<double>() * r.at("count").get<double>());
+  for (const char* dir : {"H2D", "D2H"}) {
+    SCOPED_TRACE(dir);
+    const json& d = dx.at(std::string(dir) == "H2D" ? "h2d" : "d2h");
+    const std::string line = line_of(b, std::string("  ") + dir + ": ");
+    const std::vector<double> v = numbers(line);  // Copy x5, BW
+    ASSERT_EQ(v.size(), 6u) << line;
+    expect_stats(v, 0, d.at("copy_us"), dir);
+    EXPECT_EQ(fixed(v[5], 3), fixed(d.at("gib_s").get<double>(), 3));
+    expect_formula(d.at("gib_s"), d.at("bytes"), d.at("copy_us"), std::string(dir) + " together");
+    expect_formula(d.at("alone_gib_s"), d.at("bytes"), d.at("alone_copy_us"), std::string(dir) + " alone");
+    // Together, a direction's Copy is within the pass's (the longer direction's).
+    EXPECT_LE(d.at("copy_us").at("max").get<double>(), r.at("copy_us").at("max").get<double>());
+  }
+  const std::string line = line_of(b, "  Duplex: ");
+  char tail[64] = {0};
+  double a, bb, c, d, e, pc;
+  ASSERT_EQ(std::sscanf(line.c_str(),
+                        "  Duplex: H2D alone %lf GiB/s, D2H alone %lf, together H2D %lf + D2H %lf = %lf GiB/s "
+                        "(%lf%% of alone H2D + D2H%63s",
+                        &a, &bb, &c, &d, &e, &pc, tail),
+            7)
+      << line;
+  EXPECT_STREQ(tail, ")") << line;
+  char again[512];
+  std::snprintf(again, sizeof again,
+                "  Duplex: H2D alone %.3f GiB/s, D2H alone %.3f, together H2D %.3f + D2H %.3f = %.3f GiB/s (%.1f%% of "
+                "alone H2D + D2H)",
+                dx.at("h2d").at("alone_gib_s").get<double>(), dx.at("d2h").at("alone_gib_s").get<double>(),
+                dx.at("h2d").at("gib_s").get<double>(), dx.at("d2h").at("gib_s").get<double>(),
+                dx.at("together_gib_s").get<double>(), dx.at("percent_of_alone").get<double>());
+  EXPECT_EQ(line, again);
+  EXPECT_DOUBLE_EQ(dx.at("together_gib_s").get<double>(), r.at("bandwidth_gib_s").get<double>());
+  const double alone = dx.at("h2d").at("alone_gib_s").get<double>() + dx.at("d2h").at("alone_gib_s").get<double>();
+  EXPECT_NEAR(dx.at("percent_of_alone").get<double>(), 100 * dx.at("together_gib_s").get<double>() / alone, 1e-9);
+  // The aggregate: both directions' bytes over the pass's Copy and over its GroupWall.
+  expect_formula(dx.at("together_gib_s"), h2d_bytes + d2h_bytes, r.at("copy_us"), "together");
+  expect_formula(r.at("wall_bandwidth_gib_s"), h2d_bytes + d2h_bytes, r.at("wall_us"), "together WallBW");
+}
+
 TEST(PrintedFigures, TwoFormatsAreTextThenJsonOnly) {
   for (const char* bad : {"json,text", "text,csv", "text,text,json", "text,", "xml,json"}) {
     const RunResult r = run_tool({"--backend", "sim", "copy", "-t", "host_to_device_ce", "--format", bad});

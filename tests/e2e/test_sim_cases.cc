@@ -284,3 +284,56 @@ TEST(Cli, DoctorReportsBackendsAndHost) {
                         "MemAvailable", "/dev/shm", "RLIMIT_MEMLOCK", "transparent hugepages"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
+
+// The duplex case: every card's H2D and D2H bytes checked after every pass
+// (--validate each: each direction's destination cleared before the passes it
+// runs in, so a direction skipped in the together pass fails), --duplex-ratio
+// moving the D2H bytes only, nothing left behind.
+TEST(SimDuplex, RatioMovesTheD2HBytesAndBothDirectionsValidate) {
+  const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
+  for (const char* ratio : {"1", "0.25", "2"}) {
+    SCOPED_TRACE(ratio);
+    const auto before = our_shm_entries();
+    JsonRun r = run_json({"copy", "--backend", "sim", "-t", name, "-s", "64K", "-n", "4", "-i", "2", "-d", "2",
+                          "--duplex-ratio", ratio, "--validate", "each"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json res = r.result(name);
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["validate"], "each");
+    const json& dx = res["duplex"];
+    EXPECT_EQ(dx["ratio"].get<double>(), std::stod(ratio));
+    EXPECT_EQ(dx["h2d"]["bytes"], 2u * 65536u * 4u);
+    EXPECT_EQ(dx["d2h"]["bytes"].get<double>(), 2.0 * 65536 * 4 * std::stod(ratio));
+    EXPECT_EQ(res["copies_per_iteration"], 2 * 4 * 2);
+    EXPECT_EQ(without_run_lines(r.err), "");
+    EXPECT_EQ(our_shm_entries(), before);
+  }
+  JsonRun end = run_json({"copy", "--backend", "sim", "-t", name, "-s", "1000", "-n", "3", "-f", "2", "-i", "2",
+                          "-d", "3", "--duplex-ratio", "0.5", "--validate"});
+  ASSERT_EQ(end.exit_code, 0) << end.err;
+  EXPECT_EQ(end.result(name)["validated"], true);
+  EXPECT_EQ(end.result(name)["duplex"]["d2h"]["bytes"], 3u * 500u * 3u * 2u);
+}
+
+TEST(SimDuplex, BadRatioIsRefusedInOneLine) {
+  const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
+  for (const char* bad : {"0", "-1", "abc", "nan", "inf", "65", "1x", "", " 1", "1e400"}) {
+    SCOPED_TRACE(bad);
+    RunResult r = run_tool({"copy", "--backend", "sim", "-t", name, "-s", "4K", "-n", "2", "-d", "2",
+                            "--duplex-ratio", bad});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(without_run_lines(r.err), "dev-sandbox: error: option --duplex-ratio got '" + std::string(bad) +
+                                            "': accepts a number above 0 and at most 64 (D2H bytes per H2D byte)\n");
+    EXPECT_EQ(r.out, "");
+  }
+  RunResult tiny = run_tool({"copy", "--backend", "sim", "-t", name, "-s", "4K", "-n", "2", "-d", "2",
+                             "--duplex-ratio", "0.0001"});
+  EXPECT_EQ(tiny.exit_code, 2);
+  EXPECT_EQ(without_run_lines(tiny.err),
+            "dev-sandbox: error: option --duplex-ratio 0.0001: the D2H block of -s x ratio is under 1 byte\n");
+  RunResult gate = run_tool({"copy", "--backend", "sim", "-t", name, "-s", "4K", "-n", "2", "-d", "2",
+                             "--stream-start-gate", "on"});
+  EXPECT_EQ(gate.exit_code, 2);
+  EXPECT_EQ(without_run_lines(gate.err),
+            "dev-sandbox: error: option --stream-start-gate on: the duplex cases do not hold their streams\n");
+}

@@ -50,7 +50,7 @@ TEST(Catalog, SpecCasesAndSimSupport) {
       "all_device_to_all_host_ce", "all_device_to_all_host_ce_multi_stream",
       "all_device_to_all_odirect_host_ce_multi_stream", "all_device_to_one_share_host_ce_multi_stream",
       "all_device_to_all_host_ffts_direct_d2h", "all_device_to_all_odirect_host_ffts_direct_d2h",
-      "all_device_to_one_share_host_ffts_direct_d2h"};
+      "all_device_to_one_share_host_ffts_direct_d2h", "all_host_to_all_device_duplex_ce_multi_stream"};
   for (const char* n : sim_cases) {
     const CaseSpec* c = find_case(n);
     ASSERT_NE(c, nullptr) << n;
@@ -61,7 +61,13 @@ TEST(Catalog, SpecCasesAndSimSupport) {
     ASSERT_NE(c, nullptr) << n;
     EXPECT_NE(unsupported_reason(*c, *sim), "") << n;
   }
-  EXPECT_EQ(copy_cases().size(), 27u);
+  EXPECT_EQ(copy_cases().size(), 28u);
+  // The duplex case: its H2D direction is the spec's; the only one marked duplex.
+  const CaseSpec* duplex = find_case("all_host_to_all_device_duplex_ce_multi_stream");
+  ASSERT_NE(duplex, nullptr);
+  EXPECT_TRUE(duplex->duplex);
+  EXPECT_EQ(direction(*duplex), CopyDir::kH2D);
+  for (const CaseSpec& c : copy_cases()) EXPECT_EQ(c.duplex, &c == duplex) << c.name;
 }
 
 TEST(Catalog, LabelsAndMethods) {

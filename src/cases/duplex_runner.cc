@@ -1,0 +1,334 @@
+// The duplex copy cases: on every card at once, H2D from its own pinned buffer to
+// its own device buffer and D2H from another device buffer of its own to another
+// pinned buffer, each direction on its own streams (its own initiator). One phase
+// of rounds, each round three loop iterations with the same buffers, streams and
+// cards: both directions together, H2D alone, D2H alone (as load's passes).
+#include "cases/duplex_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "cases/copy_buffers.h"
+#include "cases/duplex_result.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "measurement/measurement.h"
+#include "runner/numa_plan.h"
+#include "runner/shared_mapping.h"
+#include "runner/timed_loop.h"
+
+namespace ds {
+
+namespace {
+
+enum Pass { kTogether = 0, kH2DAlone = 1, kD2HAlone = 2 };
+constexpr int kPasses = 3;
+// The D2H source's pattern owner: apart from every H2D source's.
+constexpr int kD2HOwner = 1 << 20;
+
+// Each worker's two Copy times of one loop iteration, written in the worker (a
+// forked child) into memory shared with this process (0: the direction did not run).
+struct DirTimes {
+  int64_t h2d_ns;
+  int64_t d2h_ns;
+};
+
+// One card's part: two buffer pairs, two initiators (each its own streams).
+class DuplexWorker : public LoopWorker {
+ public:
+  DuplexWorker(int w, const CaseSpec& spec, const CopyParams& p, const Layout& down, Backend& backend,
+               const MemoryNeeds& needs, DirTimes* times)
+      : placed_(p.numa, w), w_(w), spec_(spec), p_(p), down_(down), times_(times) {
+    dev_ = backend.open_device(w);
+    if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
+      NeedsText t{spec.name, "device memory", "", "lower -s, -n or --duplex-ratio"};
+      check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
+    }
+    up_src_ = own(BufKind::kPinned, p.layout.bytes());
+    up_dst_ = own(BufKind::kDevice, p.layout.bytes());
+    down_src_ = own(BufKind::kDevice, down.bytes());
+    down_dst_ = own(BufKind::kPinned, down.bytes());
+    fill_fragments(*dev_, up_src_, w, p.layout);
+    fill_fragments(*dev_, down_src_, kD2HOwner + w, down);
+    up_ = make_initiator(spec.method, *dev_, plan(up_src_, up_dst_, p.layout, CopyDir::kH2D));
+    down_init_ = make_initiator(spec.method, *dev_, plan(down_src_, down_dst_, down, CopyDir::kD2H));
+    if (p.validate_each)
+      staging_ = alloc_pageable(static_cast<size_t>(std::max(p.layout.largest_fragment(), down.largest_fragment())));
+    placed_.record().add_buffer("h2d source", up_src_.host, up_src_.bytes);
+    placed_.record().add_buffer("d2h destination", down_dst_.host, down_dst_.bytes);
+  }
+
+  void before_iteration(int index) override {
+    if (!p_.validate_each) return;
+    const int pass = index % kPasses;
+    if (pass != kD2HAlone) clear_fragments(*dev_, up_dst_, w_, p_.layout, staging_.get());
+    if (pass != kH2DAlone) clear_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, staging_.get());
+  }
+  // --validate each: what the pass copied, after every pass (warm-up included).
+  void after_iteration(int index) override {
+    if (!p_.validate_each) return;
+    const int pass = index % kPasses, round = index / kPasses;
+    const std::string when = std::string(round < p_.warmup ? " warm-up" : "") + " iteration " +
+                             std::to_string(round < p_.warmup ? round : round - p_.warmup) +
+                             (pass == kTogether ? " (together)" : " (alone)");
+    if (pass != kD2HAlone) check_fragments(*dev_, up_dst_, w_, p_.layout, spec_.name, w_, " H2D" + when, staging_.get());
+    if (pass != kH2DAlone)
+      check_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, spec_.name, w_, " D2H" + when, staging_.get());
+  }
+
+  void iterate(int index, IterationRecord& r) override {
+    index_ = index;
+    const int pass = index % kPasses;
+    const bool up = pass != kD2HAlone, down = pass != kH2DAlone;
+    if (up) up_->submit();
+    if (down) down_init_->submit();
+    r.submitted = now_ns();
+    if (up) up_->wait();
+    if (down) down_init_->wait();
+  }
+  // The pass's Copy: the longer direction's (both started together), each
+  // direction's own kept for the result.
+  int64_t measured_ns(const IterationRecord&) override {
+    const int pass = index_ % kPasses;
+    DirTimes t{pass != kD2HAlone ? up_->copy_ns() : 0, pass != kH2DAlone ? down_init_->copy_ns() : 0};
+    times_[index_] = t;
+    return std::max(t.h2d_ns, t.d2h_ns);
+  }
+
+  void finish() override {
+    up_.reset();
+    down_init_.reset();
+    std::vector<WorkerNote> notes;
+    for (const std::string& n : dev_->notes()) notes.push_back({"", n});
+    notes.insert(notes.end(), notes_.begin(), notes_.end());
+    note_ = encode_worker_notes(notes);
+    if (p_.validate && !p_.validate_each) {
+      check_fragments(*dev_, up_dst_, w_, p_.layout, spec_.name, w_, " H2D");
+      check_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, spec_.name, w_, " D2H");
+    }
+  }
+  std::string note() const override { return note_; }
+  const WorkerPlacement* placement() const override {
+    return p_.numa.topology.nodes.empty() ? nullptr : &placed_.record();
+  }
+
+ private:
+  Buffer own(BufKind kind, uint64_t bytes) {
+    std::string why;
+    Buffer b = make_buffer_for_ce(kind, *dev_, static_cast<size_t>(bytes), &why);
+    if (!why.empty())
+      notes_.push_back({"", std::string(label_kind(kind)) + " memory not registered with the device: " + why +
+                                "; the CE copies use it unregistered"});
+    return b;
+  }
+  CopyPlan plan(const Buffer& src, const Buffer& dst, const Layout& layout, CopyDir dir) const {
+    CopyPlan plan;
+    plan.dir = dir;
+    plan.fragments_per_task = layout.fragments_per_task();
+    plan.streams = p_.streams;
+    plan.submit_mode = p_.submit_mode;
+    char* s = copy_address(src, spec_.method);
+    char* t = copy_address(dst, spec_.method);
+    for (uint64_t i = 0; i < layout.fragments(); ++i) {
+      const Fragment f = layout.fragment(i);
+      plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
+    }
+    return plan;
+  }
+
+  PlacementScope placed_;
+  int w_;
+  const CaseSpec& spec_;
+  const CopyParams& p_;
+  const Layout& down_;
+  DirTimes* times_;  // this worker's, one per loop iteration
+  std::unique_ptr<Device> dev_;
+  Buffer up_src_, up_dst_, down_src_, down_dst_;
+  std::unique_ptr<Initiator> up_, down_init_;
+  std::unique_ptr<Memory> staging_;
+  int index_ = 0;
+  std::string note_;
+  std::vector<WorkerNote> notes_;
+};
+
+// The pass's values of the measured rounds (every loop iteration is one pass).
+std::vector<int64_t> pass_samples(const std::vector<int64_t>& v, int pass) {
+  std::vector<int64_t> out;
+  for (size_t i = static_cast<size_t>(pass); i < v.size(); i += kPasses) out.push_back(v[i]);
+  return out;
+}
+
+Stage stage_of(const std::string& name, std::vector<int64_t> samples) {
+  Stage s;
+  s.name = name;
+  s.ns = compute_stats(samples);
+  s.samples = std::move(samples);
+  return s;
+}
+
+class DuplexMeasurement : public Measurement {
+ public:
+  DuplexMeasurement(const CaseSpec& spec, const CopyParams& p, Backend& backend)
+      : spec_(spec), p_(p), backend_(backend), down_(duplex_d2h_layout(p)) {}
+
+  const NumaRequest* numa_request() const override { return &p_.numa_request; }
+  std::vector<int> placed_devices() const override { return first_devices(p_.devices); }
+  void placed(const NumaPlan& plan) override { p_.numa = plan; }
+  void check() override {
+    if (p_.gate) throw UsageError("option --stream-start-gate on: the duplex cases do not hold their streams");
+    const std::string why = unsupported_reason(spec_, backend_);
+    if (!why.empty()) throw RunError(spec_.name + ": " + why);
+  }
+  MemoryNeeds needs() const override {
+    const auto d = static_cast<uint64_t>(p_.devices);
+    const uint64_t both = p_.layout.bytes() + down_.bytes();
+    MemoryNeeds n;
+    n.add_host("pinned buffers (H2D sources, D2H destinations)", checked_mul(both, d, "duplex bytes"));
+    if (backend_.device_memory_is_host()) n.add_host("device buffers", checked_mul(both, d, "duplex bytes"));
+    n.add_host("staging", checked_mul(std::max(p_.layout.largest_fragment(), down_.largest_fragment()), d, "staging"));
+    n.add_host("records", d * static_cast<uint64_t>(kPasses) * static_cast<uint64_t>(p_.warmup + p_.iterations) *
+                              (sizeof(IterationRecord) + sizeof(DirTimes)));
+    HostLock how;
+    if (host_lock_of(BufKind::kPinned, &how) && backend_.mlocks(how) && how != HostLock::kRegistration)
+      n.locked_per_process = both;
+    n.devices = p_.devices;
+    n.device_per_device = both;
+    n.device_in_host = backend_.device_memory_is_host();
+    return n;
+  }
+  NeedsText needs_text() const override {
+    return {spec_.name, "host memory",
+            format_bytes(p_.layout.bytes()) + " H2D and " + format_bytes(down_.bytes()) + " D2H per card",
+            "lower -s, -n, -d or --duplex-ratio"};
+  }
+  TimeEstimate estimate() const override {
+    TimeEstimate t;
+    t.unit = "round";
+    t.rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
+    t.moved = t.rounds * 2 * (p_.layout.bytes() + down_.bytes()) * static_cast<uint64_t>(p_.devices);
+    t.nominal_gib_s = backend_.device_memory_is_host() ? 4.0 : 20.0 * p_.devices;
+    return t;
+  }
+  void prepare() override {
+    loop_iterations_ = static_cast<size_t>(p_.warmup + p_.iterations) * kPasses;
+    times_ = std::make_unique<SharedMapping>(sizeof(DirTimes) * loop_iterations_ * static_cast<size_t>(p_.devices));
+  }
+  LoopShape shape(size_t) const override {
+    LoopShape s;
+    s.progress_name = spec_.name;
+    s.workers = p_.devices;
+    s.fanout = Fanout::kFork;
+    s.hooks_apart = p_.validate && p_.validate_each;
+    s.warmup = p_.warmup * kPasses;
+    s.iterations = p_.iterations * kPasses;
+    s.progress_bytes = p_.layout.unit_bytes();
+    return s;
+  }
+  void host(size_t, const std::function<void()>& run_workers) override {
+    backend_.init_process();
+    run_workers();
+  }
+  std::unique_ptr<LoopWorker> make_worker(size_t, int w) override {
+    return std::make_unique<DuplexWorker>(w, spec_, p_, down_, backend_, needs(),
+                                          times() + static_cast<size_t>(w) * loop_iterations_);
+  }
+  void describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) override;
+
+ private:
+  DirTimes* times() const { return static_cast<DirTimes*>(times_->data()); }
+  // A direction's Copy in a pass, per measured round: the slowest card's.
+  Stage direction_stage(const std::string& name, int pass, bool h2d) const {
+    std::vector<int64_t> v;
+    for (size_t it = static_cast<size_t>(p_.warmup) * kPasses + static_cast<size_t>(pass); it < loop_iterations_;
+         it += kPasses) {
+      int64_t slowest = 0;
+      for (int w = 0; w < p_.devices; ++w) {
+        const DirTimes& t = times()[static_cast<size_t>(w) * loop_iterations_ + it];
+        slowest = std::max(slowest, h2d ? t.h2d_ns : t.d2h_ns);
+      }
+      v.push_back(slowest);
+    }
+    return stage_of(name, std::move(v));
+  }
+
+  const CaseSpec& spec_;
+  CopyParams p_;
+  Backend& backend_;
+  const Layout down_;
+  size_t loop_iterations_ = 0;
+  std::unique_ptr<SharedMapping> times_;
+};
+
+void DuplexMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) {
+  const auto d = static_cast<uint64_t>(p_.devices);
+  r.brief = spec_.brief;
+  r.from = from_label(spec_, backend_);
+  r.to = to_label(spec_, backend_);
+  r.method = method_name(spec_, backend_);
+  r.block_bytes = p_.layout.unit_bytes();
+  r.count = d * (p_.layout.units() + down_.units());
+  r.bytes = d * (p_.layout.bytes() + down_.bytes());
+  r.devices = p_.devices;
+  r.streams = p_.streams;
+  r.submit_mode = submit_mode_name(p_.submit_mode);
+  r.frags = p_.layout.frags_option();
+  r.copies = d * (p_.layout.fragments() + down_.fragments());
+  r.iterations = p_.iterations;
+  r.warmup = p_.warmup;
+  r.measured = "Copy";
+  r.path = "host memory <-> device";
+  r.timer = backend_.event_timer();
+  r.timer_resolution_ns = backend_.event_resolution_ns();
+  r.stages = {stage_of("Submit", pass_samples(loop.submit, kTogether)),
+              stage_of(r.measured, pass_samples(loop.measured, kTogether)),
+              stage_of("Wall", pass_samples(loop.wall, kTogether)),
+              stage_of("StartSkew", pass_samples(loop.start_skew, kTogether))};
+  DuplexStages st;
+  st.h2d_together = direction_stage("H2D", kTogether, true);
+  st.d2h_together = direction_stage("D2H", kTogether, false);
+  st.h2d_alone = direction_stage("H2DAlone", kH2DAlone, true);
+  st.d2h_alone = direction_stage("D2HAlone", kD2HAlone, false);
+  st.h2d_bytes = d * p_.layout.bytes();
+  st.d2h_bytes = d * down_.bytes();
+  st.ratio = p_.duplex_ratio;
+  st.set_figures(r);
+  r.extras.put(st);
+  if (p_.validate) r.validate = p_.validate_each ? "each" : "end";
+  if (!p_.numa.topology.nodes.empty()) {
+    r.numa.mode = numa_mode_name(p_.numa.mode);
+    r.numa.workers = loop.placements;
+  }
+  keep_worker_notes(loop, r, notes);
+}
+
+}  // namespace
+
+Layout duplex_d2h_layout(const CopyParams& p) {
+  if (p.layout.per_fragment_regions() || p.layout.fragments_per_task() == 0)
+    throw UsageError("option --block-layout: the duplex cases take -s, -n and -f only");
+  const double block = std::floor(static_cast<double>(p.layout.task_fragments().front()) * p.duplex_ratio);
+  if (block < 1)
+    throw UsageError("option --duplex-ratio " + format_ratio(p.duplex_ratio) + ": the D2H block of -s x ratio is under 1 byte");
+  return Layout::uniform(static_cast<uint64_t>(block), p.layout.tasks(), p.layout.frags_option());
+}
+
+std::string format_ratio(double r) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%g", r);
+  return s;
+}
+
+void run_duplex_case(const CaseSpec& spec, const CopyParams& p, const SelectedBackend& selected, ResultWriter& writer,
+                     Notes& notes, std::string* previous_plan) {
+  DuplexMeasurement m(spec, p, *selected.backend);
+  HarnessContext ctx(writer, notes, &selected, p.cluster, p.timeout_s);
+  ctx.finish_writer = false;
+  ctx.previous_plan = previous_plan;
+  run_measurement(m, ctx);
+}
+
+}  // namespace ds
