@@ -1758,3 +1758,23 @@ TEST(AscendGate, PageableCopiesRunUngatedNeverBehindAHold) {
   ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
   EXPECT_EQ(pinned.result("all_host_to_all_device_ce_multi_stream")["stream_start_gate"], true);
 }
+
+// The duplex case through the double: both directions on every card, each on its
+// own streams, every destination byte of both checked after every pass.
+TEST(AscendDuplex, BothDirectionsRunAndValidate) {
+  LogFile log;
+  const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
+  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", name, "-s", "64K", "-n", "4", "-i", "2", "-d", "2",
+                        "--duplex-ratio", "0.5", "--validate", "each"},
+                       double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = r.result(name);
+  EXPECT_EQ(res["validated"], true);
+  EXPECT_EQ(res["from"], "acl::host::all");
+  EXPECT_EQ(res["to"], "acl::device::all");
+  EXPECT_EQ(res["method"], "CE-MS-FORK");
+  EXPECT_EQ(res["duplex"]["h2d"]["bytes"], 2u * 65536u * 4u);
+  EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 32768u * 4u);
+  EXPECT_GT(res["duplex"]["d2h"]["alone_gib_s"].get<double>(), 0);
+  EXPECT_GT(res["duplex"]["h2d"]["gib_s"].get<double>(), 0);
+}

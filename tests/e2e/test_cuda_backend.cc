@@ -1112,3 +1112,23 @@ TEST(CudaNuma, DeviceNodeComesFromItsPciAddressInSysfs) {
   const RunResult d = run_tool({"doctor"}, env);
   EXPECT_NE(d.out.find("NUMA: card 0 -> node 0 -> CPUs 0-15,32-47"), std::string::npos) << d.out;
 }
+
+// The duplex case through the double: both directions on every card, each on its
+// own streams, every destination byte of both checked after every pass.
+TEST(CudaDuplex, BothDirectionsRunAndValidate) {
+  CallLog log;
+  const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
+  JsonRun r = run_json({"--backend", "cuda", "copy", "-t", name, "-s", "64K", "-n", "4", "-i", "2", "-d", "2",
+                        "--duplex-ratio", "0.5", "--validate", "each"},
+                       double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = r.result(name);
+  EXPECT_EQ(res["validated"], true);
+  EXPECT_EQ(res["from"], "cuda::host::all");
+  EXPECT_EQ(res["to"], "cuda::device::all");
+  EXPECT_EQ(res["method"], "CE-MS-FORK");
+  EXPECT_EQ(res["duplex"]["h2d"]["bytes"], 2u * 65536u * 4u);
+  EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 32768u * 4u);
+  EXPECT_GT(res["duplex"]["d2h"]["alone_gib_s"].get<double>(), 0);
+  EXPECT_GT(res["duplex"]["h2d"]["gib_s"].get<double>(), 0);
+}
