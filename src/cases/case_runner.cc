@@ -26,6 +26,23 @@ char* copy_address(const Buffer& buf, CopyMethod method) {
   return static_cast<char*>(buf.host);
 }
 
+CopyPlan plan_fragments(const Buffer& src, const Buffer& dst, const Layout& layout, CopyDir dir, CopyMethod method,
+                        int streams, SubmitMode mode) {
+  CopyPlan plan;
+  plan.dir = dir;
+  plan.fragments_per_task = layout.fragments_per_task();
+  plan.streams = streams;
+  plan.submit_mode = mode;
+  char* s = copy_address(src, method);
+  char* t = copy_address(dst, method);
+  plan.copies.reserve(static_cast<size_t>(layout.fragments()));
+  for (uint64_t i = 0; i < layout.fragments(); ++i) {
+    const Fragment f = layout.fragment(i);
+    plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
+  }
+  return plan;
+}
+
 // Every fragment of `layout` in `buf` gets the pattern of (owner, fragment index).
 void fill_fragments(Device& dev, const Buffer& buf, int owner, const Layout& layout) {
   std::unique_ptr<Memory> staging;
@@ -272,20 +289,7 @@ class CopyWorker : public LoopWorker {
 
   // A copy per fragment of the layout, from `src` to the destination.
   CopyPlan plan_copies(const Buffer& src) const {
-    const Layout& layout = p_.layout;
-    CopyPlan plan;
-    plan.dir = direction(spec_);
-    plan.fragments_per_task = layout.fragments_per_task();
-    plan.streams = p_.streams;
-    plan.submit_mode = p_.submit_mode;
-    char* s = copy_address(src, spec_.method);
-    char* t = copy_address(dst_, spec_.method);
-    plan.copies.reserve(static_cast<size_t>(layout.fragments()));
-    for (uint64_t i = 0; i < layout.fragments(); ++i) {
-      const Fragment f = layout.fragment(i);
-      plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
-    }
-    return plan;
+    return plan_fragments(src, dst_, p_.layout, direction(spec_), spec_.method, p_.streams, p_.submit_mode);
   }
 
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds

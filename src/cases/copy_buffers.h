@@ -16,6 +16,10 @@ namespace ds {
 // Address a copy of `buf` uses: device memory by its device address; host memory
 // by its CPU address, except on the direct path, which reads the mapped address.
 char* copy_address(const Buffer& buf, CopyMethod method);
+// A copy per fragment of `layout`, from `src` to `dst` at the same offsets, in
+// direction `dir`, over `streams` streams submitted in `mode` (multi-stream CE).
+CopyPlan plan_fragments(const Buffer& src, const Buffer& dst, const Layout& layout, CopyDir dir, CopyMethod method,
+                        int streams, SubmitMode mode);
 // Every fragment of `layout` in `buf` gets the pattern of (owner, fragment index).
 void fill_fragments(Device& dev, const Buffer& buf, int owner, const Layout& layout);
 // Every fragment gets the bitwise inverse of that pattern (--validate each, before

@@ -126,18 +126,7 @@ class DuplexWorker : public LoopWorker {
     return b;
   }
   CopyPlan plan(const Buffer& src, const Buffer& dst, const Layout& layout, CopyDir dir) const {
-    CopyPlan plan;
-    plan.dir = dir;
-    plan.fragments_per_task = layout.fragments_per_task();
-    plan.streams = p_.streams;
-    plan.submit_mode = p_.submit_mode;
-    char* s = copy_address(src, spec_.method);
-    char* t = copy_address(dst, spec_.method);
-    for (uint64_t i = 0; i < layout.fragments(); ++i) {
-      const Fragment f = layout.fragment(i);
-      plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
-    }
-    return plan;
+    return plan_fragments(src, dst, layout, dir, spec_.method, p_.streams, p_.submit_mode);
   }
 
   PlacementScope placed_;
