@@ -8,7 +8,7 @@
 #include "core/interrupt.h"
 #include "core/suggest.h"
 #include "cases/duplex_result.h"
-#include "load/load_result.h"
+#include "staging/staged_stages.h"
 
 namespace ds {
 
@@ -268,7 +268,7 @@ int run_cli(int argc, char** argv) {
   // How each measurement's result parts are read back when they travel between
   // ranks (output/result_extra.h): registered before anything is measured.
   register_aio_result();
-  register_load_result();
+  register_staged_results();
   register_duplex_result();
   Cli cli(std::vector<std::string>(argv + 1, argv + argc), std::vector<std::string>(argv, argv + argc));
   if (cli.bare()) {

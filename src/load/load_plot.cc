@@ -1,6 +1,6 @@
 #include "load/load_plot.h"
 
-#include "load/load_result.h"
+#include "staging/staged_stages.h"
 
 namespace ds {
 

@@ -14,7 +14,7 @@
 #include "cluster/across_ranks.h"
 #include "cluster/cluster.h"
 #include "core/clock.h"
-#include "load/load_result.h"
+#include "staging/staged_stages.h"
 #include "runner/timed_loop.h"
 
 namespace {
@@ -166,8 +166,8 @@ ds::CaseResult load_part(uint64_t bytes, std::vector<int64_t> piped, std::vector
   ds::LoadStages st;
   st.disk_alone = {"DiskAlone", ds::compute_stats(disk), disk};
   st.copy_alone = {"CopyAlone", ds::compute_stats(copy), copy};
-  st.read_busy_samples = st.copy_busy_samples = busy;
-  st.read_busy = st.copy_busy = ds::compute_stats(busy);
+  st.io_busy_samples = st.copy_busy_samples = busy;
+  st.io_busy = st.copy_busy = ds::compute_stats(busy);
   st.set_figures(r);
   r.extras.put(st);
   return r;
@@ -188,9 +188,9 @@ TEST(AcrossRanks, LoadStagesAreCombinedAsThePipelinedPass) {
   EXPECT_DOUBLE_EQ(s.pipelined_gib_s, 3.0 / 1.5);  // rounds of 1 s and 2 s
   EXPECT_DOUBLE_EQ(s.percent_of_slower, 100.0 * 2.0 / 2.5);
   EXPECT_EQ(s.bottleneck, "neither (overlap lost)");  // 80% of the disk alone
-  EXPECT_EQ(s.read_busy_samples, (std::vector<int64_t>{7, 9, 5}));
-  EXPECT_EQ(s.read_busy.samples, 3u);
-  EXPECT_EQ(s.read_busy.max, 9);
+  EXPECT_EQ(s.io_busy_samples, (std::vector<int64_t>{7, 9, 5}));
+  EXPECT_EQ(s.io_busy.samples, 3u);
+  EXPECT_EQ(s.io_busy.max, 9);
   EXPECT_EQ(s.copy_busy.min, 5);
 }
 

@@ -19,7 +19,7 @@
 #include "output/svg_plot.h"
 #include "output/text_writer.h"
 #include "load/load_plot.h"
-#include "load/load_result.h"
+#include "staging/staged_stages.h"
 #include "output_checks.h"
 
 using namespace ds;

@@ -17,7 +17,7 @@
 
 #include "aio/aio_result.h"
 #include "core/error.h"
-#include "load/load_result.h"
+#include "staging/staged_stages.h"
 #include "output/csv_writer.h"
 #include "output/json_writer.h"
 #include "output/result_codec.h"
@@ -103,13 +103,13 @@ struct ResultMirror {
 struct LoadStagesMirror {
   void* vtable;
   Stage disk_alone, copy_alone;
-  Stats read_busy, copy_busy;
-  std::vector<int64_t> read_busy_samples, copy_busy_samples;
+  Stats io_busy, copy_busy;
+  std::vector<int64_t> io_busy_samples, copy_busy_samples;
   double disk_gib_s, copy_gib_s, pipelined_gib_s, percent_of_slower;
   std::string bottleneck;
 };
 static_assert(sizeof(LoadStages) == sizeof(LoadStagesMirror),
-              "LoadStages changed: carry it in load_result and fill it here");
+              "LoadStages changed: carry it in staging/staged_stages and fill it here");
 static_assert(sizeof(Stats) == sizeof(StatsMirror), "Stats changed: carry it in result_codec and fill it here");
 static_assert(sizeof(Stage) == sizeof(StageMirror), "Stage changed: carry it in result_codec and fill it here");
 static_assert(sizeof(DeviceIo) == sizeof(DeviceIoMirror), "DeviceIo changed: carry it in aio_result and fill it here");
@@ -152,9 +152,9 @@ LoadStages filled_load() {
   LoadStages l;
   l.disk_alone = Stage{"DiskAlone", compute_stats({700, 900}), {700, 900}};
   l.copy_alone = Stage{"CopyAlone", compute_stats({70, 90}), {70, 90}};
-  l.read_busy = compute_stats({600, 650});
+  l.io_busy = compute_stats({600, 650});
   l.copy_busy = compute_stats({60, 65});
-  l.read_busy_samples = {600, 650};
+  l.io_busy_samples = {600, 650};
   l.copy_busy_samples = {60, 65};
   l.disk_gib_s = 1.5;
   l.copy_gib_s = 15.25;
@@ -223,7 +223,7 @@ CaseResult filled() {
 // Every measurement's decoder, as the program registers them at its start.
 void registered() {
   register_aio_result();
-  register_load_result();
+  register_staged_results();
 }
 
 TEST(ResultCodec, RoundTripKeepsEveryField) {
@@ -257,7 +257,7 @@ TEST(ResultCodec, RoundTripKeepsEveryField) {
   ASSERT_NE(load, nullptr);
   EXPECT_EQ(load->copy_alone.samples, (std::vector<int64_t>{70, 90}));
   EXPECT_EQ(load->bottleneck, "disk");
-  EXPECT_EQ(load->read_busy_samples, (std::vector<int64_t>{600, 650}));
+  EXPECT_EQ(load->io_busy_samples, (std::vector<int64_t>{600, 650}));
   EXPECT_EQ(load->copy_busy_samples, (std::vector<int64_t>{60, 65}));
   // The extras in the order they were put.
   ASSERT_EQ(back.extras.all().size(), 2u);
@@ -427,7 +427,7 @@ TEST(ResultExtraCodec, LoadRoundTrip) {
   EXPECT_EQ(b->disk_alone.name, "DiskAlone");
   EXPECT_EQ(b->disk_alone.samples, (std::vector<int64_t>{700, 900}));
   EXPECT_EQ(b->copy_alone.ns.max, 90);
-  EXPECT_EQ(b->read_busy.p50, l.read_busy.p50);
+  EXPECT_EQ(b->io_busy.p50, l.io_busy.p50);
   EXPECT_EQ(b->copy_busy_samples, (std::vector<int64_t>{60, 65}));
   EXPECT_DOUBLE_EQ(b->copy_gib_s, 15.25);
   EXPECT_DOUBLE_EQ(b->percent_of_slower, 91.6);
@@ -438,12 +438,12 @@ TEST(ResultExtraCodec, LoadRoundTrip) {
 TEST(ResultExtraCodec, UnregisteredPartIsARunError) {
   registered();
   nlohmann::json j = nlohmann::json::parse(encode_result(filled()));
-  j["extras"][0]["key"] = "offload";
+  j["extras"][0]["key"] = "no-such-measurement";
   try {
     decode_result(j.dump());
     ADD_FAILURE() << "an unknown part was accepted";
   } catch (const RunError& e) {
-    EXPECT_NE(std::string(e.what()).find("'offload'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'no-such-measurement'"), std::string::npos) << e.what();
   }
 }
 

@@ -16,7 +16,7 @@
 
 #include "aio/aio_result.h"
 #include "cluster/across_ranks.h"
-#include "load/load_result.h"
+#include "staging/staged_stages.h"
 #include "output/csv_writer.h"
 #include "output/json_writer.h"
 #include "output/text_writer.h"
@@ -115,9 +115,9 @@ CaseResult load_like() {
   LoadStages s;
   s.disk_alone = {"DiskAlone", stats(100000, 300000, 200000, 200000, 300000, 300000, 300000, 3), {100000, 200000, 300000}};
   s.copy_alone = {"CopyAlone", stats(50000, 70000, 60000, 60000, 70000, 70000, 70000, 3), {50000, 60000, 70000}};
-  s.read_busy = stats(10, 30, 20, 20, 30, 30, 30, 3);
+  s.io_busy = stats(10, 30, 20, 20, 30, 30, 30, 3);
   s.copy_busy = stats(1, 3, 2, 2, 3, 3, 3, 3);
-  s.read_busy_samples = {10, 20, 30};
+  s.io_busy_samples = {10, 20, 30};
   s.copy_busy_samples = {1, 2, 3};
   s.set_figures(l);
   l.extras.put(s);
@@ -166,7 +166,7 @@ std::vector<CaseResult> rank_parts(const CaseResult& r) {
       LoadStages l = *l0;
       for (auto& v : l.disk_alone.samples) v += 1000 * k;
       l.disk_alone.ns = compute_stats(l.disk_alone.samples);
-      l.read_busy_samples.push_back(k);
+      l.io_busy_samples.push_back(k);
       l.set_figures(p);
       p.extras.put(l);
     }

@@ -1,0 +1,188 @@
+#include "staging/staged_side.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "memory/host_memory.h"
+#include "memory/pattern.h"
+
+namespace ds {
+
+StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& config, WorkerPlacement& record)
+    : dev_(dev), c_(config), p_(*config.p), files_(*config.files) {
+  const unsigned k = p_.staging_buffers();
+  const size_t fb = static_cast<size_t>(p_.file_bytes());
+  const char* cmd = c_.dir == StagedDir::kLoad ? "load" : "offload";
+  if (!backend.device_memory_is_host()) {
+    NeedsText t{cmd, "device memory", format_bytes(p_.layout.bytes()) + " KV region", "lower -s or -n"};
+    check_device_needs(p_.layout.bytes(), dev_.free_memory(), dev_.index(), t);
+  }
+  region_ = dev_.alloc_device(static_cast<size_t>(p_.layout.bytes()));
+  // The backend's pinned memory, or where that cannot take O_DIRECT (ascend:
+  // aclrtMallocHost memory answers EFAULT) our own registered mapping (make_io_buffer).
+  staging_ = make_io_buffer(dev_, backend, k * fb, p_.sdma, c_.direct_io, std::string(c_.what) + " buffers");
+  host_ = static_cast<char*>(staging_.host);
+  check_odirect_aligned(host_, std::string("the ") + c_.what + " buffers are");
+  // First touched here, on the card's node's CPUs (untimed); where the pages are.
+  std::memset(host_, 0, k * fb);
+  record.add_buffer(c_.what, host_, k * fb);
+  scratch_ = alloc_pageable(static_cast<size_t>(p_.layout.largest_fragment()));
+  if (c_.dir == StagedDir::kOffload) fill_region();
+  engine_ = make_io_engine(p_.engine, p_.iodepth);
+  PipelineConfig pc;
+  pc.dir = c_.dir;
+  pc.device = &dev_;
+  pc.engine = engine_.get();
+  pc.blocks = &files_.extents;
+  pc.direct_path = p_.sdma;
+  pc.block_name = [this](size_t b) { return "block " + std::to_string(b) + " (" + files_.files->path(b) + ")"; };
+  char* dev_base = static_cast<char*>(p_.sdma ? staging_.device : staging_.host);
+  for (unsigned b = 0; b < k; ++b) {
+    pc.staging_host.push_back(host_ + b * fb);
+    pc.staging_dev.push_back(dev_base + b * fb);
+    ring_.buffers.push_back(host_ + b * fb);
+  }
+  // Block b's copies: the device side in the region, the host side an offset into a staging buffer.
+  const BlockPlaces at(p_);
+  char* base = static_cast<char*>(region_->device_ptr());
+  pc.copies_per_block = static_cast<size_t>(p_.fragments_per_file());
+  pc.copies.reserve(static_cast<size_t>(p_.layout.fragments()));
+  for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
+    const Fragment f = p_.layout.fragment(i);
+    pc.copies.push_back({base + f.offset, at.file_offset(i), static_cast<size_t>(f.bytes)});
+  }
+  // Every block's copies prepared now, with the backend (the direct path: its proof,
+  // batch arrays, graphs or FFTS+ contexts), so no timed pass builds any.
+  pipeline_ = std::make_unique<Pipeline>(std::move(pc), p_.streams);
+  disk_alone_ = std::make_unique<TransferPass>(*engine_, c_.dir == StagedDir::kLoad ? IoOp::kRead : IoOp::kWrite,
+                                               files_.extents, ring_);
+}
+
+StagedSide::~StagedSide() { finish(); }
+
+void StagedSide::finish() {
+  pipeline_.reset();
+  disk_alone_.reset();
+}
+
+PipelineTimes StagedSide::disk_alone() {
+  PipelineTimes t;
+  try {
+    const PassResult pr = disk_alone_->run();
+    t.wall_ns = pr.wall_ns;
+    t.submit_ns = pr.submit_ns;
+    t.short_transfers = pr.short_transfers;
+    t.io_busy_ns = pr.wall_ns;
+  } catch (const IoFailure& f) {
+    throw RunError("disk alone, block " + std::to_string(f.shard) + " (" + files_.files->path(f.shard) +
+                   "): " + f.what());
+  }
+  return t;
+}
+
+// Offload's source: every fragment of the region the pattern of (owner, fragment).
+void StagedSide::fill_region() {
+  char* base = static_cast<char*>(region_->device_ptr());
+  for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
+    const Fragment f = p_.layout.fragment(i);
+    const size_t n = static_cast<size_t>(f.bytes);
+    pattern_fill(scratch_->host_ptr(), n, pattern_key(files_.owner, i));
+    dev_.copy_sync({base + f.offset, scratch_->host_ptr(), n}, CopyDir::kH2D);
+  }
+}
+
+void StagedSide::poison() {
+  if (c_.dir == StagedDir::kLoad) {
+    // Every fragment of the region zeroed, so one the pass does not copy fails the check.
+    std::memset(scratch_->host_ptr(), 0, scratch_->bytes());
+    for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
+      const Fragment f = p_.layout.fragment(i);
+      dev_.copy_sync({static_cast<char*>(region_->device_ptr()) + f.offset, scratch_->host_ptr(),
+                      static_cast<size_t>(f.bytes)},
+                     CopyDir::kH2D);
+    }
+    return;
+  }
+  // Every block file overwritten with the poison, so one the pass does not write fails.
+  const size_t fb = static_cast<size_t>(p_.file_bytes());
+  fill_poison(host_, fb);
+  for (size_t b = 0; b < files_.extents.size(); ++b) {
+    const int err = write_at(files_.extents[b].fd, files_.files->path(b), host_, fb, 0);
+    if (err != 0) throw sys_error("pwrite(" + files_.files->path(b) + ") poisoning it for --validate", err);
+  }
+}
+
+void StagedSide::check(const std::string& when) {
+  if (c_.dir == StagedDir::kLoad)
+    check_region(when);
+  else
+    check_files(when);
+}
+
+void StagedSide::mismatch(const std::string& when, uint64_t i, uint64_t off, const char* where) {
+  const BlockPlaces at(p_);
+  const size_t b = static_cast<size_t>(at.block_of(i));
+  const bool load = c_.dir == StagedDir::kLoad;
+  throw RunError(std::string("validation failed: ") + (load ? "load " : "offload ") + when + ": block " +
+                 std::to_string(b) + " (" + files_.files->path(b) + "), fragment " + std::to_string(i) + " " + where +
+                 " at offset " + std::to_string(off));
+}
+
+void StagedSide::check_region(const std::string& when) {
+  for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
+    const Fragment f = p_.layout.fragment(i);
+    const size_t n = static_cast<size_t>(f.bytes);
+    dev_.copy_sync({scratch_->host_ptr(), static_cast<char*>(region_->device_ptr()) + f.offset, n}, CopyDir::kD2H);
+    const int64_t off = pattern_check(scratch_->host_ptr(), n, pattern_key(files_.owner, i));
+    if (off >= 0) mismatch(when, i, static_cast<uint64_t>(off), "on the device differs from the file");
+  }
+}
+
+// Each file read back (through its own descriptor: O_DIRECT, so from the disk,
+// where the pages are not cached) into the first staging buffer.
+void StagedSide::check_files(const std::string& when) {
+  const BlockPlaces at(p_);
+  const size_t fb = static_cast<size_t>(p_.file_bytes());
+  for (size_t b = 0; b < files_.extents.size(); ++b) {
+    size_t got = 0;
+    while (got < fb) {
+      const ssize_t n = pread(files_.extents[b].fd, host_ + got, fb - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw sys_error("pread(" + files_.files->path(b) + ") for --validate", errno);
+      if (n == 0) throw RunError("validation failed: " + files_.files->path(b) + " ends at " + std::to_string(got));
+      got += static_cast<size_t>(n);
+    }
+    uint64_t i = 0, off = 0;
+    if (check_block(p_, at, files_.owner, b, host_, &i, &off))
+      mismatch(when, i, off - at.file_offset(i), "in the file differs from the device");
+  }
+}
+
+MemoryNeeds staged_needs(const StagedParams& p, const Backend& backend) {
+  const unsigned k = p.staging_buffers();
+  const auto d = static_cast<uint64_t>(p.devices);
+  MemoryNeeds n;
+  const uint64_t staging = k * p.file_bytes();
+  n.add_host("staging", d * staging);
+  n.add_host("a fragment's scratch per card", d * p.layout.largest_fragment());
+  n.add_host("the block files' writer", p.file_bytes());
+  if (backend.device_memory_is_host()) n.add_host("the cards' KV regions", d * p.layout.bytes());
+  // Staging of our own (O_DIRECT where the backend's pinned memory cannot take it) is
+  // locked by its registration, which only the direct path requires (make_io_buffer).
+  // (Before the workspaces say whether they do O_DIRECT: as asked.)
+  const bool own_staging = io_buffer_is_own(backend, !p.buffered);
+  if (own_staging ? p.sdma && backend.mlocks(HostLock::kRegistration) : backend.mlocks(HostLock::kPinnedAlloc))
+    n.locked_per_process = staging;
+  n.devices = p.devices;
+  n.device_per_device = p.layout.bytes();  // the card's KV region
+  n.device_in_host = backend.device_memory_is_host();
+  // The block files: one set per card, or one that every card reads (--shared).
+  n.disk = p.files() * p.file_bytes() * (p.shared ? 1 : d);
+  return n;
+}
+
+}  // namespace ds

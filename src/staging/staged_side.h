@@ -1,0 +1,83 @@
+// One card's side of a staged measurement in one direction: its KV region on the
+// device, K host staging buffers, an aio engine over its block files, the pipeline
+// (staging/pipeline.h) and the disk-alone pass (the same reads or writes through
+// the same buffers, no copies). Made in the card's worker, untimed; the passes are
+// what a worker's iterations run. `load` has one per card, `offload` one, and a
+// load with offloads beside it (--offload-ratio) one of each on the same device.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "aio/io_loop.h"
+#include "backend/backend.h"
+#include "memory/buffer.h"
+#include "runner/preflight.h"
+#include "staging/block_files.h"
+#include "staging/pipeline.h"
+#include "topology/placement.h"
+
+namespace ds {
+
+struct StagedSideConfig {
+  StagedDir dir = StagedDir::kLoad;
+  const StagedParams* p = nullptr;
+  const CardFiles* files = nullptr;
+  bool direct_io = true;         // the files' descriptors are O_DIRECT
+  const char* what = "staging";  // names its buffers in the placement record and notes (a literal)
+};
+
+class StagedSide {
+ public:
+  // Allocates the region (refused up front when the card's free memory cannot hold
+  // it), the staging buffers (first touched here, on the worker's CPUs), the engine,
+  // and prepares every block's copies. Offload: the region holds the pattern of
+  // (owner, fragment), written now. `record` gets the staging buffers' placement.
+  StagedSide(Device& dev, Backend& backend, const StagedSideConfig& config, WorkerPlacement& record);
+  ~StagedSide();
+  StagedSide(const StagedSide&) = delete;
+  StagedSide& operator=(const StagedSide&) = delete;
+
+  PipelineTimes pipelined() { return pipeline_->run(); }
+  PipelineTimes copy_alone() { return pipeline_->copy_alone(); }
+  // The block files' reads (load) or writes (offload) alone, through the staging
+  // buffers; RunError "disk alone, block N (path): ..." on a failure.
+  PipelineTimes disk_alone();
+
+  // --validate, untimed. poison(): before a pipelined pass, what it must overwrite
+  // is made wrong (load: the region; offload: the block files). check(when): after
+  // it, every fragment compared with the pattern (load: on the card; offload: in its
+  // file, read back), RunError naming the block, file, fragment and offset.
+  void poison();
+  void check(const std::string& when);
+
+  void finish();  // the pipeline and the disk-alone pass gone (drained)
+  const std::string& note() const { return staging_.note; }
+  Memory& region() { return *region_; }
+
+ private:
+  void fill_region();
+  void check_region(const std::string& when);
+  void check_files(const std::string& when);
+  [[noreturn]] void mismatch(const std::string& when, uint64_t fragment, uint64_t offset, const char* where);
+
+  Device& dev_;
+  StagedSideConfig c_;
+  const StagedParams& p_;
+  const CardFiles& files_;
+  std::unique_ptr<Memory> region_;
+  IoBuffer staging_;
+  char* host_ = nullptr;  // the staging buffers, back to back
+  std::unique_ptr<Memory> scratch_;  // one fragment, for the untimed fill and checks
+  std::unique_ptr<IoEngine> engine_;
+  BufferRing ring_;
+  std::unique_ptr<TransferPass> disk_alone_;  // after the engine it uses
+  std::unique_ptr<Pipeline> pipeline_;
+};
+
+// What a staged measurement needs in memory and on disk: every card's staging
+// buffers, a fragment's scratch per card, the block files' writer, the regions
+// (where device memory is host memory), the files (one set per card, or one).
+MemoryNeeds staged_needs(const StagedParams& p, const Backend& backend);
+
+}  // namespace ds
