@@ -1,0 +1,342 @@
+#include "staging/staged_measure.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <memory>
+
+#include "aio/io_loop.h"
+#include "aio/workspace_set.h"
+#include "cluster/cluster.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/stats.h"
+#include "core/units.h"
+#include "copy_methods/initiator.h"
+#include "memory/buffer.h"
+#include "memory/host_memory.h"
+#include "memory/pattern.h"
+#include "runner/numa_plan.h"
+#include "runner/preflight.h"
+#include "runner/shared_mapping.h"
+#include "measurement/measurement.h"
+#include "runner/timed_loop.h"
+#include "staging/block_files.h"
+#include "staging/staged_side.h"
+#include "staging/staged_stages.h"
+
+namespace ds {
+
+namespace {
+
+// The three passes of a round, one loop iteration each, in this order.
+enum Pass { kPipelined = 0, kDiskAlone = 1, kCopyAlone = 2, kPasses = 3 };
+
+// What a worker's iteration says beyond the loop's record: the time with at
+// least one read, resp. copy, in flight (pipelined passes only).
+struct BusyRecord {
+  int64_t io_busy_ns = 0;
+  int64_t copy_busy_ns = 0;
+};
+
+struct StagedSetup {
+  StagedDir dir;
+  const StagedParams& p;
+  Backend& backend;
+  const std::vector<CardFiles>& sets;  // one, or one per card
+  BusyRecord* busy;                    // [card][iteration], shared with the children
+  int loop_iterations;                 // warm-up included
+  bool direct;
+  const NumaPlan& numa;                // card c's worker placed on c's node
+
+  const CardFiles& files_of(int card) const { return sets.size() == 1 ? sets[0] : sets[static_cast<size_t>(card)]; }
+};
+
+// One card: its device and its staged side (KV region, staging buffers, streams,
+// events, aio engine); every iteration one pass of the round (pipelined, disk alone,
+// copy alone).
+class StagedWorker : public LoopWorker {
+ public:
+  StagedWorker(const StagedSetup& s, int card) : placed_(s.numa, card), s_(s), card_(card) {
+    dev_ = s.backend.open_device(card);
+    StagedSideConfig c;
+    c.dir = s.dir;
+    c.p = &s.p;
+    c.files = &s.files_of(card);
+    c.direct_io = s.direct;
+    side_ = std::make_unique<StagedSide>(*dev_, s.backend, c, placed_.record());
+  }
+
+  void before_iteration(int index) override {
+    if (s_.p.validate && index % kPasses == kPipelined) side_->poison();
+  }
+
+  void iterate(int index, IterationRecord& r) override {
+    const int pass = index % kPasses;
+    PipelineTimes t;
+    if (pass == kPipelined) {
+      t = side_->pipelined();
+      BusyRecord& b = s_.busy[static_cast<size_t>(card_) * static_cast<size_t>(s_.loop_iterations) +
+                              static_cast<size_t>(index)];
+      b.io_busy_ns = t.io_busy_ns;
+      b.copy_busy_ns = t.copy_busy_ns;
+    } else if (pass == kDiskAlone) {
+      t = side_->disk_alone();
+    } else {
+      t = side_->copy_alone();
+    }
+    r.submitted = r.start + t.submit_ns;
+    wall_ns_ = t.wall_ns;
+    short_transfers_ += t.short_transfers;
+  }
+  int64_t measured_ns(const IterationRecord&) override { return wall_ns_; }
+
+  // --validate: after every pipelined pass (warm-up included), outside the timing.
+  void after_iteration(int index) override {
+    if (!s_.p.validate || index % kPasses != kPipelined) return;
+    const int round = index / kPasses;
+    side_->check(round < s_.p.warmup ? "warm-up round " + std::to_string(round)
+                                     : "round " + std::to_string(round - s_.p.warmup));
+  }
+
+  void finish() override { side_->finish(); }
+  uint64_t retries() const override { return short_transfers_; }
+  std::string note() const override { return side_->note(); }
+  const WorkerPlacement* placement() const override { return &placed_.record(); }
+
+ private:
+  PlacementScope placed_;  // first: the CPUs and memory policy its buffers are made under
+  const StagedSetup& s_;
+  int card_;
+  std::unique_ptr<Device> dev_;  // first made, last gone
+  std::unique_ptr<StagedSide> side_;
+  int64_t wall_ns_ = 0;
+  uint64_t short_transfers_ = 0;
+};
+
+// The passes of one kind out of the loop's per-iteration values, measured rounds only.
+std::vector<int64_t> pass_samples(const std::vector<int64_t>& all, int pass) {
+  std::vector<int64_t> out;
+  for (size_t i = static_cast<size_t>(pass); i < all.size(); i += kPasses) out.push_back(all[i]);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// load or offload as a measurement: the block files laid out once (prepare), then
+// one phase of rounds, each round three loop iterations (pipelined, disk alone, copy
+// alone), a forked worker per card.
+class StagedMeasurement : public Measurement {
+ public:
+  StagedMeasurement(StagedDir dir, const StagedParams& p, const SelectedBackend& selected, Notes& notes)
+      : dir_(dir), load_(dir == StagedDir::kLoad), p_(p), selected_(selected), backend_(*selected.backend),
+        notes_(notes) {}
+
+  void check() override {
+    check_device_count("-d", p_.devices, p_.devices, selected_.probe.device_count, backend_.name());
+    if (p_.sdma && !backend_.has(Capability::kDirect))
+      throw RunError("--sdma true: the " + backend_.name() + " backend has no direct path");
+    if (p_.sdma && !selected_.probe.direct_unavailable.empty())
+      throw RunError("--sdma true: " + selected_.probe.direct_unavailable);
+    if (p_.sdma && !load_ && !backend_.has(Capability::kDirectD2H))
+      throw RunError("--sdma true: the " + backend_.name() + " backend's direct path does not copy device to host "
+                     "(docs/hardware-status.md); offload with CE copies (--sdma false)");
+  }
+  const NumaRequest* numa_request() const override { return &p_.numa_request; }
+  std::vector<int> placed_devices() const override { return first_devices(p_.devices); }  // card c on c's node
+  void placed(const NumaPlan& plan) override { numa_ = plan; }
+  MemoryNeeds needs() const override { return staged_needs(p_, backend_); }
+  // Each round is three passes (pipelined, disk alone, copy alone) of every card's
+  // request; nominally the disk's 1 GiB/s bounds them.
+  TimeEstimate estimate() const override {
+    TimeEstimate t;
+    t.unit = "round";
+    t.rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
+    t.moved = t.rounds * kPasses * p_.layout.bytes() * static_cast<uint64_t>(p_.devices);
+    t.nominal_gib_s = 1.0;
+    return t;
+  }
+  NeedsText needs_text() const override {
+    return {command(), "host memory",
+            format_bytes(p_.file_bytes()) + " x " + std::to_string(p_.staging_buffers()) + " staging buffers per card" +
+                (backend_.device_memory_is_host() ? " and the cards' KV regions" : ""),
+            "lower --staging, -s, -n or -d"};
+  }
+  void prepare() override;
+
+  LoopShape shape(size_t) const override {
+    LoopShape s;
+    s.progress_name = command();
+    s.workers = p_.devices;
+    s.fanout = Fanout::kFork;
+    s.hooks_apart = p_.validate;
+    s.warmup = p_.warmup * kPasses;
+    s.iterations = p_.iterations * kPasses;
+    s.progress_bytes = p_.layout.unit_bytes();
+    s.worker_name = "card";
+    s.running = s.waiting = load_ ? "reads and copies in flight" : "copies and writes in flight";
+    return s;
+  }
+  void host(size_t, const std::function<void()>& run_workers) override {
+    backend_.init_process();  // in each child
+    run_workers();
+  }
+  std::unique_ptr<LoopWorker> make_worker(size_t, int w) override { return std::make_unique<StagedWorker>(*setup_, w); }
+  void describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) override;
+  std::string retried() const override { return load_ ? "short reads" : "short writes"; }
+  void done(Notes& notes) override;
+
+ private:
+  const char* command() const { return load_ ? "load" : "offload"; }
+  void stages_alone(const LoopResult& loop, StagedStages& st) const;
+  template <class Stages>
+  void put_stages(const LoopResult& loop, CaseResult& r) const {
+    Stages st;
+    stages_alone(loop, st);
+    st.set_figures(r);
+    r.extras.put(std::move(st));
+  }
+  std::string brief() const;
+  std::string copies_text() const;
+
+  StagedDir dir_;
+  bool load_;
+  const StagedParams& p_;
+  const SelectedBackend& selected_;
+  Backend& backend_;
+  Notes& notes_;
+  NumaPlan numa_;
+  WorkspaceSet ws_;
+  bool direct_ = true;
+  std::vector<CardFiles> sets_;
+  std::unique_ptr<SharedMapping> busy_map_;
+  std::unique_ptr<StagedSetup> setup_;
+};
+
+void StagedMeasurement::prepare() {
+  direct_ = open_workspaces(ws_, p_.workspaces, p_.buffered, notes_);
+  // Each card's files (or one set for all with --shared), written now, untimed, and
+  // on the disk before the first pass: load's hold the pattern, offload's the poison.
+  sets_ = lay_out_block_files({p_, ws_, direct_, command(), load_ ? BlockContent::kPattern : BlockContent::kPoison});
+  const int loop_iterations = (p_.warmup + p_.iterations) * kPasses;
+  busy_map_ = std::make_unique<SharedMapping>(sizeof(BusyRecord) * static_cast<size_t>(p_.devices) *
+                                              static_cast<size_t>(loop_iterations));
+  auto* busy = static_cast<BusyRecord*>(busy_map_->data());
+  setup_.reset(new StagedSetup{dir_, p_, backend_, sets_, busy, loop_iterations, direct_, numa_});
+}
+
+// The stages alone and the busy times of the pipelined passes, from the loop's
+// values per iteration split by pass.
+void StagedMeasurement::stages_alone(const LoopResult& loop, StagedStages& st) const {
+  st.disk_alone.name = "DiskAlone";
+  st.disk_alone.samples = pass_samples(loop.measured, kDiskAlone);
+  st.disk_alone.ns = compute_stats(st.disk_alone.samples);
+  st.copy_alone.name = "CopyAlone";
+  st.copy_alone.samples = pass_samples(loop.measured, kCopyAlone);
+  st.copy_alone.ns = compute_stats(st.copy_alone.samples);
+  const int loop_iterations = setup_->loop_iterations;
+  for (int c = 0; c < p_.devices; ++c)
+    for (int it = p_.warmup * kPasses; it < loop_iterations; it += kPasses) {
+      const BusyRecord& b =
+          setup_->busy[static_cast<size_t>(c) * static_cast<size_t>(loop_iterations) + static_cast<size_t>(it)];
+      st.io_busy_samples.push_back(b.io_busy_ns);
+      st.copy_busy_samples.push_back(b.copy_busy_ns);
+    }
+  st.io_busy = compute_stats(st.io_busy_samples);
+  st.copy_busy = compute_stats(st.copy_busy_samples);
+}
+
+std::string StagedMeasurement::copies_text() const {
+  const std::string copy_method =
+      p_.sdma ? backend_.direct_method() : method_label(CopyMethod::kCeMultiStream, backend_);
+  return p_.sdma ? "one " + copy_method + " task per block" : "copies on " + std::to_string(p_.streams) + " streams";
+}
+
+std::string StagedMeasurement::brief() const {
+  const std::string cards = std::to_string(p_.devices) + " card" + (p_.devices == 1 ? "" : "s");
+  const std::string files = std::to_string(p_.files()) + " block files of " + format_bytes(p_.file_bytes());
+  const std::string staging = std::to_string(p_.staging_buffers()) +
+                              (io_buffer_is_own(backend_, direct_) ? " registered mmap" : " pinned") +
+                              " staging buffers per card";
+  const std::string io = std::string(engine_option_name(p_.engine)) + ", " + (direct_ ? "O_DIRECT" : "buffered") +
+                         ", iodepth " + std::to_string(p_.iodepth);
+  if (load_)
+    return "read " + files + " from " + ws_.dirs_text() + (p_.shared ? " (one set every card reads)" : " per card") +
+           " into " + staging + " with " + io + ", then " + copies_text() + " to " + cards;
+  return copies_text() + " from " + cards + " into " + staging + ", then write " + files + " per card to " +
+         ws_.dirs_text() + " with " + io;
+}
+
+void StagedMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) {
+  const auto d = static_cast<uint64_t>(p_.devices);
+  const std::string copy_method =
+      p_.sdma ? backend_.direct_method() : method_label(CopyMethod::kCeMultiStream, backend_);
+  const std::string disk = "file::" + ws_.disks();  // the disk and filesystem: "file::vda:ext4"
+  const std::string cards = backend_.label_prefix() + "::device::all";
+  const std::string io = std::string(engine_method_label(p_.engine)) + (direct_ ? "" : "+BUF");
+  r.from = load_ ? disk : cards;
+  r.to = load_ ? cards : disk;
+  r.method = (load_ ? io + "+" + copy_method : copy_method + "+" + io) + "-FORK";
+  r.block_bytes = p_.layout.unit_bytes();
+  r.count = d * p_.layout.units();
+  r.bytes = d * p_.layout.bytes();
+  r.devices = p_.devices;
+  r.streams = p_.sdma ? 1 : p_.streams;
+  if (!p_.sdma && p_.streams > 1) r.submit_mode = submit_mode_name(SubmitMode::kRoundRobin);
+  r.frags = p_.layout.frags_option();
+  if (p_.layout.per_fragment_regions()) r.layout = layout_label(p_.layout);
+  r.copies = d * p_.layout.fragments();
+  r.iterations = p_.iterations;
+  r.warmup = p_.warmup;
+  r.measured = load_ ? "IO+Copy" : "Copy+IO";
+  r.path = load_ ? "disk -> host -> device" : "device -> host -> disk";
+  r.brief = brief();
+  // The pipelined passes are the result's stages.
+  const std::vector<int64_t> submit = pass_samples(loop.submit, kPipelined);
+  const std::vector<int64_t> io_copy = pass_samples(loop.measured, kPipelined);
+  const std::vector<int64_t> wall = pass_samples(loop.wall, kPipelined);
+  const std::vector<int64_t> skew = pass_samples(loop.start_skew, kPipelined);
+  r.stages = {{"Submit", compute_stats(submit), submit},
+              {r.measured, compute_stats(io_copy), io_copy},
+              {"Wall", compute_stats(wall), wall},
+              {"StartSkew", compute_stats(skew), skew}};
+  if (load_)
+    put_stages<LoadStages>(loop, r);
+  else
+    put_stages<OffloadStages>(loop, r);
+  r.numa.mode = numa_mode_name(numa_.mode);
+  r.numa.workers = loop.placements;
+  if (p_.validate) r.validate = "each";
+  keep_worker_notes(loop, r, notes);  // how the staging buffers were made, once
+}
+
+// --keep, after a successful run: the block files stay, and where they are is said.
+void StagedMeasurement::done(Notes& notes) {
+  if (!p_.keep) return;
+  size_t kept = 0;
+  for (const CardFiles& set : sets_)
+    for (const auto& f : set.files->files) {
+      f->keep();
+      kept += f->size();
+    }
+  for (size_t w = 0; w < ws_.count(); ++w) ws_.workspaces[w]->keep();
+  notes.tell("kept " + std::to_string(kept) + " block files in " + ws_.dirs_text() + " (--keep)");
+}
+
+}  // namespace
+
+void measure_staged(StagedDir dir, const StagedParams& p, const SelectedBackend& selected, ResultWriter& writer,
+                    const std::function<void()>& begin, std::string& current, Notes& notes) {
+  StagedMeasurement m(dir, p, selected, notes);
+  run_measurement(m, HarnessContext(writer, notes, &selected, p.cluster, p.timeout_s, begin, &current));
+}
+
+}  // namespace ds
