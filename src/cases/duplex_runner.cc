@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <typeinfo>
 #include <vector>
 
 #include "cases/copy_buffers.h"
@@ -37,13 +38,32 @@ struct DirTimes {
   int64_t d2h_ns;
 };
 
-// One card's part: two buffer pairs, two initiators (each its own streams).
+// A direction's call (its copies' submission, the wait for them, its events' time):
+// a failure of the runtime's names the direction, "D2H copy: <call> failed ...";
+// aclrtMemcpyAsync, for one, is the same call both ways. A worker stopped, the
+// run interrupted: as they are.
+template <typename F>
+auto in_direction(const char* dir, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const RunError& e) {
+    if (typeid(e) != typeid(RunError)) throw;
+    throw RunError(std::string(dir) + " copy: " + e.what());
+  }
+}
+
+// One card's part: two buffer pairs, two initiators (each its own streams), each
+// direction's on a device handle of its own: a runtime that times several streams
+// on one timing stream per handle (ascend: AscendDevice::record), which waits for
+// the events in submission order, would otherwise stamp D2H's start after H2D's
+// end, and time a direction by the other's.
 class DuplexWorker : public LoopWorker {
  public:
   DuplexWorker(int w, const CaseSpec& spec, const CopyParams& p, const Layout& down, Backend& backend,
                const MemoryNeeds& needs, DirTimes* times)
       : placed_(p.numa, w), w_(w), spec_(spec), p_(p), down_(down), times_(times) {
     dev_ = backend.open_device(w);
+    down_dev_ = backend.open_device(w);
     if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
       NeedsText t{spec.name, "device memory", "", "lower -s, -n or --duplex-ratio"};
       check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
@@ -55,7 +75,7 @@ class DuplexWorker : public LoopWorker {
     fill_fragments(*dev_, up_src_, w, p.layout);
     fill_fragments(*dev_, down_src_, kD2HOwner + w, down);
     up_ = make_initiator(spec.method, *dev_, plan(up_src_, up_dst_, p.layout, CopyDir::kH2D));
-    down_init_ = make_initiator(spec.method, *dev_, plan(down_src_, down_dst_, down, CopyDir::kD2H));
+    down_init_ = make_initiator(spec.method, *down_dev_, plan(down_src_, down_dst_, down, CopyDir::kD2H));
     if (p.validate_each)
       staging_ = alloc_pageable(static_cast<size_t>(std::max(p.layout.largest_fragment(), down.largest_fragment())));
     placed_.record().add_buffer("h2d source", up_src_.host, up_src_.bytes);
@@ -84,17 +104,18 @@ class DuplexWorker : public LoopWorker {
     index_ = index;
     const int pass = index % kPasses;
     const bool up = pass != kD2HAlone, down = pass != kH2DAlone;
-    if (up) up_->submit();
-    if (down) down_init_->submit();
+    if (up) in_direction("H2D", [&] { up_->submit(); });
+    if (down) in_direction("D2H", [&] { down_init_->submit(); });
     r.submitted = now_ns();
-    if (up) up_->wait();
-    if (down) down_init_->wait();
+    if (up) in_direction("H2D", [&] { up_->wait(); });
+    if (down) in_direction("D2H", [&] { down_init_->wait(); });
   }
   // The pass's Copy: the longer direction's (both started together), each
   // direction's own kept for the result.
   int64_t measured_ns(const IterationRecord&) override {
     const int pass = index_ % kPasses;
-    DirTimes t{pass != kD2HAlone ? up_->copy_ns() : 0, pass != kH2DAlone ? down_init_->copy_ns() : 0};
+    DirTimes t{pass != kD2HAlone ? in_direction("H2D", [&] { return up_->copy_ns(); }) : 0,
+               pass != kH2DAlone ? in_direction("D2H", [&] { return down_init_->copy_ns(); }) : 0};
     times_[index_] = t;
     return std::max(t.h2d_ns, t.d2h_ns);
   }
@@ -104,6 +125,9 @@ class DuplexWorker : public LoopWorker {
     down_init_.reset();
     std::vector<WorkerNote> notes;
     for (const std::string& n : dev_->notes()) notes.push_back({"", n});
+    for (const std::string& n : down_dev_->notes())
+      if (std::find_if(notes.begin(), notes.end(), [&](const WorkerNote& x) { return x.text == n; }) == notes.end())
+        notes.push_back({"", n});
     notes.insert(notes.end(), notes_.begin(), notes_.end());
     note_ = encode_worker_notes(notes);
     if (p_.validate && !p_.validate_each) {
@@ -135,7 +159,7 @@ class DuplexWorker : public LoopWorker {
   const CopyParams& p_;
   const Layout& down_;
   DirTimes* times_;  // this worker's, one per loop iteration
-  std::unique_ptr<Device> dev_;
+  std::unique_ptr<Device> dev_, down_dev_;  // H2D's (and the buffers'), D2H's
   Buffer up_src_, up_dst_, down_src_, down_dst_;
   std::unique_ptr<Initiator> up_, down_init_;
   std::unique_ptr<Memory> staging_;

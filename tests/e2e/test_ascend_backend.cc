@@ -23,6 +23,7 @@
 #include "backends/ascend/ascend_backend.h"
 #include "cli_harness.h"
 #include "disk_fixtures.h"
+#include "duplex_checks.h"
 #include "json_checks.h"
 #include "memory/buffer.h"
 
@@ -1777,4 +1778,74 @@ TEST(AscendDuplex, BothDirectionsRunAndValidate) {
   EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 32768u * 4u);
   EXPECT_GT(res["duplex"]["d2h"]["alone_gib_s"].get<double>(), 0);
   EXPECT_GT(res["duplex"]["h2d"]["gib_s"].get<double>(), 0);
+}
+
+// Which direction each stream of each process copies, from the call log (the
+// aclrtMemcpyAsync kind: 1 host to device, 2 device to host).
+std::map<StreamKey, std::string> duplex_stream_directions(const CallLog& log) {
+  std::map<StreamKey, std::string> dir;
+  for (const auto& kv : log)
+    for (const Call& c : kv.second) {
+      if (c.name != "aclrtMemcpyAsync") continue;
+      const std::string kind = arg_of(c.args, "kind");
+      if (kind == "1" || kind == "2") dir[{kv.first, arg_of(c.args, "stream")}] = kind == "1" ? "H2D" : "D2H";
+    }
+  return dir;
+}
+
+const char* const kDuplexCase = "all_host_to_all_device_duplex_ce_multi_stream";
+
+// Copies that take 100 ms per 64 KiB (D2H's 128 KiB blocks at --duplex-ratio 2: 200
+// ms): each direction's rows are its own streams' events (the trace's spans of
+// them), the directions overlap, the Duplex line's arithmetic (duplex_checks.h).
+TEST(AscendDuplex, EachDirectionIsItsOwnStreamsAndTheyOverlap) {
+  LogFile log;
+  TempFile trace("ds-acl-trace");
+  auto env = double_env(log);
+  env["DS_ACL_DOUBLE_COPY_NS_PER_KIB"] = "1562500";
+  env["DS_ACL_DOUBLE_TRACE"] = trace.path();
+  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", kDuplexCase, "-s", "64K", "-n", "2", "--streams", "2",
+                        "-d", "2", "--warmup", "1", "-i", "2", "--duplex-ratio", "2"},
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CallLog calls = log.read();
+  const auto dir = duplex_stream_directions(calls);
+  ASSERT_EQ(dir.size(), 8u);  // 2 cards x 2 directions x 2 streams
+  expect_own_streams_and_overlap(r.result(kDuplexCase), trace.path(), dir, 1, 2);
+  for (const auto& kv : calls) expect_clean_process(kv.second, kv.first);
+}
+
+// Every stream's first three copy tasks 300 ms slower (the warm-up round and the
+// measured together pass): the alone figures are the alone passes'.
+TEST(AscendDuplex, AloneFiguresAreTheAlonePasses) {
+  LogFile log;
+  auto env = double_env(log);
+  env["DS_ACL_DOUBLE_COLD"] = "3:300000000";
+  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", kDuplexCase, "-s", "64K", "-n", "2", "--streams", "2",
+                        "-d", "2", "--warmup", "1", "-i", "1"},
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_alone_is_the_alone_pass(r.result(kDuplexCase));
+}
+
+// aclrtMemcpyAsync is the call of both directions: its failure says which. One
+// card, -n 2 on 2 streams: the together pass's first two calls are H2D's, the next
+// two D2H's. Exit 1, everything released.
+TEST(AscendDuplex, AFailingDirectionIsNamed) {
+  for (const char* nth : {"1", "3"}) {
+    SCOPED_TRACE(nth);
+    LogFile log;
+    auto env = double_env(log);
+    env["DS_ACL_DOUBLE_FAIL"] = std::string("aclrtMemcpyAsync:") + nth;
+    const RunResult r = run_tool({"--backend", "ascend", "copy", "-t", kDuplexCase, "-s", "64K", "-n", "2",
+                                  "--streams", "2", "-d", "1", "-i", "2"},
+                                 env);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(std::string("dev-sandbox: error: device 0: ") + (nth[0] == '1' ? "H2D" : "D2H") +
+                         " copy: aclrtMemcpyAsync (device 0) failed with error 507899: aclrtMemcpyAsync: injected "
+                         "failure (test double)\n"),
+              std::string::npos)
+        << r.err;
+    for (const auto& kv : log.read()) expect_clean_process(kv.second, kv.first);
+  }
 }

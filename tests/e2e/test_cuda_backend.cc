@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli_harness.h"
+#include "duplex_checks.h"
 #include "json_checks.h"
 
 using namespace dstest;
@@ -1131,4 +1132,81 @@ TEST(CudaDuplex, BothDirectionsRunAndValidate) {
   EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 32768u * 4u);
   EXPECT_GT(res["duplex"]["d2h"]["alone_gib_s"].get<double>(), 0);
   EXPECT_GT(res["duplex"]["h2d"]["gib_s"].get<double>(), 0);
+}
+
+// Which direction each stream of each process copies, from the call log.
+std::map<StreamKey, std::string> duplex_stream_directions(const std::vector<Call>& calls) {
+  std::map<StreamKey, std::string> dir;
+  for (const Call& c : calls) {
+    if (c.name == "cuMemcpyHtoDAsync_v2") dir[{c.pid, arg(c, "stream")}] = "H2D";
+    if (c.name == "cuMemcpyDtoHAsync_v2") dir[{c.pid, arg(c, "stream")}] = "D2H";
+  }
+  return dir;
+}
+
+const char* const kDuplexCase = "all_host_to_all_device_duplex_ce_multi_stream";
+
+// Copies that take 100 ms per 64 KiB (D2H's 128 KiB blocks at --duplex-ratio 2: 200
+// ms): each direction's rows are its own streams' events (the trace's spans of
+// them), the directions overlap, the Duplex line's arithmetic (duplex_checks.h).
+TEST(CudaDuplex, EachDirectionIsItsOwnStreamsAndTheyOverlap) {
+  CallLog log;
+  TempFile trace("ds-cuda-trace");
+  auto env = double_env(log);
+  env["DS_CUDA_DOUBLE_COPY_NS_PER_KIB"] = "1562500";
+  env["DS_CUDA_DOUBLE_TRACE"] = trace.path();
+  JsonRun r = run_json({"--backend", "cuda", "copy", "-t", kDuplexCase, "-s", "64K", "-n", "2", "--streams", "2",
+                        "-d", "2", "--warmup", "1", "-i", "2", "--duplex-ratio", "2"},
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto dir = duplex_stream_directions(log.calls());
+  ASSERT_EQ(dir.size(), 8u);  // 2 cards x 2 directions x 2 streams
+  expect_own_streams_and_overlap(r.result(kDuplexCase), trace.path(), dir, 1, 2);
+  expect_all_released(log.calls());
+}
+
+// Every stream's first three copy tasks 300 ms slower (the warm-up round and the
+// measured together pass): the alone figures are the alone passes'.
+TEST(CudaDuplex, AloneFiguresAreTheAlonePasses) {
+  CallLog log;
+  auto env = double_env(log);
+  env["DS_CUDA_DOUBLE_COLD"] = "3:300000000";
+  JsonRun r = run_json({"--backend", "cuda", "copy", "-t", kDuplexCase, "-s", "64K", "-n", "2", "--streams", "2",
+                        "-d", "2", "--warmup", "1", "-i", "1"},
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_alone_is_the_alone_pass(r.result(kDuplexCase));
+}
+
+// A failing call names its direction, also a call both directions make (the
+// events' time): exit 1, everything released.
+TEST(CudaDuplex, AFailingDirectionIsNamed) {
+  struct Want {
+    const char* fail;
+    const char* text;
+  };
+  const Want cases[] = {
+      {"cuMemcpyDtoHAsync_v2:1",
+       ": D2H copy: cuMemcpyDtoHAsync_v2(65536 bytes) failed: CUDA_ERROR_UNKNOWN (unknown error (injected by the test "
+       "double))\n"},
+      {"cuMemcpyHtoDAsync_v2:2",
+       ": H2D copy: cuMemcpyHtoDAsync_v2(65536 bytes) failed: CUDA_ERROR_UNKNOWN (unknown error (injected by the test "
+       "double))\n"},
+      {"cuEventElapsedTime_v2:1",
+       "dev-sandbox: error: device 0: H2D copy: cuEventElapsedTime_v2 failed: CUDA_ERROR_UNKNOWN (unknown error "
+       "(injected by the test double))\n"},
+  };
+  for (const Want& w : cases) {
+    SCOPED_TRACE(w.fail);
+    CallLog log;
+    auto env = double_env(log);
+    env["DS_CUDA_DOUBLE_FAIL"] = w.fail;
+    const bool one = std::string(w.fail).rfind("cuEvent", 0) == 0;
+    const RunResult r = run_tool({"--backend", "cuda", "copy", "-t", kDuplexCase, "-s", "64K", "-n", "2", "--streams",
+                                  "2", "-d", one ? "1" : "2", "-i", "2"},
+                                 env);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(w.text), std::string::npos) << r.err;
+    expect_all_released(log.calls());
+  }
 }
