@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 #include "output/json_forms.h"
+#include "output/result_schema.h"
 #include "output/text_writer.h"
 
 namespace ds {
@@ -21,8 +22,11 @@ void DuplexStages::set_figures(const CaseResult& r) {
 
 namespace {
 
-Json direction_json(uint64_t bytes, const Stage& together, double gib_s, const Stage& alone, double alone_gib_s) {
+Json direction_json(uint64_t bytes, uint64_t block, uint64_t count, const Stage& together, double gib_s,
+                    const Stage& alone, double alone_gib_s) {
   return {{"bytes", bytes},
+          {"block_bytes", block},
+          {"count", count},
           {"copy_us", stats_us(together.ns)},
           {"gib_s", gib_s},
           {"alone_copy_us", stats_us(alone.ns)},
@@ -33,16 +37,18 @@ Json direction_json(uint64_t bytes, const Stage& together, double gib_s, const S
 
 void DuplexStages::add_json(Json& result, const CaseResult&) const {
   result["duplex"] = {{"ratio", ratio},
-                      {"h2d", direction_json(h2d_bytes, h2d_together, h2d_gib_s, h2d_alone, h2d_alone_gib_s)},
-                      {"d2h", direction_json(d2h_bytes, d2h_together, d2h_gib_s, d2h_alone, d2h_alone_gib_s)},
+                      {"h2d", direction_json(h2d_bytes, h2d_block, h2d_count, h2d_together, h2d_gib_s, h2d_alone, h2d_alone_gib_s)},
+                      {"d2h", direction_json(d2h_bytes, d2h_block, d2h_count, d2h_together, d2h_gib_s, d2h_alone, d2h_alone_gib_s)},
                       {"together_gib_s", together_gib_s},
                       {"percent_of_alone", percent_of_alone}};
 }
 
-std::string format_direction_line(const std::string& dir, const Stage& copy, double gib_s) {
+std::string format_direction_line(const std::string& dir, uint64_t block, uint64_t count, const Stage& copy,
+                                  double gib_s) {
   char bw[64];
   std::snprintf(bw, sizeof bw, "%.3f", gib_s);
-  return "  " + dir + ": Copy(us)-(Min/Max/Avg/P50/P90)=" + format_stats_us(copy.ns) + "  BW(GB/s)=" + bw + "\n";
+  return "  " + dir + ": Size(KB)=" + format_kib(block) + " Count=" + std::to_string(count) +
+         "  Copy(us)-(Min/Max/Avg/P50/P90)=" + format_stats_us(copy.ns) + "  BW(GB/s)=" + bw + "\n";
 }
 
 std::string format_duplex_line(const DuplexStages& s) {
@@ -55,8 +61,41 @@ std::string format_duplex_line(const DuplexStages& s) {
 }
 
 std::string DuplexStages::block_lines(const CaseResult&) const {
-  return format_direction_line("H2D", h2d_together, h2d_gib_s) + format_direction_line("D2H", d2h_together, d2h_gib_s) +
-         format_duplex_line(*this);
+  return format_direction_line("H2D", h2d_block, h2d_count, h2d_together, h2d_gib_s) +
+         format_direction_line("D2H", d2h_block, d2h_count, d2h_together, d2h_gib_s) + format_duplex_line(*this);
+}
+
+namespace {
+
+// One CSV row of a direction: the result's own cells where they hold for it (the
+// case, method, cards, streams, iterations, ...), its own name, from/to, block,
+// count, Copy and BW; no Submit, Wall or StartSkew of its own (empty cells).
+Json direction_row(const CaseResult& r, const std::string& suffix, bool h2d, uint64_t block, uint64_t count,
+                   uint64_t bytes, const Stage& copy) {
+  Json row = Json::object();
+  for (const Column& c : result_columns())
+    if (c.in(kInCsv)) row[c.key] = c.value(r, ShowContext{});
+  for (const char* k : {"copies_per_iteration", "submit_us", "wall_us", "start_skew_us", "wall_bandwidth_gib_s",
+                        "setup_s", "retries"})
+    row.erase(k);
+  row["name"] = r.name + ":" + suffix;
+  row["from"] = h2d ? r.from : r.to;
+  row["to"] = h2d ? r.to : r.from;
+  row["block_bytes"] = block;
+  row["count"] = count;
+  row["copy_us"] = stats_us(copy.ns);
+  row["bandwidth_gib_s"] = ds::bandwidth_gib_s(bytes, 1, copy.ns.avg * 1e-9);
+  row["bandwidth_gb_s"] = ds::bandwidth_gb_s(bytes, 1, copy.ns.avg * 1e-9);
+  return row;
+}
+
+}  // namespace
+
+std::vector<Json> DuplexStages::csv_rows(const CaseResult& r) const {
+  return {direction_row(r, "h2d", true, h2d_block, h2d_count, h2d_bytes, h2d_together),
+          direction_row(r, "d2h", false, d2h_block, d2h_count, d2h_bytes, d2h_together),
+          direction_row(r, "h2d_alone", true, h2d_block, h2d_count, h2d_bytes, h2d_alone),
+          direction_row(r, "d2h_alone", false, d2h_block, d2h_count, d2h_bytes, d2h_alone)};
 }
 
 Json DuplexStages::encode() const {
@@ -67,6 +106,7 @@ Json DuplexStages::encode() const {
           {"h2d_bytes", h2d_bytes},
           {"d2h_bytes", d2h_bytes},
           {"ratio", ratio},
+          {"blocks", {h2d_block, d2h_block, h2d_count, d2h_count}},
           {"figures",
            {h2d_alone_gib_s, d2h_alone_gib_s, h2d_gib_s, d2h_gib_s, together_gib_s, percent_of_alone}}};
 }
@@ -82,6 +122,11 @@ std::shared_ptr<const ResultExtra> decode_duplex(const Json& j) {
   s.h2d_bytes = j.at("h2d_bytes");
   s.d2h_bytes = j.at("d2h_bytes");
   s.ratio = j.at("ratio");
+  const Json& b = j.at("blocks");
+  s.h2d_block = b.at(0);
+  s.d2h_block = b.at(1);
+  s.h2d_count = b.at(2);
+  s.d2h_count = b.at(3);
   const Json& f = j.at("figures");
   s.h2d_alone_gib_s = f.at(0);
   s.d2h_alone_gib_s = f.at(1);
@@ -101,7 +146,7 @@ std::shared_ptr<const ResultExtra> DuplexStages::combine(const std::vector<const
   const std::vector<const DuplexStages*> mine = extra_parts<DuplexStages>(parts);
   DuplexStages st = *this;
   std::vector<const Stage*> ht, dt, ha, da;
-  st.h2d_bytes = st.d2h_bytes = 0;
+  st.h2d_bytes = st.d2h_bytes = st.h2d_count = st.d2h_count = 0;
   for (const DuplexStages* p : mine) {
     ht.push_back(&p->h2d_together);
     dt.push_back(&p->d2h_together);
@@ -109,6 +154,8 @@ std::shared_ptr<const ResultExtra> DuplexStages::combine(const std::vector<const
     da.push_back(&p->d2h_alone);
     st.h2d_bytes += p->h2d_bytes;
     st.d2h_bytes += p->d2h_bytes;
+    st.h2d_count += p->h2d_count;
+    st.d2h_count += p->d2h_count;
   }
   st.h2d_together = slowest_per_iteration(ht, combined.name);
   st.d2h_together = slowest_per_iteration(dt, combined.name);

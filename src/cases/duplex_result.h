@@ -19,6 +19,9 @@ class DuplexStages : public ResultExtra {
   // Copy together and alone.
   Stage h2d_together, d2h_together, h2d_alone, d2h_alone;
   uint64_t h2d_bytes = 0, d2h_bytes = 0;  // per iteration, every card's
+  // Each direction's block (-s; floor(-s x ratio)) and its blocks per iteration,
+  // every card's: block x count is the direction's bytes.
+  uint64_t h2d_block = 0, d2h_block = 0, h2d_count = 0, d2h_count = 0;
   double ratio = 1;                       // --duplex-ratio: D2H bytes per H2D byte
   // The Duplex line: a, b (alone), c, d (together), e (both directions' bytes over
   // the together pass's Copy, the result's BW) and p = e / (a + b) x 100.
@@ -33,13 +36,18 @@ class DuplexStages : public ResultExtra {
   JsonPlace json_place() const override { return JsonPlace::kAfterNuma; }
   void add_json(Json& result, const CaseResult& r) const override;
   std::string block_lines(const CaseResult& r) const override;  // H2D, D2H and Duplex lines
+  // CSV: a row per direction together and alone (<name>:h2d, :d2h, :h2d_alone,
+  // :d2h_alone), each its own from/to, block, count, Copy and BW.
+  std::vector<Json> csv_rows(const CaseResult& r) const override;
   Json encode() const override;
   std::shared_ptr<const ResultExtra> combine(const std::vector<const ResultExtra*>& parts, const CombineScope& scope,
                                              const CaseResult& combined) const override;
 };
 
-// "  H2D: Copy(us)-(Min/Max/Avg/P50/P90)=<stats>  BW(GB/s)=<x>" (the together pass).
-std::string format_direction_line(const std::string& dir, const Stage& copy, double gib_s);
+// "  H2D: Size(KB)=<block> Count=<n>  Copy(us)-(Min/Max/Avg/P50/P90)=<stats>  BW(GB/s)=<x>"
+// (the together pass).
+std::string format_direction_line(const std::string& dir, uint64_t block, uint64_t count, const Stage& copy,
+                                  double gib_s);
 // "  Duplex: H2D alone <a> GiB/s, D2H alone <b>, together H2D <c> + D2H <d> = <e> GiB/s
 // (<p>% of alone H2D + D2H)".
 std::string format_duplex_line(const DuplexStages& s);

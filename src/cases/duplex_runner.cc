@@ -307,6 +307,10 @@ void DuplexMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
   st.d2h_alone = direction_stage("D2HAlone", kD2HAlone, false);
   st.h2d_bytes = d * p_.layout.bytes();
   st.d2h_bytes = d * down_.bytes();
+  st.h2d_block = p_.layout.unit_bytes();
+  st.d2h_block = down_.unit_bytes();
+  st.h2d_count = d * p_.layout.units();
+  st.d2h_count = d * down_.units();
   st.ratio = p_.duplex_ratio;
   st.set_figures(r);
   r.extras.put(st);

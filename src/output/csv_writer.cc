@@ -91,6 +91,20 @@ void CsvWriter::add(const CaseResult& r) {
     if (c.in(kInCsv)) add_cells(row, c, c.value(r, ShowContext{}));
   row.push_back("");  // error: none
   write_row(out_, row);
+  // The rows an extra adds (a duplex result's directions): the columns they hold.
+  for (const auto& extra : r.extras.all())
+    for (const Json& sub : extra->csv_rows(r)) {
+      std::vector<std::string> cells;
+      for (const Column& c : result_columns()) {
+        if (!c.in(kInCsv)) continue;
+        if (sub.contains(c.key))
+          add_cells(cells, c, sub.at(c.key));
+        else
+          cells.insert(cells.end(), c.stats ? stats_us_keys().size() : 1, std::string());
+      }
+      cells.push_back("");  // error: none
+      write_row(out_, cells);
+    }
   out_.flush();
 }
 

@@ -5,12 +5,16 @@
 
 #include "core/error.h"
 #include "core/stats.h"
+#include <nlohmann/json.hpp>
+
 #include "output/result.h"
 
 namespace ds {
 
 std::string ResultExtra::block_lines(const CaseResult&) const { return ""; }
 std::string ResultExtra::trailing_lines(const CaseResult&) const { return ""; }
+
+std::vector<Json> ResultExtra::csv_rows(const CaseResult&) const { return {}; }
 
 void ResultExtras::put(std::shared_ptr<const ResultExtra> extra) {
   if (!extra) return;

@@ -57,6 +57,11 @@ class ResultExtra {
   virtual std::string block_lines(const CaseResult& r) const;
   virtual std::string trailing_lines(const CaseResult& r) const;
 
+  // CSV: rows written after the result's own, each an object keyed by the CSV
+  // columns' keys (a statistic as json_forms.h stats_us gives it); a column a row
+  // leaves out is empty in it. Default: none.
+  virtual std::vector<Json> csv_rows(const CaseResult& r) const;
+
   // The codec's form (lossless); the decoder registered under key() reads it back.
   virtual Json encode() const = 0;
 

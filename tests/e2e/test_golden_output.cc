@@ -92,6 +92,11 @@ std::string mask_text(const std::string& out) {
       line = std::regex_replace(line, std::regex(R"([0-9]+(\.[0-9]+)?( GiB/s| per card))"), "<n>$2");
     if (line.rfind("Summary (", 0) == 0) line = mask_summary(line);
     if (line.rfind("  Wall: ", 0) == 0) line = std::regex_replace(line, std::regex(R"(=[0-9. /]+)"), "=<n> ");
+    // duplex: each direction's row keeps its Size and Count; the figures are masked.
+    if (line.rfind("  H2D: ", 0) == 0 || line.rfind("  D2H: ", 0) == 0)
+      line = std::regex_replace(line, std::regex(R"((Copy\(us\)-\(Min/Max/Avg/P50/P90\)|BW\(GB/s\))=[0-9. /]+)"),
+                                "$1=<n> ");
+    if (line.rfind("  Duplex: ", 0) == 0) line = std::regex_replace(line, std::regex(R"([0-9]+\.[0-9]+)"), "<n>");
     if (line.rfind("  Stages: ", 0) == 0) {  // load: the figures and the verdict they give
       line = std::regex_replace(line, std::regex(R"([0-9]+\.[0-9]+)"), "<n>");
       line = std::regex_replace(line, std::regex(R"(bottleneck: .*)"), "bottleneck: <verdict>");
@@ -117,6 +122,20 @@ std::string mask_json(const std::string& out) {
           kv.value() = 0;
         else
           kv.value() = "<verdict>";
+      }
+    if (r.contains("duplex"))  // each direction's bytes, block and count stay
+      for (auto& kv : r["duplex"].items()) {
+        if (kv.value().is_object()) {
+          for (auto& f : kv.value().items())
+            if (f.key() != "bytes" && f.key() != "block_bytes" && f.key() != "count") {
+              if (f.value().is_object())
+                for (auto& st : f.value().items()) st.value() = 0;
+              else
+                f.value() = 0;
+            }
+        } else if (kv.key() != "ratio") {
+          kv.value() = 0;
+        }
       }
     if (r.contains("device_io"))  // aio: the disk under the workspace varies with the machine
       for (auto& d : r["device_io"]) {
@@ -164,9 +183,11 @@ std::string mask_csv(const std::string& out) {
   std::vector<bool> numeric;
   bool header = true;
   while (std::getline(in, line)) {
-    std::vector<std::string> cells(1);  // no quoted commas in these runs
+    std::vector<std::string> cells(1);  // a quoted cell (a brief with a comma) kept whole
+    bool quoted = false;
     for (char c : line) {
-      if (c == ',')
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted)
         cells.emplace_back();
       else
         cells.back().push_back(c);
@@ -237,6 +258,21 @@ const std::vector<GoldenRun>& runs() {
         "4K", "-n", "8", "-i", "2", "-d", "2", "--validate"},
        {},
        "text"},
+      {"sim_copy_duplex",
+       {"--backend", "sim", "copy", "-t", "all_host_to_all_device_duplex_ce_multi_stream", "-s", "8K", "-n", "4",
+        "-i", "2", "-d", "2", "--duplex-ratio", "0.5", "--validate"},
+       {},
+       "text"},
+      {"sim_copy_duplex_json",
+       {"--backend", "sim", "copy", "-t", "all_host_to_all_device_duplex_ce_multi_stream", "-s", "8K", "-n", "4",
+        "-i", "2", "-d", "2", "--duplex-ratio", "0.5", "--validate", "--format", "json"},
+       {},
+       "json"},
+      {"sim_copy_duplex_csv",
+       {"--backend", "sim", "copy", "-t", "all_host_to_all_device_duplex_ce_multi_stream", "-s", "8K", "-n", "4",
+        "-i", "2", "-d", "2", "--duplex-ratio", "0.5", "--format", "csv"},
+       {},
+       "csv"},
       {"sim_quick_mode_frags",
        {"--backend", "sim", "--model-type", "gqa", "--iodirect", "true", "--sdma", "true", "-s", "4K", "-n", "4",
         "-f", "4", "-i", "2", "-d", "2", "--validate"},

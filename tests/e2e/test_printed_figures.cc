@@ -222,10 +222,14 @@ TEST(PrintedFigures, DuplexRowsAndLineAreTheJsonFiguresAndTheFormula) {
     SCOPED_TRACE(dir);
     const json& d = dx.at(std::string(dir) == "H2D" ? "h2d" : "d2h");
     const std::string line = line_of(b, std::string("  ") + dir + ": ");
-    const std::vector<double> v = numbers(line);  // Copy x5, BW
-    ASSERT_EQ(v.size(), 6u) << line;
-    expect_stats(v, 0, d.at("copy_us"), dir);
-    EXPECT_EQ(fixed(v[5], 3), fixed(d.at("gib_s").get<double>(), 3));
+    const std::vector<double> v = numbers(line);  // Size(KB), Count, Copy x5, BW
+    ASSERT_EQ(v.size(), 8u) << line;
+    // The direction's own block and count: their product its bytes.
+    EXPECT_EQ(v[0] * 1024, d.at("block_bytes").get<double>());
+    EXPECT_EQ(v[1], d.at("count").get<double>());
+    EXPECT_EQ(d.at("block_bytes").get<double>() * d.at("count").get<double>(), d.at("bytes").get<double>());
+    expect_stats(v, 2, d.at("copy_us"), dir);
+    EXPECT_EQ(fixed(v[7], 3), fixed(d.at("gib_s").get<double>(), 3));
     expect_formula(d.at("gib_s"), d.at("bytes"), d.at("copy_us"), std::string(dir) + " together");
     expect_formula(d.at("alone_gib_s"), d.at("bytes"), d.at("alone_copy_us"), std::string(dir) + " alone");
     // Together, a direction's Copy is within the pass's (the longer direction's).

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "aio/aio_result.h"
+#include "cases/duplex_result.h"
 #include "core/error.h"
 #include "staging/staged_stages.h"
 #include "output/csv_writer.h"
@@ -110,6 +111,15 @@ struct LoadStagesMirror {
 };
 static_assert(sizeof(LoadStages) == sizeof(LoadStagesMirror),
               "LoadStages changed: carry it in staging/staged_stages and fill it here");
+struct DuplexStagesMirror {
+  void* vtable;
+  Stage h2d_together, d2h_together, h2d_alone, d2h_alone;
+  uint64_t h2d_bytes, d2h_bytes, h2d_block, d2h_block, h2d_count, d2h_count;
+  double ratio;
+  double h2d_alone_gib_s, d2h_alone_gib_s, h2d_gib_s, d2h_gib_s, together_gib_s, percent_of_alone;
+};
+static_assert(sizeof(DuplexStages) == sizeof(DuplexStagesMirror),
+              "DuplexStages changed: carry it in duplex_result and fill it here");
 static_assert(sizeof(Stats) == sizeof(StatsMirror), "Stats changed: carry it in result_codec and fill it here");
 static_assert(sizeof(Stage) == sizeof(StageMirror), "Stage changed: carry it in result_codec and fill it here");
 static_assert(sizeof(DeviceIo) == sizeof(DeviceIoMirror), "DeviceIo changed: carry it in aio_result and fill it here");
@@ -162,6 +172,28 @@ LoadStages filled_load() {
   l.percent_of_slower = 91.6;
   l.bottleneck = "disk";
   return l;
+}
+
+DuplexStages filled_duplex() {
+  DuplexStages d;
+  d.h2d_together = Stage{"H2D", compute_stats({100, 120}), {100, 120}};
+  d.d2h_together = Stage{"D2H", compute_stats({50, 60}), {50, 60}};
+  d.h2d_alone = Stage{"H2DAlone", compute_stats({80, 90}), {80, 90}};
+  d.d2h_alone = Stage{"D2HAlone", compute_stats({40, 45}), {40, 45}};
+  d.h2d_bytes = 1 << 20;
+  d.d2h_bytes = 1 << 19;
+  d.h2d_block = 65536;
+  d.d2h_block = 32768;
+  d.h2d_count = 16;
+  d.d2h_count = 15;
+  d.ratio = 0.5;
+  d.h2d_alone_gib_s = 11.5;
+  d.d2h_alone_gib_s = 10.25;
+  d.h2d_gib_s = 8.5;
+  d.d2h_gib_s = 9.5;
+  d.together_gib_s = 12.75;
+  d.percent_of_alone = 58.6;
+  return d;
 }
 
 CaseResult filled() {
@@ -280,6 +312,13 @@ TEST(ResultCodec, FilledResultCoversEveryEncodedField) {
   };
   every_member_set(filled_aio(), AioResult{});
   every_member_set(filled_load(), LoadStages{});
+  // The duplex figures travel as one array, the blocks as another: each entry set.
+  const nlohmann::json f = nlohmann::json::parse(filled_duplex().encode().dump());
+  ASSERT_EQ(f.at("figures").size(), 6u);
+  ASSERT_EQ(f.at("blocks").size(), 4u);
+  for (const char* k : {"figures", "blocks"})
+    for (const auto& v : f.at(k)) EXPECT_NE(v.get<double>(), 0) << k;
+  every_member_set(filled_duplex(), DuplexStages{});
 }
 
 // The table itself: a column the codec carries is read back, and only those are
@@ -432,6 +471,21 @@ TEST(ResultExtraCodec, LoadRoundTrip) {
   EXPECT_DOUBLE_EQ(b->copy_gib_s, 15.25);
   EXPECT_DOUBLE_EQ(b->percent_of_slower, 91.6);
   EXPECT_EQ(b->bottleneck, "disk");
+}
+
+TEST(ResultExtraCodec, DuplexRoundTrip) {
+  register_duplex_result();
+  const DuplexStages d = filled_duplex();
+  const auto back = decode_extra("duplex", d.encode());
+  const DuplexStages* b = dynamic_cast<const DuplexStages*>(back.get());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->encode(), d.encode());
+  EXPECT_EQ(b->d2h_alone.samples, (std::vector<int64_t>{40, 45}));
+  EXPECT_EQ(b->h2d_block, 65536u);
+  EXPECT_EQ(b->d2h_count, 15u);
+  EXPECT_DOUBLE_EQ(b->percent_of_alone, 58.6);
+  CaseResult r;
+  EXPECT_EQ(b->block_lines(r), d.block_lines(r));
 }
 
 // A part no measurement registered a decoder for is a clear failure, not a silent drop.
