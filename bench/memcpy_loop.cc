@@ -9,6 +9,11 @@
 //          like the Copy stage: the slowest device's span from its first copy's
 //          begin to its last copy's end;
 //   wall = latest end - earliest start over all threads, like Wall.
+// With an eighth argument, D2H_BLOCK_BYTES (bench/duplex-vs-reference), each group
+// has a second direction as a duplex case's together pass has: S more threads
+// copying N blocks of that size between buffers of their own, both directions'
+// threads started together; a group's copy is the longer direction's span (per
+// card the longer direction's Copy, as ours), bytes = (BLOCK + D2H_BLOCK) x N x G.
 // Prints one JSON object over the measured iterations, bytes = BLOCK x N x G:
 //   copy_gib_s, wall_gib_s: bytes / mean(copy), bytes / mean(wall) in GiB/s (our BW and
 //   wall_bandwidth_gib_s); copy_us, wall_us: {"avg", "p50", "min"} in microseconds,
@@ -68,8 +73,10 @@ std::string stats_json(std::vector<long long> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::fprintf(stderr, "usage: memcpy_loop BLOCK_BYTES BLOCKS_PER_GROUP GROUPS THREADS_PER_GROUP ITERS WARMUP\n");
+  if (argc != 7 && argc != 8) {
+    std::fprintf(stderr,
+                 "usage: memcpy_loop BLOCK_BYTES BLOCKS_PER_GROUP GROUPS THREADS_PER_GROUP ITERS WARMUP "
+                 "[D2H_BLOCK_BYTES]\n");
     return 2;
   }
   const size_t block = std::strtoull(argv[1], nullptr, 10);
@@ -78,23 +85,30 @@ int main(int argc, char** argv) {
   const int per_group = std::atoi(argv[4]);
   const int iters = std::atoi(argv[5]);
   const int warmup = std::atoi(argv[6]);
-  if (block == 0 || blocks == 0 || groups < 1 || per_group < 1 || iters < 1 || warmup < 0) {
+  const size_t down_block = argc == 8 ? std::strtoull(argv[7], nullptr, 10) : 0;
+  if (block == 0 || blocks == 0 || groups < 1 || per_group < 1 || iters < 1 || warmup < 0 ||
+      (argc == 8 && down_block == 0)) {
     std::fprintf(stderr, "memcpy_loop: every count must be positive (WARMUP may be 0)\n");
     return 2;
   }
-  const int threads = groups * per_group;
-  const size_t bytes = block * blocks;
-  std::vector<char*> src(groups), dst(groups);
-  for (int t = 0; t < groups; ++t) {
-    src[t] = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+  const int dirs = argc == 8 ? 2 : 1;
+  const size_t dir_block[2] = {block, down_block};
+  const int per_dir = per_group;       // threads of one direction of a group
+  const int per_grp = per_group * dirs;  // threads of a group
+  const int threads = groups * per_grp;
+  // buffers[g * dirs + d]: group g's direction d.
+  std::vector<char*> src(static_cast<size_t>(groups * dirs)), dst(static_cast<size_t>(groups * dirs));
+  for (int i = 0; i < groups * dirs; ++i) {
+    const size_t bytes = dir_block[i % dirs] * blocks;
+    src[i] = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0));
-    dst[t] = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+    dst[i] = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0));
-    if (src[t] == MAP_FAILED || dst[t] == MAP_FAILED) {
+    if (src[i] == MAP_FAILED || dst[i] == MAP_FAILED) {
       std::perror("mmap");
       return 1;
     }
-    std::memset(src[t], 0x5a + t, bytes);
+    std::memset(src[i], 0x5a + i, bytes);
   }
   std::vector<long long> start(threads), end(threads);
   std::vector<long long> copies, walls;
@@ -120,20 +134,23 @@ int main(int argc, char** argv) {
     while (generation.load() == gen) futex(&generation, FUTEX_WAIT_PRIVATE, gen);
   };
   auto body = [&](int t) {
-    const int g = t / per_group;
+    const int g = t / per_grp, d = (t % per_grp) / per_dir, k = t % per_dir;
+    const size_t b_bytes = dir_block[d];
+    char* const from = src[static_cast<size_t>(g * dirs + d)];
+    char* const to = dst[static_cast<size_t>(g * dirs + d)];
     for (int it = 0; it < warmup + iters; ++it) {
       barrier([] {});
       start[t] = now_ns();
-      for (size_t b = static_cast<size_t>(t % per_group); b < blocks; b += static_cast<size_t>(per_group))
-        std::memcpy(dst[g] + b * block, src[g] + b * block, block);
+      for (size_t b = static_cast<size_t>(k); b < blocks; b += static_cast<size_t>(per_dir))
+        std::memcpy(to + b * b_bytes, from + b * b_bytes, b_bytes);
       end[t] = now_ns();
       // Every record of this iteration is written when the last thread arrives.
       barrier([&] {
         if (it < warmup) return;
-        long long copy = 0;
-        for (int k = 0; k < groups; ++k) {
-          const auto s = start.begin() + k * per_group, e = end.begin() + k * per_group;
-          copy = std::max(copy, *std::max_element(e, e + per_group) - *std::min_element(s, s + per_group));
+        long long copy = 0;  // the slowest group's longer direction
+        for (int x = 0; x < groups * dirs; ++x) {
+          const auto s = start.begin() + x * per_dir, e = end.begin() + x * per_dir;
+          copy = std::max(copy, *std::max_element(e, e + per_dir) - *std::min_element(s, s + per_dir));
         }
         copies.push_back(copy);
         walls.push_back(*std::max_element(end.begin(), end.end()) - *std::min_element(start.begin(), start.end()));
@@ -143,7 +160,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
   for (auto& th : pool) th.join();
-  const double gib = static_cast<double>(bytes) * groups / (1ULL << 30);
+  const double gib = static_cast<double>((block + down_block) * blocks) * groups / (1ULL << 30);
   std::printf("{\"copy_gib_s\": %.3f, \"wall_gib_s\": %.3f, \"copy_us\": %s, \"wall_us\": %s}\n",
               gib / (mean(copies) * 1e-9), gib / (mean(walls) * 1e-9), stats_json(copies).c_str(),
               stats_json(walls).c_str());
