@@ -76,6 +76,14 @@ const std::vector<CaseSpec>& copy_cases() {
        "memcpy from all host to all device and from all device to all host at once with ce using multi stream "
        "and fork submit, each direction on its own streams",
        B::kPinned, B::kDevice, false, E::kCeMultiStream, T::kFork, false, true},
+      {"all_odirect_host_to_all_device_duplex_ce_multi_stream",
+       "memcpy from all odirect host to all device and from all device to all odirect host at once with ce using "
+       "multi stream and fork submit, each direction on its own streams",
+       B::kOdirect, B::kDevice, false, E::kCeMultiStream, T::kFork, false, true},
+      {"one_share_host_to_all_device_duplex_ce_multi_stream",
+       "memcpy from one shared host to all device and from all device to their own parts of one shared host at once "
+       "with ce using multi stream and fork submit, each direction on its own streams",
+       B::kShm, B::kDevice, true, E::kCeMultiStream, T::kFork, false, true},
       {"host_to_device_sm", "memcpy from host to device with a copy kernel on the sm",
        B::kPinned, B::kDevice, false, E::kKernel, T::kSingle},
       {"device_to_host_sm", "memcpy from device to host with a copy kernel on the sm",

@@ -1,6 +1,9 @@
-// The duplex copy cases: on every card at once, H2D from its own pinned buffer to
-// its own device buffer and D2H from another device buffer of its own to another
-// pinned buffer, each direction on its own streams (its own initiator). One phase
+// The duplex copy cases: on every card at once, H2D from its host buffer to its own
+// device buffer and D2H from another device buffer of its own to another host
+// buffer, each direction on its own streams (its own initiator). The host side is
+// the spec's source kind both ways: pinned, O_DIRECT-style, or one shared region
+// (the MLA case: every card reads the region's one H2D source and writes its own
+// part of the region's D2H side). One phase
 // of rounds, each round three loop iterations with the same buffers, streams and
 // cards: both directions together, H2D alone, D2H alone (as load's passes).
 #include "cases/duplex_runner.h"
@@ -18,6 +21,8 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "measurement/measurement.h"
+#include "memory/host_memory.h"
+#include "memory/pattern.h"
 #include "runner/numa_plan.h"
 #include "runner/shared_mapping.h"
 #include "runner/timed_loop.h"
@@ -60,32 +65,42 @@ auto in_direction(const char* dir, F&& f) -> decltype(f()) {
 class DuplexWorker : public LoopWorker {
  public:
   DuplexWorker(int w, const CaseSpec& spec, const CopyParams& p, const Layout& down, Backend& backend,
-               const MemoryNeeds& needs, DirTimes* times)
-      : placed_(p.numa, w), w_(w), spec_(spec), p_(p), down_(down), times_(times) {
+               const MemoryNeeds& needs, DirTimes* times, const ShmRegion* shm)
+      : placed_(p.numa, w), w_(w), up_owner_(shm ? 0 : w), spec_(spec), p_(p), down_(down), times_(times) {
     dev_ = backend.open_device(w);
     down_dev_ = backend.open_device(w);
     if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
       NeedsText t{spec.name, "device memory", "", "lower -s, -n or --duplex-ratio"};
       check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
     }
-    up_src_ = own(BufKind::kPinned, p.layout.bytes());
     up_dst_ = own(BufKind::kDevice, p.layout.bytes());
     down_src_ = own(BufKind::kDevice, down.bytes());
-    down_dst_ = own(BufKind::kPinned, down.bytes());
-    fill_fragments(*dev_, up_src_, w, p.layout);
+    if (shm) {
+      // The region: the H2D source (filled by the parent), then a part per card.
+      char* base = static_cast<char*>(shm->ptr());
+      const uint64_t head = shared_part_stride(p.layout.bytes());
+      up_src_ = region(base, p.layout.bytes());
+      down_dst_ = region(base + head + shared_part_stride(down.bytes()) * static_cast<uint64_t>(w), down.bytes());
+    } else {
+      up_src_ = own(spec.src, p.layout.bytes());
+      down_dst_ = own(spec.src, down.bytes());
+      fill_fragments(*dev_, up_src_, w, p.layout);
+    }
     fill_fragments(*dev_, down_src_, kD2HOwner + w, down);
     up_ = make_initiator(spec.method, *dev_, plan(up_src_, up_dst_, p.layout, CopyDir::kH2D));
     down_init_ = make_initiator(spec.method, *down_dev_, plan(down_src_, down_dst_, down, CopyDir::kD2H));
     if (p.validate_each)
       staging_ = alloc_pageable(static_cast<size_t>(std::max(p.layout.largest_fragment(), down.largest_fragment())));
-    placed_.record().add_buffer("h2d source", up_src_.host, up_src_.bytes);
-    placed_.record().add_buffer("d2h destination", down_dst_.host, down_dst_.bytes);
+    if (!shm) {  // a shared region is the run's, not the card's
+      placed_.record().add_buffer("h2d source", up_src_.host, up_src_.bytes);
+      placed_.record().add_buffer("d2h destination", down_dst_.host, down_dst_.bytes);
+    }
   }
 
   void before_iteration(int index) override {
     if (!p_.validate_each) return;
     const int pass = index % kPasses;
-    if (pass != kD2HAlone) clear_fragments(*dev_, up_dst_, w_, p_.layout, staging_.get());
+    if (pass != kD2HAlone) clear_fragments(*dev_, up_dst_, up_owner_, p_.layout, staging_.get());
     if (pass != kH2DAlone) clear_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, staging_.get());
   }
   // --validate each: what the pass copied, after every pass (warm-up included).
@@ -95,7 +110,8 @@ class DuplexWorker : public LoopWorker {
     const std::string when = std::string(round < p_.warmup ? " warm-up" : "") + " iteration " +
                              std::to_string(round < p_.warmup ? round : round - p_.warmup) +
                              (pass == kTogether ? " (together)" : " (alone)");
-    if (pass != kD2HAlone) check_fragments(*dev_, up_dst_, w_, p_.layout, spec_.name, w_, " H2D" + when, staging_.get());
+    if (pass != kD2HAlone)
+      check_fragments(*dev_, up_dst_, up_owner_, p_.layout, spec_.name, w_, " H2D" + when, staging_.get());
     if (pass != kH2DAlone)
       check_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, spec_.name, w_, " D2H" + when, staging_.get());
   }
@@ -131,7 +147,7 @@ class DuplexWorker : public LoopWorker {
     notes.insert(notes.end(), notes_.begin(), notes_.end());
     note_ = encode_worker_notes(notes);
     if (p_.validate && !p_.validate_each) {
-      check_fragments(*dev_, up_dst_, w_, p_.layout, spec_.name, w_, " H2D");
+      check_fragments(*dev_, up_dst_, up_owner_, p_.layout, spec_.name, w_, " H2D");
       check_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, spec_.name, w_, " D2H");
     }
   }
@@ -144,10 +160,22 @@ class DuplexWorker : public LoopWorker {
   Buffer own(BufKind kind, uint64_t bytes) {
     std::string why;
     Buffer b = make_buffer_for_ce(kind, *dev_, static_cast<size_t>(bytes), &why);
-    if (!why.empty())
-      notes_.push_back({"", std::string(label_kind(kind)) + " memory not registered with the device: " + why +
-                                "; the CE copies use it unregistered"});
+    unregistered(kind, why);
     return b;
+  }
+  // A range of the shared region, registered by this card (in its own process).
+  Buffer region(char* at, uint64_t bytes) {
+    std::string why;
+    Buffer b = register_region_for_ce(BufKind::kShm, *dev_, at, static_cast<size_t>(bytes), &why);
+    unregistered(BufKind::kShm, why);
+    return b;
+  }
+  void unregistered(BufKind kind, const std::string& why) {
+    if (why.empty()) return;
+    const std::string n = std::string(label_kind(kind)) + " memory not registered with the device: " + why +
+                          "; the CE copies use it unregistered";
+    if (std::find_if(notes_.begin(), notes_.end(), [&](const WorkerNote& x) { return x.text == n; }) == notes_.end())
+      notes_.push_back({"", n});
   }
   CopyPlan plan(const Buffer& src, const Buffer& dst, const Layout& layout, CopyDir dir) const {
     return plan_fragments(src, dst, layout, dir, spec_.method, p_.streams, p_.submit_mode);
@@ -155,6 +183,7 @@ class DuplexWorker : public LoopWorker {
 
   PlacementScope placed_;
   int w_;
+  int up_owner_;  // whose pattern the H2D source holds: the card's, or 0 for the one shared source
   const CaseSpec& spec_;
   const CopyParams& p_;
   const Layout& down_;
@@ -193,6 +222,8 @@ class DuplexMeasurement : public Measurement {
   void placed(const NumaPlan& plan) override { p_.numa = plan; }
   void check() override {
     if (p_.gate) throw UsageError("option --stream-start-gate on: the duplex cases do not hold their streams");
+    if (!p_.numa_request.shm_nodes.empty())
+      throw UsageError("option --shm-numa-nodes: the duplex cases do not spread their shared region");
     const std::string why = unsupported_reason(spec_, backend_);
     if (!why.empty()) throw RunError(spec_.name + ": " + why);
   }
@@ -200,13 +231,19 @@ class DuplexMeasurement : public Measurement {
     const auto d = static_cast<uint64_t>(p_.devices);
     const uint64_t both = p_.layout.bytes() + down_.bytes();
     MemoryNeeds n;
-    n.add_host("pinned buffers (H2D sources, D2H destinations)", checked_mul(both, d, "duplex bytes"));
+    if (shared()) {
+      n.shm = region_bytes();
+      n.add_host("shared region (the H2D source, a D2H part per card)", n.shm);
+    } else {
+      n.add_host(std::string(label_kind(spec_.src)) + " buffers (H2D sources, D2H destinations)",
+                 checked_mul(both, d, "duplex bytes"));
+    }
     if (backend_.device_memory_is_host()) n.add_host("device buffers", checked_mul(both, d, "duplex bytes"));
     n.add_host("staging", checked_mul(std::max(p_.layout.largest_fragment(), down_.largest_fragment()), d, "staging"));
     n.add_host("records", d * static_cast<uint64_t>(kPasses) * static_cast<uint64_t>(p_.warmup + p_.iterations) *
                               (sizeof(IterationRecord) + sizeof(DirTimes)));
     HostLock how;
-    if (host_lock_of(BufKind::kPinned, &how) && backend_.mlocks(how) && how != HostLock::kRegistration)
+    if (!shared() && host_lock_of(spec_.src, &how) && backend_.mlocks(how) && how != HostLock::kRegistration)
       n.locked_per_process = both;
     n.devices = p_.devices;
     n.device_per_device = both;
@@ -226,9 +263,18 @@ class DuplexMeasurement : public Measurement {
     t.nominal_gib_s = backend_.device_memory_is_host() ? 4.0 : 20.0 * p_.devices;
     return t;
   }
+  // The shared region (one_share): made here, its name removed at once, inherited by
+  // the children, each registering its ranges; the H2D source filled here.
   void prepare() override {
     loop_iterations_ = static_cast<size_t>(p_.warmup + p_.iterations) * kPasses;
     times_ = std::make_unique<SharedMapping>(sizeof(DirTimes) * loop_iterations_ * static_cast<size_t>(p_.devices));
+    if (!shared()) return;
+    shm_ = ShmRegion::create(static_cast<size_t>(region_bytes()));
+    shm_->unlink();
+    for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
+      const Fragment f = p_.layout.fragment(i);
+      pattern_fill(static_cast<char*>(shm_->ptr()) + f.offset, static_cast<size_t>(f.bytes), pattern_key(0, i));
+    }
   }
   LoopShape shape(size_t) const override {
     LoopShape s;
@@ -247,12 +293,18 @@ class DuplexMeasurement : public Measurement {
   }
   std::unique_ptr<LoopWorker> make_worker(size_t, int w) override {
     return std::make_unique<DuplexWorker>(w, spec_, p_, down_, backend_, needs(),
-                                          times() + static_cast<size_t>(w) * loop_iterations_);
+                                          times() + static_cast<size_t>(w) * loop_iterations_, shm_.get());
   }
   void describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) override;
 
  private:
   DirTimes* times() const { return static_cast<DirTimes*>(times_->data()); }
+  bool shared() const { return spec_.src == BufKind::kShm; }
+  // The shared region: the H2D source, then each card's D2H part, each page aligned.
+  uint64_t region_bytes() const {
+    return shared_part_stride(p_.layout.bytes()) +
+           checked_mul(shared_part_stride(down_.bytes()), static_cast<uint64_t>(p_.devices), "shared region bytes");
+  }
   // A direction's Copy in a pass, per measured round: the slowest card's.
   Stage direction_stage(const std::string& name, int pass, bool h2d) const {
     std::vector<int64_t> v;
@@ -274,6 +326,7 @@ class DuplexMeasurement : public Measurement {
   const Layout down_;
   size_t loop_iterations_ = 0;
   std::unique_ptr<SharedMapping> times_;
+  std::unique_ptr<ShmRegion> shm_;
 };
 
 void DuplexMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) {
@@ -325,12 +378,18 @@ void DuplexMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
 }  // namespace
 
 Layout duplex_d2h_layout(const CopyParams& p) {
-  if (p.layout.per_fragment_regions() || p.layout.fragments_per_task() == 0)
-    throw UsageError("option --block-layout: the duplex cases take -s, -n and -f only");
-  const double block = std::floor(static_cast<double>(p.layout.task_fragments().front()) * p.duplex_ratio);
-  if (block < 1)
-    throw UsageError("option --duplex-ratio " + format_ratio(p.duplex_ratio) + ": the D2H block of -s x ratio is under 1 byte");
-  return Layout::uniform(static_cast<uint64_t>(block), p.layout.tasks(), p.layout.frags_option());
+  std::vector<uint64_t> sizes;
+  for (uint64_t f : p.layout.task_fragments()) {
+    const double scaled = std::floor(static_cast<double>(f) * p.duplex_ratio);
+    if (scaled < 1)
+      throw UsageError("option --duplex-ratio " + format_ratio(p.duplex_ratio) + ": the D2H " +
+                       (p.layout.per_fragment_regions() ? "fragment of a --block-layout size" : "block of -s") +
+                       " x ratio is under 1 byte");
+    sizes.push_back(static_cast<uint64_t>(scaled));
+  }
+  if (sizes.empty()) throw UsageError("option --duplex-ratio: the layout has no fragment to scale");
+  if (p.layout.per_fragment_regions()) return Layout::block(sizes, p.layout.tasks());
+  return Layout::uniform(sizes.front(), p.layout.tasks(), p.layout.frags_option());
 }
 
 std::string format_ratio(double r) {

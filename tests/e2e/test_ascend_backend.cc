@@ -1763,21 +1763,31 @@ TEST(AscendGate, PageableCopiesRunUngatedNeverBehindAHold) {
 // The duplex case through the double: both directions on every card, each on its
 // own streams, every destination byte of both checked after every pass.
 TEST(AscendDuplex, BothDirectionsRunAndValidate) {
-  LogFile log;
-  const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
-  JsonRun r = run_json({"--backend", "ascend", "copy", "-t", name, "-s", "64K", "-n", "4", "-i", "2", "-d", "2",
-                        "--duplex-ratio", "0.5", "--validate", "each"},
-                       double_env(log));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  json res = r.result(name);
-  EXPECT_EQ(res["validated"], true);
-  EXPECT_EQ(res["from"], "acl::host::all");
-  EXPECT_EQ(res["to"], "acl::device::all");
-  EXPECT_EQ(res["method"], "CE-MS-FORK");
-  EXPECT_EQ(res["duplex"]["h2d"]["bytes"], 2u * 65536u * 4u);
-  EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 32768u * 4u);
-  EXPECT_GT(res["duplex"]["d2h"]["alone_gib_s"].get<double>(), 0);
-  EXPECT_GT(res["duplex"]["h2d"]["gib_s"].get<double>(), 0);
+  const std::pair<const char*, const char*> cases[] = {
+      {"all_host_to_all_device_duplex_ce_multi_stream", "acl::host::all"},
+      {"all_odirect_host_to_all_device_duplex_ce_multi_stream", "acl::odirect_mmap::all"},
+      {"one_share_host_to_all_device_duplex_ce_multi_stream", "acl::shm::0"}};
+  for (const auto& c : cases) {
+    const char* name = c.first;
+    SCOPED_TRACE(name);
+    const auto before = our_shm_entries();
+    LogFile log;
+    JsonRun r = run_json({"--backend", "ascend", "copy", "-t", name, "-s", "64K", "-n", "4", "-i", "2", "-d", "2",
+                          "--duplex-ratio", "0.5", "--validate", "each"},
+                         double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json res = r.result(name);
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["from"], c.second);
+    EXPECT_EQ(res["to"], "acl::device::all");
+    EXPECT_EQ(res["method"], "CE-MS-FORK");
+    EXPECT_EQ(res["duplex"]["h2d"]["bytes"], 2u * 65536u * 4u);
+    EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 32768u * 4u);
+    EXPECT_GT(res["duplex"]["d2h"]["alone_gib_s"].get<double>(), 0);
+    EXPECT_GT(res["duplex"]["h2d"]["gib_s"].get<double>(), 0);
+    EXPECT_EQ(our_shm_entries(), before);
+    for (const auto& kv : log.read()) expect_clean_process(kv.second, kv.first);
+  }
 }
 
 // Which direction each stream of each process copies, from the call log (the

@@ -1117,21 +1117,42 @@ TEST(CudaNuma, DeviceNodeComesFromItsPciAddressInSysfs) {
 // The duplex case through the double: both directions on every card, each on its
 // own streams, every destination byte of both checked after every pass.
 TEST(CudaDuplex, BothDirectionsRunAndValidate) {
-  CallLog log;
-  const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
-  JsonRun r = run_json({"--backend", "cuda", "copy", "-t", name, "-s", "64K", "-n", "4", "-i", "2", "-d", "2",
-                        "--duplex-ratio", "0.5", "--validate", "each"},
-                       double_env(log));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  json res = r.result(name);
-  EXPECT_EQ(res["validated"], true);
-  EXPECT_EQ(res["from"], "cuda::host::all");
-  EXPECT_EQ(res["to"], "cuda::device::all");
-  EXPECT_EQ(res["method"], "CE-MS-FORK");
-  EXPECT_EQ(res["duplex"]["h2d"]["bytes"], 2u * 65536u * 4u);
-  EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 32768u * 4u);
-  EXPECT_GT(res["duplex"]["d2h"]["alone_gib_s"].get<double>(), 0);
-  EXPECT_GT(res["duplex"]["h2d"]["gib_s"].get<double>(), 0);
+  const std::pair<const char*, const char*> cases[] = {
+      {"all_host_to_all_device_duplex_ce_multi_stream", "cuda::host::all"},
+      {"all_odirect_host_to_all_device_duplex_ce_multi_stream", "cuda::odirect_mmap::all"},
+      {"one_share_host_to_all_device_duplex_ce_multi_stream", "cuda::shm::0"}};
+  for (const auto& c : cases) {
+    const char* name = c.first;
+    SCOPED_TRACE(name);
+    const auto before = our_shm_entries();
+    CallLog log;
+    JsonRun r = run_json({"--backend", "cuda", "copy", "-t", name, "-s", "64K", "-n", "4", "-i", "2", "-d", "2",
+                          "--duplex-ratio", "0.5", "--validate", "each"},
+                         double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json res = r.result(name);
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["from"], c.second);
+    EXPECT_EQ(res["to"], "cuda::device::all");
+    EXPECT_EQ(res["method"], "CE-MS-FORK");
+    EXPECT_EQ(res["duplex"]["h2d"]["bytes"], 2u * 65536u * 4u);
+    EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 32768u * 4u);
+    EXPECT_GT(res["duplex"]["d2h"]["alone_gib_s"].get<double>(), 0);
+    EXPECT_GT(res["duplex"]["h2d"]["gib_s"].get<double>(), 0);
+    EXPECT_EQ(our_shm_entries(), before);
+    // Both host sides are the case's kind: pinned allocations (an H2D source and a
+    // D2H destination per card), else registered O_DIRECT-style or shared memory.
+    size_t allocated = 0, registered = 0;
+    for (const Call& k : log.calls()) {
+      if (k.args.rfind("->", 0) == 0) continue;  // the call's result line
+      allocated += k.name == "cuMemHostAlloc";
+      registered += k.name == "cuMemHostRegister_v2";
+    }
+    const bool pinned = std::string(name).rfind("all_host", 0) == 0;
+    EXPECT_EQ(allocated, pinned ? 4u : 0u);
+    EXPECT_EQ(registered, pinned ? 0u : 4u);
+    expect_all_released(log.calls());
+  }
 }
 
 // Which direction each stream of each process copies, from the call log.

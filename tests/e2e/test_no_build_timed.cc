@@ -117,7 +117,8 @@ std::map<std::string, std::string> ascend_env() {
 std::vector<std::string> copy_args(const char* backend, const char* tcase, std::vector<std::string> extra = {}) {
   std::vector<std::string> v = {"copy", "--backend", backend, "-t", tcase, "-s", "8K", "-n", "8", "-f", "2",
                                 "-i", "3", "--warmup", "2"};
-  if (std::string(tcase).rfind("all_", 0) == 0) v.insert(v.end(), {"-d", "2"});  // the doubles' two devices
+  // The doubles' two devices, for the cases on every device.
+  if (std::string(tcase).find("all_device") != std::string::npos) v.insert(v.end(), {"-d", "2"});
   v.insert(v.end(), extra.begin(), extra.end());
   return v;
 }
@@ -129,7 +130,9 @@ std::vector<std::string> load_args(const char* backend, const std::string& ws, b
 }
 
 const char* const kCopyCases[] = {"host_to_device_ce", "host_to_device_batch_ce", "host_to_device_ce_multi_stream",
-                                  "all_host_to_all_device_ffts_direct_h2d"};
+                                  "all_host_to_all_device_ffts_direct_h2d",
+                                  "all_host_to_all_device_duplex_ce_multi_stream",
+                                  "one_share_host_to_all_device_duplex_ce_multi_stream"};
 
 TEST(NothingBuiltWhileTimed, CudaCopy) {
   for (const char* c : kCopyCases)

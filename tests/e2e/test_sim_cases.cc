@@ -315,6 +315,66 @@ TEST(SimDuplex, RatioMovesTheD2HBytesAndBothDirectionsValidate) {
   EXPECT_EQ(end.result(name)["duplex"]["d2h"]["bytes"], 3u * 500u * 3u * 2u);
 }
 
+// The family: O_DIRECT-style host buffers, and one shared region (every card reads
+// its one H2D source and writes its own part of its D2H side: a card writing
+// another's part, or all the same one, fails the check of that part). Every pass
+// checked, nothing left behind.
+TEST(SimDuplex, TheFamilyValidatesEveryPassAndLeavesNothing) {
+  struct Want {
+    const char* name;
+    const char* from;
+  };
+  const Want cases[] = {{"all_host_to_all_device_duplex_ce_multi_stream", "sim::host::all"},
+                        {"all_odirect_host_to_all_device_duplex_ce_multi_stream", "sim::odirect_mmap::all"},
+                        {"one_share_host_to_all_device_duplex_ce_multi_stream", "sim::shm::0"}};
+  for (const Want& w : cases) {
+    SCOPED_TRACE(w.name);
+    const auto before = our_shm_entries();
+    // 6000-byte blocks: the shared region's parts are not whole pages.
+    JsonRun r = run_json({"copy", "--backend", "sim", "-t", w.name, "-s", "6000", "-n", "4", "-i", "2", "-d", "3",
+                          "--duplex-ratio", "0.5", "--validate", "each"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json res = r.result(w.name);
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["from"], w.from);
+    EXPECT_EQ(res["to"], "sim::device::all");
+    EXPECT_EQ(res["method"], "CE-MS-FORK");
+    EXPECT_EQ(res["duplex"]["h2d"]["bytes"], 3u * 6000u * 4u);
+    EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 3u * 3000u * 4u);
+    EXPECT_EQ(without_run_lines(r.err), "");
+    EXPECT_EQ(our_shm_entries(), before);
+  }
+}
+
+// --block-layout: every fragment of the D2H block is floor(size x R), each still
+// its own copy; a fragment scaled under a byte is refused.
+TEST(SimDuplex, BlockLayoutScalesEveryFragment) {
+  const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
+  JsonRun r = run_json({"copy", "--backend", "sim", "-t", name, "--block-layout", "128K,16K,32K", "-n", "4", "-i",
+                        "2", "-d", "2", "--duplex-ratio", "0.5", "--validate", "each"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = r.result(name);
+  EXPECT_EQ(res["validated"], true);
+  EXPECT_EQ(res["duplex"]["h2d"]["block_bytes"], 176u * 1024u);
+  EXPECT_EQ(res["duplex"]["d2h"]["block_bytes"], 88u * 1024u);
+  EXPECT_EQ(res["duplex"]["d2h"]["bytes"], 2u * 4u * 88u * 1024u);
+  EXPECT_EQ(res["copies_per_iteration"], 2 * 4 * 3 * 2);  // each fragment its own copy, both ways
+  RunResult tiny = run_tool({"copy", "--backend", "sim", "-t", name, "--block-layout", "4K,1", "-n", "2", "-d", "2",
+                             "--duplex-ratio", "0.5"});
+  EXPECT_EQ(tiny.exit_code, 2);
+  EXPECT_EQ(without_run_lines(tiny.err),
+            "dev-sandbox: error: option --duplex-ratio 0.5: the D2H fragment of a --block-layout size x ratio is under "
+            "1 byte\n");
+  RunResult spread = run_tool({"copy", "--backend", "sim", "-t", "one_share_host_to_all_device_duplex_ce_multi_stream",
+                               "-s", "4K", "-n", "2", "-d", "2", "--shm-numa-nodes", "0"});
+  EXPECT_EQ(spread.exit_code, 2);
+  EXPECT_NE(spread.err.find("dev-sandbox: error: option --shm-numa-nodes: the duplex cases do not spread their "
+                            "shared region\n"),
+            std::string::npos)
+      << spread.err;
+  EXPECT_EQ(spread.out, "");
+}
+
 TEST(SimDuplex, BadRatioIsRefusedInOneLine) {
   const char* name = "all_host_to_all_device_duplex_ce_multi_stream";
   for (const char* bad : {"0", "-1", "abc", "nan", "inf", "65", "1x", "", " 1", "1e400"}) {

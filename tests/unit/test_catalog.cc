@@ -50,7 +50,8 @@ TEST(Catalog, SpecCasesAndSimSupport) {
       "all_device_to_all_host_ce", "all_device_to_all_host_ce_multi_stream",
       "all_device_to_all_odirect_host_ce_multi_stream", "all_device_to_one_share_host_ce_multi_stream",
       "all_device_to_all_host_ffts_direct_d2h", "all_device_to_all_odirect_host_ffts_direct_d2h",
-      "all_device_to_one_share_host_ffts_direct_d2h", "all_host_to_all_device_duplex_ce_multi_stream"};
+      "all_device_to_one_share_host_ffts_direct_d2h", "all_host_to_all_device_duplex_ce_multi_stream",
+      "all_odirect_host_to_all_device_duplex_ce_multi_stream", "one_share_host_to_all_device_duplex_ce_multi_stream"};
   for (const char* n : sim_cases) {
     const CaseSpec* c = find_case(n);
     ASSERT_NE(c, nullptr) << n;
@@ -61,13 +62,21 @@ TEST(Catalog, SpecCasesAndSimSupport) {
     ASSERT_NE(c, nullptr) << n;
     EXPECT_NE(unsupported_reason(*c, *sim), "") << n;
   }
-  EXPECT_EQ(copy_cases().size(), 28u);
-  // The duplex case: its H2D direction is the spec's; the only one marked duplex.
-  const CaseSpec* duplex = find_case("all_host_to_all_device_duplex_ce_multi_stream");
-  ASSERT_NE(duplex, nullptr);
-  EXPECT_TRUE(duplex->duplex);
-  EXPECT_EQ(direction(*duplex), CopyDir::kH2D);
-  for (const CaseSpec& c : copy_cases()) EXPECT_EQ(c.duplex, &c == duplex) << c.name;
+  EXPECT_EQ(copy_cases().size(), 30u);
+  // The duplex cases: their H2D direction is the spec's; the only ones marked duplex,
+  // each named ..._duplex_...
+  size_t duplex = 0;
+  for (const CaseSpec& c : copy_cases()) {
+    EXPECT_EQ(c.duplex, c.name.find("_duplex_") != std::string::npos) << c.name;
+    if (!c.duplex) continue;
+    ++duplex;
+    EXPECT_EQ(direction(c), CopyDir::kH2D) << c.name;
+    EXPECT_EQ(c.method, CopyMethod::kCeMultiStream) << c.name;
+    EXPECT_FALSE(c.shared_dst) << c.name;  // the device side is every card's own
+  }
+  EXPECT_EQ(duplex, 3u);
+  EXPECT_EQ(find_case("one_share_host_to_all_device_duplex_ce_multi_stream")->src, BufKind::kShm);
+  EXPECT_EQ(find_case("all_odirect_host_to_all_device_duplex_ce_multi_stream")->src, BufKind::kOdirect);
 }
 
 TEST(Catalog, LabelsAndMethods) {
