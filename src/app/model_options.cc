@@ -16,7 +16,9 @@ void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what) 
       ->type_name("NAME|PATH");
   t.tp_opt = app->add_option("--tp", t.tp, "with --model: tensor-parallel size (default 1)")->type_name("N");
   t.input_opt = app->add_option("--input-len", t.input_len,
-                                "with --model: prompt tokens whose KV is loaded (default 4096; K = x1024)")
+                                std::string("with --model: prompt tokens whose KV is ") +
+                                    (what == ModelOptionsFor::kOffload ? "offloaded" : "loaded") +
+                                    " (default 4096; K = x1024)")
                     ->type_name("TOKENS");
   t.block_opt =
       app->add_option("--block-size", t.block_size, "with --model: tokens per KV block (default 128)")->type_name("TOKENS");

@@ -1,4 +1,4 @@
-// --model and its companions (copy, quick mode, aio, load): parsed into a Workload
+// --model and its companions (copy, quick mode, aio, load, offload): parsed into a Workload
 // (src/model/), and how a result is said per request.
 #pragma once
 
@@ -24,7 +24,7 @@ struct ModelOptionText {
 
 // Which command the options are for: each gets only those it accepts (--layerwise
 // is aio's alone: the store layout) and help in its own words.
-enum class ModelOptionsFor { kCopy, kAio, kLoad };
+enum class ModelOptionsFor { kCopy, kAio, kLoad, kOffload };
 void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what);
 
 // The workload --model asks for; nullopt without --model. UsageError when a

@@ -55,6 +55,7 @@ Notes& stderr_notes();
 // What sim's numbers are in each command, for the backend line.
 constexpr const char kSimCopies[] = "CPU memcpy numbers, not an accelerator's";
 constexpr const char kSimLoad[] = "its copies are CPU memcpy, not an accelerator's; the disk reads are real";
+constexpr const char kSimOffload[] = "its copies are CPU memcpy, not an accelerator's; the disk writes are real";
 constexpr const char kSimAio[] = "the disk I/O is real; the host buffers are plain memory";
 
 // select_backend(`requested`), and the run's backend line for stderr, from rank 0

@@ -56,6 +56,9 @@ struct StagedSetup {
   const NumaPlan& numa;                // card c's worker placed on c's node
 
   const CardFiles& files_of(int card) const { return sets.size() == 1 ? sets[0] : sets[static_cast<size_t>(card)]; }
+  // offload of one file set (--shared, MLA/DSA): every card holds the same latent and
+  // writes its share of the blocks, each block once (docs/offload.md "MLA/DSA").
+  bool splits() const { return dir == StagedDir::kOffload && p.shared; }
 };
 
 // One card: its device and its staged side (KV region, staging buffers, streams,
@@ -70,6 +73,10 @@ class StagedWorker : public LoopWorker {
     c.p = &s.p;
     c.files = &s.files_of(card);
     c.direct_io = s.direct;
+    if (s.splits()) {  // one latent on every card: card c writes blocks c, c+d, ...
+      c.first_block = static_cast<size_t>(card);
+      c.block_step = static_cast<size_t>(s.p.devices);
+    }
     side_ = std::make_unique<StagedSide>(*dev_, s.backend, c, placed_.record());
   }
 
@@ -105,7 +112,16 @@ class StagedWorker : public LoopWorker {
                                      : "round " + std::to_string(round - s_.p.warmup));
   }
 
-  void finish() override { side_->finish(); }
+  void finish() override {
+    // --keep: the last pass that wrote the files was disk alone's (whatever its
+    // buffers held); one more pipelined pass, untimed, leaves them the device's KV.
+    if (s_.dir == StagedDir::kOffload && s_.p.keep) {
+      if (s_.p.validate) side_->poison();
+      side_->pipelined();
+      if (s_.p.validate) side_->check("the files kept");
+    }
+    side_->finish();
+  }
   uint64_t retries() const override { return short_transfers_; }
   std::string note() const override { return side_->note(); }
   const WorkerPlacement* placement() const override { return &placed_.record(); }
@@ -160,7 +176,7 @@ class StagedMeasurement : public Measurement {
     TimeEstimate t;
     t.unit = "round";
     t.rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
-    t.moved = t.rounds * kPasses * p_.layout.bytes() * static_cast<uint64_t>(p_.devices);
+    t.moved = t.rounds * kPasses * p_.layout.bytes() * static_cast<uint64_t>(load_ || !p_.shared ? p_.devices : 1);
     t.nominal_gib_s = 1.0;
     return t;
   }
@@ -271,12 +287,14 @@ std::string StagedMeasurement::brief() const {
   if (load_)
     return "read " + files + " from " + ws_.dirs_text() + (p_.shared ? " (one set every card reads)" : " per card") +
            " into " + staging + " with " + io + ", then " + copies_text() + " to " + cards;
-  return copies_text() + " from " + cards + " into " + staging + ", then write " + files + " per card to " +
-         ws_.dirs_text() + " with " + io;
+  return copies_text() + " from " + cards + " into " + staging + ", then write " + files +
+         (p_.shared ? ", one set, each card its share (blocks c, c+d, ...)," : " per card") + " to " + ws_.dirs_text() +
+         " with " + io;
 }
 
 void StagedMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) {
-  const auto d = static_cast<uint64_t>(p_.devices);
+  // The bytes moved: every card's request, or (an offload of one latent) the one set once.
+  const auto d = static_cast<uint64_t>(setup_->splits() ? 1 : p_.devices);
   const std::string copy_method =
       p_.sdma ? backend_.direct_method() : method_label(CopyMethod::kCeMultiStream, backend_);
   const std::string disk = "file::" + ws_.disks();  // the disk and filesystem: "file::vda:ext4"
@@ -298,6 +316,7 @@ void StagedMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
   r.warmup = p_.warmup;
   r.measured = load_ ? "IO+Copy" : "Copy+IO";
   r.path = load_ ? "disk -> host -> device" : "device -> host -> disk";
+  r.kv_request = command();
   r.brief = brief();
   // The pipelined passes are the result's stages.
   const std::vector<int64_t> submit = pass_samples(loop.submit, kPipelined);

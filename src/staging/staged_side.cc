@@ -14,6 +14,10 @@ namespace ds {
 
 StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& config, WorkerPlacement& record)
     : dev_(dev), c_(config), p_(*config.p), files_(*config.files) {
+  for (size_t b = c_.first_block; b < files_.extents.size(); b += c_.block_step) {
+    blocks_.push_back(b);
+    extents_.push_back(files_.extents[b]);
+  }
   const unsigned k = p_.staging_buffers();
   const size_t fb = static_cast<size_t>(p_.file_bytes());
   const char* cmd = c_.dir == StagedDir::kLoad ? "load" : "offload";
@@ -37,29 +41,35 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   pc.dir = c_.dir;
   pc.device = &dev_;
   pc.engine = engine_.get();
-  pc.blocks = &files_.extents;
+  pc.blocks = &extents_;
   pc.direct_path = p_.sdma;
-  pc.block_name = [this](size_t b) { return "block " + std::to_string(b) + " (" + files_.files->path(b) + ")"; };
+  pc.block_name = [this](size_t j) {
+    const size_t b = blocks_[j];
+    return "block " + std::to_string(b) + " (" + files_.files->path(b) + ")";
+  };
   char* dev_base = static_cast<char*>(p_.sdma ? staging_.device : staging_.host);
   for (unsigned b = 0; b < k; ++b) {
     pc.staging_host.push_back(host_ + b * fb);
     pc.staging_dev.push_back(dev_base + b * fb);
     ring_.buffers.push_back(host_ + b * fb);
   }
-  // Block b's copies: the device side in the region, the host side an offset into a staging buffer.
+  // Each of its blocks' copies: the device side in the region, the host side an
+  // offset into a staging buffer.
   const BlockPlaces at(p_);
   char* base = static_cast<char*>(region_->device_ptr());
-  pc.copies_per_block = static_cast<size_t>(p_.fragments_per_file());
-  pc.copies.reserve(static_cast<size_t>(p_.layout.fragments()));
-  for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
-    const Fragment f = p_.layout.fragment(i);
-    pc.copies.push_back({base + f.offset, at.file_offset(i), static_cast<size_t>(f.bytes)});
-  }
+  const uint64_t per_file = p_.fragments_per_file();
+  pc.copies_per_block = static_cast<size_t>(per_file);
+  pc.copies.reserve(blocks_.size() * static_cast<size_t>(per_file));
+  for (size_t b : blocks_)
+    for (uint64_t i = b * per_file; i < (b + 1) * per_file; ++i) {
+      const Fragment f = p_.layout.fragment(i);
+      pc.copies.push_back({base + f.offset, at.file_offset(i), static_cast<size_t>(f.bytes)});
+    }
   // Every block's copies prepared now, with the backend (the direct path: its proof,
   // batch arrays, graphs or FFTS+ contexts), so no timed pass builds any.
   pipeline_ = std::make_unique<Pipeline>(std::move(pc), p_.streams);
   disk_alone_ = std::make_unique<TransferPass>(*engine_, c_.dir == StagedDir::kLoad ? IoOp::kRead : IoOp::kWrite,
-                                               files_.extents, ring_);
+                                               extents_, ring_);
 }
 
 StagedSide::~StagedSide() { finish(); }
@@ -78,8 +88,8 @@ PipelineTimes StagedSide::disk_alone() {
     t.short_transfers = pr.short_transfers;
     t.io_busy_ns = pr.wall_ns;
   } catch (const IoFailure& f) {
-    throw RunError("disk alone, block " + std::to_string(f.shard) + " (" + files_.files->path(f.shard) +
-                   "): " + f.what());
+    const size_t b = blocks_[f.shard];
+    throw RunError("disk alone, block " + std::to_string(b) + " (" + files_.files->path(b) + "): " + f.what());
   }
   return t;
 }
@@ -107,10 +117,10 @@ void StagedSide::poison() {
     }
     return;
   }
-  // Every block file overwritten with the poison, so one the pass does not write fails.
+  // Each of its block files overwritten with the poison, so one the pass does not write fails.
   const size_t fb = static_cast<size_t>(p_.file_bytes());
   fill_poison(host_, fb);
-  for (size_t b = 0; b < files_.extents.size(); ++b) {
+  for (size_t b : blocks_) {
     const int err = write_at(files_.extents[b].fd, files_.files->path(b), host_, fb, 0);
     if (err != 0) throw sys_error("pwrite(" + files_.files->path(b) + ") poisoning it for --validate", err);
   }
@@ -142,12 +152,12 @@ void StagedSide::check_region(const std::string& when) {
   }
 }
 
-// Each file read back (through its own descriptor: O_DIRECT, so from the disk,
-// where the pages are not cached) into the first staging buffer.
+// Each of its files read back (through its own descriptor: O_DIRECT, so from the
+// disk, where the pages are not cached) into the first staging buffer.
 void StagedSide::check_files(const std::string& when) {
   const BlockPlaces at(p_);
   const size_t fb = static_cast<size_t>(p_.file_bytes());
-  for (size_t b = 0; b < files_.extents.size(); ++b) {
+  for (size_t b : blocks_) {
     size_t got = 0;
     while (got < fb) {
       const ssize_t n = pread(files_.extents[b].fd, host_ + got, fb - got, static_cast<off_t>(got));

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "aio/io_loop.h"
 #include "backend/backend.h"
@@ -25,6 +26,11 @@ struct StagedSideConfig {
   const CardFiles* files = nullptr;
   bool direct_io = true;         // the files' descriptors are O_DIRECT
   const char* what = "staging";  // names its buffers in the placement record and notes (a literal)
+  // The blocks of `files` this side moves: first_block, first_block + block_step, ...
+  // (all by default). An offload of one latent held by every card (--shared, MLA/DSA)
+  // gives card c of d the share c, c+d, c+2d, ...: each block written once.
+  size_t first_block = 0;
+  size_t block_step = 1;
 };
 
 class StagedSide {
@@ -65,6 +71,8 @@ class StagedSide {
   StagedSideConfig c_;
   const StagedParams& p_;
   const CardFiles& files_;
+  std::vector<size_t> blocks_;   // this side's blocks (indexes into files_), in order
+  std::vector<Extent> extents_;  // their extents: the pipeline's block j is blocks_[j]
   std::unique_ptr<Memory> region_;
   IoBuffer staging_;
   char* host_ = nullptr;  // the staging buffers, back to back

@@ -85,6 +85,44 @@ TEST(BadInput, Load) {
   for (const Bad& b : cases) expect_usage_error(b);
 }
 
+// offload: load's options and refusals in its own words, and the share rule of one
+// file set (each card at least one block), word for word.
+TEST(BadInput, Offload) {
+  const Bad cases[] = {
+      {{"offload", "--backend", "sim", "-s", "4K"}, "--workspace"},
+      {{"offload", "--workspace", "/tmp/x", "--engine", "psync"}, "--engine"},
+      {{"offload", "--workspace", "/tmp/x", "--sdma", "yes"}, "option --sdma got 'yes': accepts true|false"},
+      {{"offload", "--workspace", "/tmp/x", "--iodepth", "0"}, "--iodepth"},
+      {{"offload", "--workspace", "/tmp/x", "--staging", "99999"}, "--staging"},
+      {{"offload", "--workspace", "/tmp/x", "-s", "2G"},
+       "one block file would hold 2147483648 bytes, over the 1G of one write: lower -s (or --input-len/--block-size "
+       "with --model)"},
+      {{"offload", "--workspace", "/tmp/x", "-d", "0"}, "-d"},
+      {{"offload", "--workspace", "/tmp/x", "--model", "Qwen3-32B", "-n", "4"}, "option --model sets the blocks; drop -n"},
+      {{"offload", "--workspace", "/tmp/x", "--model", "Qwen3-32B", "--layerwise"},
+       "unknown option --layerwise for offload"},
+      {{"offload", "--workspace", "/tmp/x", "--tp", "2"}, "option --tp needs --model NAME|PATH"},
+      {{"offload", "--workspace", "/tmp/x", "--dry-run"}, "--model"},
+      {{"offload", "--workspace", "/tmp/x", "--format", "xml"}, "--format"},
+      {{"offload", "--workspace", "/tmp/x", "--keep", "yes"}, "yes"},
+      {{"offload", "--workspace", "/tmp/x", "--sweep", "4K:2G"}, "over the 1G of one write"},
+      {{"offload", "--workspace", "/tmp/x", "-s", "64K", "-n", "2", "-d", "3", "--shared"},
+       "dev-sandbox: error: offload --shared: 2 block files cannot give each of the 3 cards its share (card c "
+       "writes blocks c, c+d, ...); raise -n or lower -d\n"},
+      {{"offload", "--workspace", "/tmp/x", "--model", "DeepSeek-V3", "--input-len", "128", "-d", "2"},
+       "dev-sandbox: error: offload --model DeepSeek-V3 (one latent on every card): 1 block file cannot give each "
+       "of the 2 cards its share (card c writes blocks c, c+d, ...); raise --input-len or lower -d\n"},
+      {{"offload", "--backend", "sim", "--create-workspace", "--workspace", "/tmp/ds-offload-bad", "-d", "9", "-s",
+        "4K", "-n", "1"},
+       "sees 8 devices"},
+  };
+  for (const Bad& b : cases) expect_usage_error(b);
+  // load reads the one file set on every card: no share to refuse.
+  const RunResult r = run_tool({"load", "--workspace", "/tmp/x", "--model", "DeepSeek-V3", "--input-len", "128", "-d", "2",
+                                "--dry-run"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST(BadInput, CasesAndDevices) {
   const Bad cases[] = {
       {{"copy", "--backend", "sim", "-t", "no_such_case"}, "no_such_case"},
@@ -121,6 +159,8 @@ TEST(BadInput, TyposGetTheClosestNameAndRepeatsAreNamed) {
        "unknown option --valdate for copy (did you mean --validate?); `dev-sandbox copy --help` lists them"},
       {{"cpy", "-t", "host_to_device_ce"}, "unknown sub-command 'cpy' (did you mean copy?)"},
       {{"lod"}, "unknown sub-command 'lod' (did you mean load?)"},
+      {{"ofload"}, "unknown sub-command 'ofload' (did you mean offload?); the sub-commands are copy, trans, aio, load, "
+                   "offload and doctor"},
       {{"aio", "--workspace", "/nonexistent/ws", "--iodepth", "4", "--iodepth", "8"},
        "option --iodepth was given 2 times; it takes one value, give it once"},
       {{"copy", "-t", "host_to_device_ce", "-i", "2", "extra"},
@@ -151,6 +191,7 @@ TEST(BadInput, TyposGetTheClosestNameAndRepeatsAreNamed) {
       {{"--model-type", "gqa", "--iodirect", "false", "--sdma", "false", "--iters", "4"}, "--iters", "copy", "-i"},
       {{"trans", "--direction", "H2D"}, "--direction", "trans", "-t"},
       {{"load", "--workspace", "/tmp", "--iterations", "2"}, "--iterations", "load", "-i"},
+      {{"offload", "--workspace", "/tmp", "--blocks", "2"}, "--blocks", "offload", "-n"},
       {{"aio", "--workspace", "/tmp", "--size", "1M"}, "--size", "aio", "--io-size"},
       {{"copy", "-t", "host_to_device_ce", "--num", "4"}, "--num", "copy", "--numa"},  // a real option is closer
   };

@@ -15,7 +15,7 @@ using namespace dstest;
 
 namespace {
 
-const std::vector<std::string> kSubs = {"", "copy", "trans", "aio", "load", "doctor"};
+const std::vector<std::string> kSubs = {"", "copy", "trans", "aio", "load", "offload", "doctor"};
 
 // One option line of a help: "  -f,--frags F    text" -> {"-f", "--frags"}, "F".
 struct HelpOption {
@@ -68,7 +68,7 @@ std::string sample_value(const std::string& sub, const std::string& name, const 
       {"copy -t", "host_to_device_batch_ce"}, {"trans -t", "H2D"}, {"trans -H", "pinned"},
       {"trans -D", "normal"}, {"trans -M", "ce"}, {"aio --phases", "dump,load"},
       {"copy --shm-numa-nodes", "0"}, {"copy --model-type", "gqa"}, {"copy --iodirect", "false"},
-      {"copy --sdma", "false"}, {"load --sdma", "false"}, {"aio --engine", "libaio,psync"},
+      {"copy --sdma", "false"}, {"load --sdma", "false"}, {"offload --sdma", "false"}, {"aio --engine", "libaio,psync"},
       {"aio --files", "shared"}};
   static const std::map<std::string, std::string> by_type = {
       {"N", "2"}, {"SIZE", "4K"}, {"BYTES", "64K"}, {"F", "2"}, {"S", "2"}, {"W", "1"}, {"D", "4"}, {"Q", "4"},
@@ -98,7 +98,7 @@ std::vector<std::string> command_for(const std::string& sub, const std::string& 
     for (const char* q : {"--model-type", "--iodirect", "--sdma"})
       if (name != q) args.insert(args.end(), {q, std::string(q) == "--model-type" ? "gqa" : "false"});
   }
-  if (sub == "aio" || sub == "load") args.insert(args.end(), {"--workspace", "/tmp/ds-help-ws"});
+  if (sub == "aio" || sub == "load" || sub == "offload") args.insert(args.end(), {"--workspace", "/tmp/ds-help-ws"});
   if (name == "--tp" || name == "--input-len" || name == "--block-size" || name == "--kv-dtype" ||
       name == "--dry-run" || name == "--layerwise")
     args.insert(args.end(), {"--model", "Qwen3-32B"});
@@ -143,7 +143,7 @@ TEST(CliHelp, HelpWordIsTheHelpOption) {
   EXPECT_EQ(typo.out, "");
   EXPECT_EQ(typo.err,
             "dev-sandbox: error: unknown sub-command 'lod' (did you mean load?); the sub-commands are copy, trans, aio, "
-            "load and doctor\n");
+            "load, offload and doctor\n");
 }
 
 // Each option a help lists, under each of its names, with a value of its type

@@ -1,6 +1,7 @@
-/* An LD_PRELOAD shim for the validation tests: it makes exactly one copy or one
- * read in a dev-sandbox process deliver wrong bytes, so a test can show which
- * --validate catches it (tests/e2e/test_validate_each.cc, test_aio_e2e.cc).
+/* An LD_PRELOAD shim for the validation tests: it makes exactly one copy, one read
+ * or one write in a dev-sandbox process deliver wrong bytes (or fail), so a test can
+ * show which --validate catches it, or what a failure says
+ * (tests/e2e/test_validate_each.cc, test_aio_e2e.cc, test_offload_e2e.cc).
  *
  * The sim backend's copies are memcpy calls with run-time sizes in the binary, so
  * they go through the PLT and this memcpy replaces libc's; libaio completions come
@@ -16,6 +17,13 @@
  *                           process gets byte DS_SHIM_OFFSET of its buffer flipped
  *   DS_SHIM_READ_ERROR=E    ... instead completes with error E (an errno number,
  *                           e.g. 5 for EIO), as a failing disk would
+ *   DS_SHIM_WRITE_NTH=N     the N-th write (IO_CMD_PWRITE) io_submit sends in a
+ *                           process has byte DS_SHIM_OFFSET of its buffer flipped
+ *                           before the kernel sees it (a corrupted write)
+ *   DS_SHIM_WRITE_ERROR=E   ... instead completes with error E (io_getevents), its
+ *                           bytes unwritten, as a failing disk would
+ *   DS_SHIM_PWRITE_ENOSPC=N the N-th pwrite/pwrite64 call in a process fails with
+ *                           ENOSPC, writing nothing (a disk that fills up)
  *   DS_SHIM_OFFSET=O        the byte flipped (default 0)
  *   DS_SHIM_PREAD=1         count pread/pread64 calls (aio --engine psync) as the
  *                           reads, instead of io_getevents completions
@@ -50,7 +58,11 @@ static unsigned long g_read_nth;    /* DS_SHIM_READ_NTH; 0: reads untouched */
 static size_t g_offset;             /* DS_SHIM_OFFSET */
 static long g_read_error;           /* DS_SHIM_READ_ERROR; 0: reads keep their result */
 static int g_pread;                 /* DS_SHIM_PREAD: the reads are pread calls */
-static unsigned long g_copies, g_reads;
+static unsigned long g_write_nth;   /* DS_SHIM_WRITE_NTH; 0: writes untouched */
+static long g_write_error;          /* DS_SHIM_WRITE_ERROR */
+static unsigned long g_pwrite_enospc; /* DS_SHIM_PWRITE_ENOSPC */
+static unsigned long g_copies, g_reads, g_writes, g_pwrites;
+static void* g_failing_write;       /* the iocb whose completion fails (DS_SHIM_WRITE_ERROR) */
 
 static unsigned long env_ul(const char* name) {
   const char* v = getenv(name);
@@ -65,6 +77,9 @@ __attribute__((constructor)) static void shim_init(void) {
   g_offset = env_ul("DS_SHIM_OFFSET");
   g_read_error = (long)env_ul("DS_SHIM_READ_ERROR");
   g_pread = env_ul("DS_SHIM_PREAD") == 1;
+  g_write_nth = env_ul("DS_SHIM_WRITE_NTH");
+  g_write_error = (long)env_ul("DS_SHIM_WRITE_ERROR");
+  g_pwrite_enospc = env_ul("DS_SHIM_PWRITE_ENOSPC");
 }
 
 static void say(const char* what, unsigned long nth) {
@@ -175,6 +190,19 @@ static void* dma_target(int fd, void* buf, size_t n) {
 }
 
 #if DS_SHIM_HAVE_LIBAIO
+/* DS_SHIM_WRITE_NTH: the N-th write corrupted in its buffer now, or marked to fail. */
+static void tamper_write(struct iocb* cb) {
+  const unsigned long k = __atomic_add_fetch(&g_writes, 1, __ATOMIC_SEQ_CST);
+  if (k != g_write_nth) return;
+  if (g_write_error) {
+    __atomic_store_n(&g_failing_write, (void*)cb, __ATOMIC_SEQ_CST);
+    say("failing write", k);
+  } else if (g_offset < (size_t)cb->u.c.nbytes) {
+    ((unsigned char*)cb->u.c.buf)[g_offset] ^= 0xFF;
+    say("corrupted write", k);
+  }
+}
+
 typedef int (*submit_fn)(io_context_t, long, struct iocb**);
 
 /* O_DIRECT reads and writes into memory DMA cannot reach go to the kernel with a
@@ -193,6 +221,7 @@ int io_submit(io_context_t ctx, long nr, struct iocb** iocbs) {
     struct iocb* cb = iocbs[i];
     saved[i] = NULL;
     if (!cb || (cb->aio_lio_opcode != IO_CMD_PREAD && cb->aio_lio_opcode != IO_CMD_PWRITE)) continue;
+    if (cb->aio_lio_opcode == IO_CMD_PWRITE && g_write_nth != 0) tamper_write(cb);
     void* to = dma_target(cb->aio_fildes, cb->u.c.buf, cb->u.c.nbytes);
     if (to != cb->u.c.buf) {
       saved[i] = cb->u.c.buf;
@@ -215,7 +244,15 @@ int io_getevents(io_context_t ctx, long min_nr, long nr, struct io_event* events
     if (!real) return -38; /* -ENOSYS */
   }
   const int got = real(ctx, min_nr, nr, events, timeout);
-  if (g_read_nth == 0 || got <= 0) return got;
+  if (got <= 0) return got;
+  void* failing = __atomic_load_n(&g_failing_write, __ATOMIC_SEQ_CST);
+  for (int i = 0; failing && i < got; ++i)
+    if ((void*)events[i].obj == failing) {
+      events[i].res = (unsigned long)(-g_write_error);
+      __atomic_store_n(&g_failing_write, NULL, __ATOMIC_SEQ_CST);
+      failing = NULL;
+    }
+  if (g_read_nth == 0) return got;
   for (int i = 0; i < got; ++i) {
     struct iocb* cb = events[i].obj;
     if (!cb || cb->aio_lio_opcode != IO_CMD_PREAD || (long)events[i].res <= 0) continue;
@@ -283,6 +320,11 @@ static ssize_t checked_pwrite(const char* name, pwrite_fn* real, int fd, const v
       errno = ENOSYS;
       return -1;
     }
+  }
+  if (g_pwrite_enospc != 0 && __atomic_add_fetch(&g_pwrites, 1, __ATOMIC_SEQ_CST) == g_pwrite_enospc) {
+    say("pwrite answered ENOSPC", g_pwrite_enospc);
+    errno = ENOSPC;
+    return -1;
   }
   return (*real)(fd, dma_target(fd, (void*)buf, n), n, off);
 }

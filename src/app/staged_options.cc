@@ -1,0 +1,275 @@
+#include "app/staged_options.h"
+
+#include <iostream>
+#include <memory>
+
+#include "aio/io_engine.h"
+#include "aio/workspace_set.h"
+#include "app/disk_options.h"
+#include "backends/select.h"
+#include "cluster/across_ranks.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "load/load_plot.h"
+#include "staging/staged_measure.h"
+
+namespace ds {
+
+namespace {
+
+bool loads(const StagedArgs& a) { return a.dir == StagedDir::kLoad; }
+const char* name_of(const StagedArgs& a) { return loads(a) ? "load" : "offload"; }
+const char* io_word(const StagedArgs& a) { return loads(a) ? "read" : "write"; }
+
+// --sweep: -s of every run (one fragment's with -f), each run's file within one read or write.
+void parse_staged_sweep(const StagedArgs& a, StagedRequest& plan) {
+  if (!a.sweep.sweep.empty()) {
+    if (a.size_option && a.size_option->count() > 0) throw UsageError("option --sweep sets the block size; drop -s");
+    if (a.layout_option && a.layout_option->count() > 0)
+      throw UsageError("option --sweep sweeps one block size; it cannot go with --block-layout");
+  }
+  plan.steps = parse_sweep_options(a.sweep, plan.p.layout.tasks());
+  for (const SweepStep& s : plan.steps) {
+    const uint64_t payload = s.block_bytes * plan.p.layout.fragments_per_task();
+    if (s.block_bytes > kMaxIoSize || payload > kMaxIoSize)
+      throw UsageError("option --sweep got '" + a.sweep.sweep + "': at " + size_label(s.block_bytes) +
+                       " one block file would hold " + std::to_string(payload) + " bytes, over the 1G of one " +
+                       io_word(a));
+  }
+}
+
+// The block options (-s/-n/-f, --block-layout) or --model's sizing into `plan.p`.
+void parse_blocks(StagedArgs& a, StagedRequest& plan) {
+  StagedParams& p = plan.p;
+  a.params.size_given = a.size_option && a.size_option->count() > 0;
+  plan.workload = parse_workload(a.model);
+  if (plan.workload) {
+    for (CLI::Option* o : {a.size_option, a.blocks_option, a.frags_option, a.layout_option})
+      if (o && o->count() > 0) throw UsageError("option --model sets the blocks; drop " + o->get_name());
+    if (!a.sweep.sweep.empty()) throw UsageError("option --model sets the blocks; it cannot go with --sweep");
+    // One file per block holding all its layers, as aio --model stores it.
+    a.params.blocks = std::to_string(plan.workload->tasks_per_card);
+  }
+  const CopyParams c = parse_copy_params(a.params);
+  p.layout = c.layout;
+  if (plan.workload) {
+    p.layout = Layout::block(plan.workload->fragments, plan.workload->tasks_per_card);
+    p.tasks_per_file = plan.workload->model.layers;
+    // MLA/DSA: every card holds the same latent, as copy's shared host source.
+    if (plan.workload->model.arch != KvArch::kGqa) p.shared = true;
+  }
+  p.iterations = c.iterations;
+  p.devices = c.devices;
+  p.streams = c.streams;
+  p.warmup = c.warmup;
+  p.timeout_s = c.timeout_s;
+  p.validate = c.validate;
+  p.numa_request = c.numa_request;
+}
+
+// offload with one file set (MLA/DSA, --shared): card c writes blocks c, c+d, c+2d,
+// ... (docs/offload.md "MLA/DSA"), so every card needs at least one.
+void check_offload_shares(const StagedArgs& a, const StagedRequest& plan) {
+  const StagedParams& p = plan.p;
+  if (loads(a) || !p.shared || p.files() >= static_cast<uint64_t>(p.devices)) return;
+  throw UsageError(std::string("offload ") + (plan.workload ? "--model " + a.model.model + " (one latent on every card)"
+                                                             : std::string("--shared")) +
+                   ": " + std::to_string(p.files()) + " block file" + (p.files() == 1 ? "" : "s") +
+                   " cannot give each of the " + std::to_string(p.devices) +
+                   " cards its share (card c writes blocks c, c+d, ...); " +
+                   (plan.workload ? "raise --input-len" : "raise -n") + " or lower -d");
+}
+
+}  // namespace
+
+StagedArgs staged_defaults(StagedDir dir) {
+  StagedArgs a;
+  a.dir = dir;
+  a.params.size = "1M";
+  a.params.blocks = "64";
+  a.params.iterations = "8";
+  a.params.devices = "1";
+  a.params.warmup = "1";
+  return a;
+}
+
+StagedRequest parse_staged(const StagedArgs& a0) {
+  StagedArgs a = a0;
+  StagedRequest plan;
+  StagedParams& p = plan.p;
+  p.workspaces = parse_workspaces(a.workspaces);
+  parse_blocks(a, plan);
+  p.engine = parse_engine(a.engine, false);
+  p.iodepth = parse_depth("--iodepth", a.iodepth, 1);
+  p.staging = parse_depth("--staging", a.staging, 0);
+  if (a.sdma != "true" && a.sdma != "false")
+    throw UsageError("option --sdma got '" + a.sdma + "': accepts true|false");
+  p.sdma = a.sdma == "true";
+  p.shared = p.shared || a.shared;
+  p.buffered = a.buffered;
+  p.keep = a.keep;
+  checked_mul(p.tasks_per_file, p.layout.task_bytes(), "one block file's bytes");
+  if (p.file_payload() > kMaxIoSize)
+    throw UsageError("one block file would hold " + std::to_string(p.file_payload()) + " bytes, over the 1G of one " +
+                     io_word(a) + ": lower -s (or --input-len/--block-size with --model)");
+  checked_mul(p.file_bytes(), p.staging_buffers(), "the staging buffers' bytes");
+  check_offload_shares(a, plan);
+  parse_staged_sweep(a, plan);
+  return plan;
+}
+
+void add_staged_options(CLI::App* c, StagedArgs& a) {
+  const bool load = loads(a);
+  c->add_option("--workspace", a.workspaces,
+                "directory for the block files (it must exist; --create-workspace makes it); repeat it to spread the files over "
+                "several directories, round-robin by file")
+      ->required()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("DIR");
+  a.size_option =
+      c->add_option("-s", a.params.size, "one block's size (with -f: one fragment's): bytes, or with K/M/G suffix (default 1M)")
+          ->type_name("SIZE");
+  a.blocks_option = c->add_option("-n", a.params.blocks,
+                                  std::string("blocks per card: one file and one ") + io_word(a) + " each (default 64)")
+                        ->type_name("N");
+  a.frags_option = c->add_option("-f,--frags", a.params.frags,
+                                 "each block file holds F fragments of -s bytes, each its own copy (0: one) (default 0)")
+                       ->type_name("F");
+  a.layout_option = c->add_option("--block-layout", a.params.block_layout,
+                                  std::string("instead of -s/-f: every block holds these fragments, each its own copy ") +
+                                      (load ? "into" : "from") + " its own device region (e.g. 128K,16K,32K)")
+                        ->type_name("SIZE[,SIZE...]");
+  c->add_option("-d", a.params.devices, "cards, one worker process each (default 1)")->type_name("N");
+  c->add_option("-i", a.params.iterations, "measured rounds, each a pipelined pass and both stages alone (default 8)")
+      ->type_name("N");
+  c->add_option("--warmup", a.params.warmup, "rounds run first and not counted (default 1)")->type_name("W");
+  c->add_option("--engine", a.engine, "libaio or io_uring (default libaio)")->type_name("libaio|io_uring");
+  c->add_option("--iodepth", a.iodepth, std::string(load ? "reads" : "writes") + " in flight at most per card (default 16)")
+      ->type_name("Q");
+  c->add_option("--staging", a.staging,
+                "pinned host staging buffers per card, one block each; 0: --iodepth (default 0)")
+      ->type_name("K");
+  c->add_option("--sdma", a.sdma, "true: one direct-path task per block; false: copies on CE streams (default false)")
+      ->type_name("true|false");
+  c->add_option("-S,--streams", a.params.streams, "CE streams per card, blocks round-robin over them (default 4)")
+      ->type_name("S");
+  c->add_flag("--create-workspace", a.create_workspace,
+              "make a --workspace that does not exist (with its parents; removed again after the run)");
+  c->add_flag("--shared", a.shared,
+              load ? "one set of block files that every card reads (MLA/DSA models: always)"
+                   : "one set of block files for every card's one latent, card c writing blocks c, c+d, c+2d, ... "
+                     "(MLA/DSA models: always)");
+  c->add_flag("--validate", a.params.validate,
+              load ? "check every card's KV region against the files after every pipelined pass, outside the timing"
+                   : "read every block file back after every pipelined pass and check it against the device's "
+                     "pattern, outside the timing");
+  c->add_flag("--buffered", a.buffered,
+              "allow page-cache I/O where the filesystem refuses O_DIRECT (Method gets +BUF)");
+  c->add_flag("--keep", a.keep,
+              "leave the block files (and a --create-workspace directory) after a successful run, and say where");
+  add_timeout_option(c, a.params.timeout);
+  add_numa_options(c, a.params.numa, false);
+  add_model_options(c, a.model, load ? ModelOptionsFor::kLoad : ModelOptionsFor::kOffload);
+  add_output_options(c, a.out);
+  add_sweep_options(c, a.sweep, {"block size", "-n", load ? "IO+Copy" : "Copy+IO", "copy"});
+}
+
+namespace {
+
+// --dry-run: the sizing and the equivalent command without --model.
+int print_dry_run(const StagedArgs& a, const StagedRequest& plan, const GlobalOptions& g) {
+  const StagedParams& p = plan.p;
+  std::string cmd = "dev-sandbox";
+  if (!g.backend.empty()) cmd += " --backend " + g.backend;
+  cmd += std::string(" ") + name_of(a);
+  for (const std::string& w : p.workspaces) cmd += " --workspace " + w;
+  cmd += " --block-layout " + fragments_label(*plan.workload) + " -n " + std::to_string(plan.workload->tasks_per_card) +
+         " -d " + std::to_string(p.devices) + (p.shared ? " --shared" : "") + " (the same copies; it " +
+         (loads(a) ? "reads them from" : "writes them to") + " one file per layer and block, --model " +
+         (loads(a) ? "from " : "to ") + std::to_string(p.files()) + " files of " + std::to_string(p.tasks_per_file) +
+         " layers each)";
+  std::cout << dry_run_text(*plan.workload, cmd, false);
+  return 0;
+}
+
+}  // namespace
+
+int run_staged(const StagedArgs& a, const GlobalOptions& g) {
+  if (a.model.model == "list") {
+    std::cout << presets_text();
+    return 0;
+  }
+  const StagedRequest plan = parse_staged(a);
+  const StagedParams& p = plan.p;
+  if (a.model.dry_run && !plan.workload) throw UsageError("option --dry-run needs --model NAME|PATH");
+  if (plan.workload && a.model.dry_run) return print_dry_run(a, plan, g);
+  const char* sim_tail = loads(a) ? kSimLoad : kSimOffload;
+  // Measures on this process's cards into `w`; the run's header goes to `header`
+  // once (`begun` says when it is out).
+  auto measure = [&](const SelectedBackend& selected, const StagedParams& params, ResultWriter& header,
+                     ResultWriter& w, bool& begun, std::string& current) {
+    measure_staged(a.dir, params, selected, w,
+                   [&] {
+                     if (begun) return;
+                     RunInfo info = run_info(selected, g.command_line);
+                     if (plan.workload) attach_workload(info, *plan.workload);
+                     header.begin(info);
+                     begun = true;
+                   },
+                   current, stderr_notes());
+  };
+  Cluster& ranks = cluster();
+  if (ranks.multi()) {
+    // Across ranks: every rank moves its node's cards' KV; rank 0 writes.
+    if (!plan.steps.empty())
+      throw UsageError("--sweep and --plot are not available across ranks (mpirun/srun); run one size per job");
+    StagedParams across = p;
+    across.cluster = &ranks;
+    return run_ranks_writing(
+        ranks, a.out,
+        [&](ResultWriter& mine) {
+          bool begun = false;
+          std::string current;
+          check_workspaces_exist(across.workspaces, a.create_workspace);
+          measure(select_and_say(g.backend, sim_tail), across, mine, mine, begun, current);
+        },
+        NodeLines::kPerResult, [](const CaseResult&) { return std::string(); });
+  }
+  auto writer = make_writer(a.out, std::cout);
+  write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string& current) {
+    check_workspaces_exist(p.workspaces, a.create_workspace);
+    const SelectedBackend selected = select_and_say(g.backend, sim_tail);
+    if (plan.steps.empty()) return measure(selected, p, *writer, *writer, begun, current);
+    if (!a.sweep.plot.empty()) check_plot_path(a.sweep.plot);
+    // One run per block size, each with its own files, all into the one document.
+    const std::string lowered = lowered_count_note(
+        plan.steps, p.layout.tasks(), {"-n", "per card per iteration", p.layout.fragments_per_task()});
+    if (!lowered.empty()) stderr_notes().note(lowered);
+    const std::vector<CaseResult> results = run_in_turn(plan.steps.size(), *writer, [&](size_t i, ResultWriter& w) {
+      StagedParams q = p;
+      q.layout = Layout::uniform(plan.steps[i].block_bytes, plan.steps[i].blocks, p.layout.frags_option());
+      measure(selected, q, *writer, w, begun, current);
+    });
+    if (!a.sweep.plot.empty())
+      write_plot_file(a.sweep.plot,
+                      staged_plot_svg(a.dir, results, selected.backend->name(), parse_plot_metric(a.sweep.plot_metric)),
+                      stderr_notes());
+  });
+  return 0;
+}
+
+Command add_staged_command(CLI::App& root, GlobalOptions& global, StagedDir dir, const std::string& description,
+                           std::vector<std::string> examples) {
+  auto a = std::make_shared<StagedArgs>(staged_defaults(dir));
+  CLI::App* c = root.add_subcommand(name_of(*a), description);
+  add_staged_options(c, *a);
+  return {c, [a, &global] { return run_staged(*a, global); },
+          [a] {
+            if (a->model.model != "list") parse_staged(*a);
+            check_format(a->out.format);
+          },
+          std::move(examples)};
+}
+
+}  // namespace ds

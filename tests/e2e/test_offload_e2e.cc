@@ -1,0 +1,467 @@
+// `dev-sandbox offload` end to end: on sim with --validate (both engines, fragments,
+// block layouts, the direct path, --model GQA and MLA), the files it wrote read back
+// byte for byte against the pattern (--keep), one file set shared by the cards (each
+// writing its share), through the cuda and ascend doubles (CE and the direct path; on
+// ascend the direct path's refusal), a corrupted and a failing write (the shim), a
+// full filesystem up front and ENOSPC while laying out, a killed worker and Ctrl-C.
+// Every run is a few MiB and a few rounds.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli_harness.h"
+#include "disk_fixtures.h"
+#include "json_checks.h"
+#include "memory/pattern.h"
+
+namespace {
+
+using namespace dstest::disk;
+using dstest::json;
+using dstest::JsonRun;
+using dstest::lines_starting;
+using dstest::run_json;
+using dstest::run_tool;
+
+class OffloadEnv : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (!disk_base().empty()) remove_tree(disk_base());
+  }
+};
+[[maybe_unused]] const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new OffloadEnv);
+
+std::vector<std::string> offload_args(const std::string& ws, std::vector<std::string> extra,
+                                      const char* backend = "sim") {
+  std::vector<std::string> v = {"offload", "--backend", backend, "--create-workspace", "--workspace", ws,
+                                "-i",      "2",         "--warmup", "1"};
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
+bool uring_unavailable(const dstest::RunResult& r) {
+  return r.exit_code == 1 && contains(r.err, "io_uring_queue_init");
+}
+
+// What every successful offload result holds: its row (device to disk), the three
+// measurements consistent with each other, the verdict by the documented rule.
+void expect_offload_result(const json& x, int devices, uint64_t bytes, const std::string& to_prefix = "sim") {
+  EXPECT_EQ(x["name"], "offload");
+  EXPECT_EQ(x["from"], to_prefix + "::device::all");
+  EXPECT_EQ(x.value("to", "").rfind("file::", 0), 0u) << x["to"];
+  EXPECT_EQ(x["time_label"], "Copy+IO");
+  EXPECT_EQ(x["devices"], devices);
+  EXPECT_EQ(x["validated"], true);
+  // The bytes the bandwidth is of: every card's request (one latent: once).
+  const double b = static_cast<double>(bytes);
+  EXPECT_NEAR(x["bandwidth_gib_s"].get<double>() * 1073741824.0 * x["copy_us"]["avg"].get<double>() * 1e-6, b, b * 1e-6);
+  ASSERT_TRUE(x.contains("offload_stages")) << x.dump();
+  EXPECT_FALSE(x.contains("load_stages"));
+  const json& s = x["offload_stages"];
+  const double disk = s["disk_alone_gib_s"], copy = s["copy_alone_gib_s"], piped = s["pipelined_gib_s"];
+  EXPECT_GT(disk, 0);
+  EXPECT_GT(copy, 0);
+  EXPECT_DOUBLE_EQ(piped, x["bandwidth_gib_s"].get<double>());
+  EXPECT_NEAR(disk, b / (s["disk_alone_us"]["avg"].get<double>() * 1e-6) / 1073741824.0, disk * 1e-9);
+  EXPECT_NEAR(copy, b / (s["copy_alone_us"]["avg"].get<double>() * 1e-6) / 1073741824.0, copy * 1e-9);
+  EXPECT_NEAR(s["percent_of_slower"].get<double>(), 100.0 * piped / std::min(disk, copy), 1e-9);
+  const std::string verdict = piped >= 0.9 * std::min(disk, copy) ? (disk <= copy ? "disk" : "copy")
+                                                                   : "neither (overlap lost)";
+  EXPECT_EQ(s["bottleneck"], verdict);
+  // Busy times: within the pipelined pass, never more than it took (+ rounding).
+  EXPECT_GT(s["write_busy_us"]["avg"].get<double>(), 0);
+  EXPECT_GT(s["copy_busy_us"]["avg"].get<double>(), 0);
+  EXPECT_LE(s["write_busy_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>() + 1);
+  EXPECT_LE(s["copy_busy_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>() + 1);
+}
+
+struct EngineCase {
+  const char* engine;
+  const char* method;
+};
+
+class OffloadEngines : public ::testing::TestWithParam<EngineCase> {};
+
+TEST_P(OffloadEngines, ValidatesTwoCardsAndCleansUp) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("ws");  // the tool creates it
+  const auto before = dstest::our_shm_entries();
+  JsonRun r = run_json(offload_args(ws, {"-s", "64K", "-n", "12", "-d", "2", "--iodepth", "3", "--engine",
+                                         GetParam().engine, "--validate"}));
+  if (std::string(GetParam().engine) == "io_uring" && uring_unavailable(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("offload");
+  EXPECT_EQ(x["method"], std::string("CE-MS+") + GetParam().method + "-FORK");
+  EXPECT_EQ(x["block_bytes"], 65536);
+  EXPECT_EQ(x["count"], 24);
+  const std::string brief = x["brief"];
+  EXPECT_EQ(brief.rfind("copies on 4 streams from 2 cards into 3 pinned staging buffers per card, then write 12 "
+                        "block files of 64.00 KiB per card to " + ws + " (", 0), 0u) << brief;
+  EXPECT_TRUE(contains(brief, std::string(") with ") + GetParam().engine + ", O_DIRECT, iodepth 3")) << brief;
+  expect_offload_result(x, 2, 2 * 12 * 65536);
+  EXPECT_TRUE(contains(r.err, "-- its copies are CPU memcpy, not an accelerator's; the disk writes are real\n"))
+      << r.err;
+  EXPECT_FALSE(exists(ws)) << "the workspace it created was left behind";
+  EXPECT_EQ(dstest::our_shm_entries(), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Offload, OffloadEngines,
+                         ::testing::Values(EngineCase{"libaio", "LIBAIO"}, EngineCase{"io_uring", "IO_URING"}),
+                         [](const ::testing::TestParamInfo<EngineCase>& i) { return std::string(i.param.engine); });
+
+// Odd sizes (padded to 4096 in the file), fragments, two staging buffers (each
+// reused many times), the direct path, a block layout, three cards and one shared
+// file set: every file read back and checked after every pipelined pass.
+TEST(OffloadShapes, FragmentsLayoutsSharedAndDirectPathValidate) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::vector<std::vector<std::string>> shapes = {
+      {"-s", "5000", "-f", "3", "-n", "10", "--staging", "2"},
+      {"--block-layout", "128K,16K,32K", "-n", "6", "-d", "2", "--sdma", "true"},
+      {"-s", "32K", "-n", "9", "-d", "3", "--shared", "--iodepth", "2", "--streams", "2"},
+      {"-s", "16K", "-n", "7", "-d", "3", "--streams", "1"},
+  };
+  for (const auto& shape : shapes) {
+    std::string what;
+    for (const auto& s : shape) what += s + " ";
+    const std::string ws = disk_base() + "/" + unique_name("shape");
+    std::vector<std::string> extra = shape;
+    extra.push_back("--validate");
+    JsonRun r = run_json(offload_args(ws, extra));
+    ASSERT_EQ(r.exit_code, 0) << what << r.err;
+    const json x = r.result("offload");
+    EXPECT_EQ(x["validated"], true) << what;
+    ASSERT_TRUE(x.contains("offload_stages")) << what;
+    EXPECT_FALSE(exists(ws)) << what;
+    if (contains(what, "--sdma")) EXPECT_EQ(x["method"], "SDMA+LIBAIO-FORK") << what;
+    if (contains(what, "--block-layout")) EXPECT_EQ(x["layout"], "128K,16K,32K") << what;
+    // One set for the three cards: 9 blocks written once each, not once per card.
+    if (contains(what, "--shared")) {
+      EXPECT_TRUE(contains(x.value("brief", ""), "one set, each card its share")) << x["brief"];
+      EXPECT_NEAR(x["bandwidth_gib_s"].get<double>() * 1073741824.0 * x["copy_us"]["avg"].get<double>() * 1e-6,
+                  9.0 * 32768, 9.0 * 32768 * 1e-6) << what;
+      EXPECT_EQ(x["count"], 9) << what;
+    }
+    if (contains(what, "-d 3")) EXPECT_EQ(x["devices"], 3) << what;
+  }
+}
+
+// The files a run left (--keep) hold, fragment by fragment, byte for byte, the
+// pattern of (card, fragment) the cards were filled with: block b's fragments back
+// to back at the start of dev-sandbox-aio.<pid>.offload-c<card>.<b>, padded to 4096.
+TEST(OffloadFiles, KeptFilesHoldThePatternByteForByte) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("keep");
+  const dstest::ScopedPath guard(ws);
+  const auto r = run_tool(offload_args(ws, {"-s", "5000", "-f", "3", "-n", "5", "-d", "2", "--staging", "2", "--keep"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "dev-sandbox: kept 10 block files in " + ws + " (")) << r.err;
+  EXPECT_TRUE(contains(r.err, ") (--keep)\n")) << r.err;
+  std::vector<std::string> names = entries(ws);
+  ASSERT_EQ(names.size(), 10u);
+  std::sort(names.begin(), names.end());
+  const std::regex re("dev-sandbox-aio\\.([0-9]+)\\.offload-c([01])\\.([0-4])");
+  std::vector<char> want(5000);
+  for (const std::string& n : names) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(n, m, re)) << n;
+    const int card = std::stoi(m[2]);
+    const uint64_t block = std::stoull(m[3]);
+    std::ifstream in(ws + "/" + n, std::ios::binary);
+    const std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_EQ(got.size(), 16384u) << n << ": 3 x 5000 bytes padded to 4096";
+    for (uint64_t f = 0; f < 3; ++f) {
+      ds::pattern_fill(want.data(), want.size(), ds::pattern_key(card, block * 3 + f));
+      EXPECT_EQ(got.compare(f * 5000, 5000, want.data(), want.size()), 0) << n << " fragment " << f;
+    }
+  }
+}
+
+// One latent on every card (--model DeepSeek-V3, MLA): one file set, card c writing
+// blocks c, c+3, ...: all 8 files there, each the latent's blocks (the pattern of
+// card 0), and the bytes those of one request, not three.
+TEST(OffloadFiles, MlaWritesOneSetEachCardItsShare) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mla");
+  const dstest::ScopedPath guard(ws);
+  JsonRun r = run_json(offload_args(ws, {"--model", "DeepSeek-V3", "--input-len", "1K", "-d", "3", "--validate", "--keep"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("offload");
+  // 8 blocks of 128 tokens x 61 layers, 128K,16K each: 488 tasks, once.
+  expect_offload_result(x, 3, 488ULL * (131072 + 16384));
+  EXPECT_EQ(x["count"], 488);
+  EXPECT_TRUE(contains(x.value("brief", ""), "write 8 block files of 8.58 MiB, one set, each card its share")) << x["brief"];
+  ASSERT_TRUE(x.contains("kv_load_ms")) << x.dump();
+  std::vector<std::string> names = entries(ws);
+  ASSERT_EQ(names.size(), 8u);
+  const std::regex re("dev-sandbox-aio\\.([0-9]+)\\.offload\\.([0-7])");
+  std::vector<char> want(131072);
+  for (const std::string& n : names) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(n, m, re)) << n;
+    const uint64_t block = std::stoull(m[2]);
+    std::ifstream in(ws + "/" + n, std::ios::binary);
+    std::vector<char> got(131072);
+    ASSERT_TRUE(in.read(got.data(), static_cast<std::streamsize>(got.size()))) << n;
+    // The first layer's first fragment (fragment index block x 61 x 2).
+    ds::pattern_fill(want.data(), want.size(), ds::pattern_key(0, block * 61 * 2));
+    EXPECT_TRUE(got == want) << n;
+  }
+}
+
+// Which card writes which block of the one set: every card's 2nd write fails (the
+// shim counts per process; --iodepth 1 keeps each card's writes in order), and the
+// card that reports it names its own 2nd block, c + 3.
+TEST(OffloadFiles, EachCardWritesBlocksCPlusMultiplesOfD) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("share");
+  const auto r = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n",
+                           "7", "-d", "3", "--shared", "--iodepth", "1", "-i", "1", "--warmup", "0"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_WRITE_NTH", "2"}, {"DS_SHIM_WRITE_ERROR", "5"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("card ([0-2]): write of block ([0-9]+) \\("))) << r.err;
+  EXPECT_EQ(std::stoi(m[2]), std::stoi(m[1]) + 3) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// --dry-run: the sizing and what offload would write, no disk and no device touched.
+TEST(OffloadModel, DryRunTouchesNothing) {
+  const std::string ws = "/tmp/" + unique_name("ds-offload-dry");
+  const auto r = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "--model",
+                           "Qwen3-32B", "--tp", "8", "--input-len", "32K", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "equivalent: dev-sandbox --backend sim offload --workspace " + ws +
+                                  " --block-layout 32K,32K -n 16384 -d 1 (the same copies; it writes them to one file "
+                                  "per layer and block, --model to 256 files of 64 layers each)\n"))
+      << r.out;
+  EXPECT_FALSE(exists(ws));
+}
+
+// The text: the title line, the row, the Wall line, the Stages line, the per-request
+// line naming the whole path, device to disk.
+TEST(OffloadOutput, TextLinesNameTheDirection) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("text");
+  const auto r = run_tool(offload_args(ws, {"--model", "Qwen3-32B", "--tp", "8", "--input-len", "256", "-d", "2"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(lines_starting(r.out, "[[ offload ]] ").size(), 1u) << r.out;
+  ASSERT_EQ(lines_starting(r.out, "  sim::device::all  file::").size(), 1u) << r.out;
+  ASSERT_EQ(lines_starting(r.out, "  Wall: ").size(), 1u) << r.out;
+  const auto stages = lines_starting(r.out, "  Stages: disk alone ");
+  ASSERT_EQ(stages.size(), 1u) << r.out;
+  EXPECT_LT(r.out.find("  Wall: "), r.out.find("  Stages: "));
+  const auto kv = lines_starting(r.out, "  KV offload per request");
+  ASSERT_EQ(kv.size(), 1u) << r.out;
+  EXPECT_TRUE(std::regex_match(kv[0], std::regex("  KV offload per request \\(device -> host -> disk\\): [0-9]+\\.[0-9]{3} "
+                                                 "ms per card, 2 cards at once \\(Copy\\+IO avg; P50 [0-9]+\\.[0-9]{3} "
+                                                 "ms\\); [0-9]+\\.[0-9]{3} ms end to end \\(GroupWall avg; P50 "
+                                                 "[0-9]+\\.[0-9]{3} ms\\)")))
+      << kv[0];
+  EXPECT_FALSE(exists(ws));
+}
+
+// A 4 MiB tmpfs: 2 cards x 3 files of 1 MiB cannot fit; found before anything is
+// written, a clean exit 1 with nothing left.
+TEST(OffloadWorkspace, FullFilesystemIsRefusedBeforeWriting) {
+  const SmallTmpfs fs;
+  if (fs.dir.empty()) GTEST_SKIP() << fs.error;
+  const auto r = run_tool(offload_args(fs.dir + "/ws", {"-s", "1M", "-n", "3", "-d", "2", "--buffered"}));
+  const auto left = entries(fs.dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
+  EXPECT_TRUE(contains(r.err, "(3 block files of 3, for each of 2 cards)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "nothing was written")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
+}
+
+// The disk fills while the files are laid out (the shim: the 6th pwrite answers
+// ENOSPC, after the workspace's O_DIRECT probe and card 0's 3 files: card 1's 2nd): the line says how far it got, exit 1, nothing left.
+TEST(OffloadWorkspace, EnospcWhileLayingOutRemovesWhatItWrote) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("enospc");
+  const auto r = run_tool(offload_args(ws, {"-s", "64K", "-n", "3", "-d", "2"}),
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_PWRITE_ENOSPC", "6"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "dev-sandbox: error: offload ran out of space in " + ws + " (")) << r.err;
+  EXPECT_TRUE(contains(r.err, ") while laying out the block files of card 1 of 2: 1 of 3 files of 64.00 KiB fit: No "
+                              "space left on device; the block files were removed; free space or lower -n, -s or -d\n"))
+      << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
+}
+
+// The disk fails card 0's 2nd write of the pipelined pass (block 1: --iodepth 1,
+// no warm-up): exit 1 naming the card, the block, its file and the call; with
+// --keep too nothing is left (the files stay only after a successful run).
+TEST(OffloadFailures, AFailingWriteNamesCardBlockFileAndCall) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("eio");
+  const auto r = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n",
+                           "4", "--iodepth", "1", "-i", "1", "--warmup", "0", "--keep"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_WRITE_NTH", "2"}, {"DS_SHIM_WRITE_ERROR", "5"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(
+      r.err, m,
+      std::regex("dev-sandbox: error: card 0: write of block 1 \\(" + ws +
+                 "/dev-sandbox-aio\\.[0-9]+\\.offload-c0\\.1\\)[^\n]*LIBAIO\\): Input/output error")))
+      << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_FALSE(contains(r.err, "kept ")) << r.err;
+  EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+}
+
+// One write sends a flipped byte (card 0's 3rd write: block 2 of the pipelined
+// pass): --validate reads the file back and names the block, file and offset.
+TEST(OffloadFailures, ValidateCatchesACorruptedWrite) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("corrupt");
+  const std::vector<std::string> args = {"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s",
+                                         "16K", "-n", "4", "--iodepth", "1", "-i", "1", "--warmup", "0", "--validate"};
+  const std::map<std::string, std::string> env = {
+      {"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_WRITE_NTH", "3"}, {"DS_SHIM_OFFSET", "123"}};
+  const auto r = run_tool(args, env);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "corrupt_shim: pid ")) << "the shim did nothing: " << r.err;
+  EXPECT_TRUE(contains(r.err, "dev-sandbox: error: card 0: validation failed: offload round 0: block 2 (" + ws +
+                              "/dev-sandbox-aio."))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, ".offload-c0.2), fragment 2 in the file differs from the device at offset 123\n")) << r.err;
+  EXPECT_FALSE(contains(r.out, "offload PASS")) << r.out;
+  EXPECT_FALSE(exists(ws));
+  // Without --validate the same run passes: only the read-back sees it.
+  std::vector<std::string> plain(args.begin(), args.end() - 1);
+  EXPECT_EQ(run_tool(plain, env).exit_code, 0);
+}
+
+// A copy skipped by the engine (the shim: the 5th memcpy of 16 KiB in the card's
+// process, after the 4 that fill its region: block 0's D2H copy) is caught.
+TEST(OffloadFailures, ValidateCatchesASkippedCopy) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("skip");
+  const auto r = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n",
+                           "4", "-i", "1", "--warmup", "0", "--validate", "--iodepth", "1", "--streams", "1"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_MEMCPY_SIZE", "16384"},
+                           {"DS_SHIM_MEMCPY_NTH", "5"}, {"DS_SHIM_MEMCPY_SKIP", "1"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: validation failed: offload round 0: block 0 (")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// Through the libcuda double: CE and the direct path validated, then a D2H copy the
+// runtime refuses (the 3rd cuMemcpyDtoHAsync) named with its card, block and call.
+TEST(OffloadBackends, CudaValidatesCeAndDirectPathAndNamesAFailingCopy) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("cuda");
+  const std::map<std::string, std::string> env = {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
+                                                  {"DS_CUDA_DOUBLE_DEVICES", "2"}};
+  for (const char* sdma : {"false", "true"}) {
+    JsonRun ok = run_json(offload_args(ws, {"-s", "16K", "-n", "6", "-d", "2", "--validate", "--staging", "2", "--sdma",
+                                            sdma},
+                                       "cuda"),
+                          env);
+    ASSERT_EQ(ok.exit_code, 0) << sdma << ok.err;
+    const json x = ok.result("offload");
+    expect_offload_result(x, 2, 2 * 6 * 16384, "cuda");
+    // The direct path on cuda: one cuMemcpyBatchAsync per block.
+    EXPECT_EQ(x["method"], std::string(sdma) == "true" ? "BATCH+LIBAIO-FORK" : "CE-MS+LIBAIO-FORK") << sdma;
+    EXPECT_FALSE(exists(ws));
+  }
+  auto failing = env;
+  failing["DS_CUDA_DOUBLE_FAIL"] = "cuMemcpyDtoHAsync_v2:3";
+  const auto r = run_tool({"offload", "--backend", "cuda", "--create-workspace", "--workspace", ws, "-s", "16K", "-n",
+                           "6", "-i", "1", "--warmup", "0", "--streams", "1"},
+                          failing);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: copy of block 2 (" + ws)) << r.err;
+  EXPECT_TRUE(contains(r.err, "cuMemcpyDtoHAsync")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// Through the AscendCL and runtime doubles: CE copies validated (the staging our own
+// registered mapping, as O_DIRECT into aclrtMallocHost memory fails: the shim), and
+// the direct path, which has no device-to-host direction there, refused in one line.
+TEST(OffloadBackends, AscendValidatesCeAndRefusesTheDirectPath) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::map<std::string, std::string> env = {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE},
+                                                  {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE},
+                                                  {"DS_ACL_DOUBLE_DEVICES", "2"},
+                                                  {"DS_ACL_DOUBLE_COPY_NS_PER_KIB", "2000"},
+                                                  {"LD_PRELOAD", DS_CORRUPT_SHIM}};
+  const std::string ws = disk_base() + "/" + unique_name("acl");
+  JsonRun r = run_json(offload_args(ws, {"-s", "64K", "-n", "6", "-d", "2", "--staging", "2", "--streams", "2",
+                                         "--validate"},
+                                    "ascend"),
+                       env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("offload");
+  expect_offload_result(x, 2, 2 * 6 * 65536, "acl");
+  EXPECT_EQ(x["method"], "CE-MS+LIBAIO-FORK");
+  EXPECT_TRUE(contains(x.value("brief", ""), "registered mmap staging buffers")) << x["brief"];
+  EXPECT_FALSE(exists(ws));
+  const auto refused = run_tool(offload_args(ws, {"-s", "64K", "-n", "6", "--sdma", "true"}, "ascend"), env);
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_TRUE(contains(refused.err,
+                       "dev-sandbox: error: --sdma true: the ascend backend's direct path does not copy device to host "
+                       "(docs/hardware-status.md); offload with CE copies (--sdma false)\n"))
+      << refused.err;
+  EXPECT_EQ(lines_starting(refused.err, "dev-sandbox: error:").size(), 1u) << refused.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// A long run: its files laid out and its workers running.
+int start_long_offload(const std::string& ws, const std::string& tag, bool keep = false) {
+  std::vector<std::string> args = {"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s",
+                                   "64K", "-n", "16", "-d", "2", "-i", "1000000", "--timeout", "0"};
+  if (keep) args.push_back("--keep");
+  const int pid = dstest::start_tool(args, ::testing::TempDir() + tag + ".out", ::testing::TempDir() + tag + ".err");
+  dstest::wait_children_busy(pid, 2);
+  return pid;
+}
+
+TEST(OffloadCleanup, KilledWorkerIsNamedAndNothingIsLeft) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const auto before = dstest::our_shm_entries();
+  const std::string ws = disk_base() + "/" + unique_name("killed");
+  const int pid = start_long_offload(ws, "offload-killed");
+  auto kids = dstest::child_pids(pid);
+  ASSERT_EQ(kids.size(), 2u);
+  EXPECT_EQ(entries(ws).size(), 32u) << "two cards' 16 block files each, while running";
+  kill(kids[1], SIGKILL);
+  EXPECT_EQ(dstest::wait_tool(pid), 1);
+  const std::string err = dstest::slurp(::testing::TempDir() + "offload-killed.err");
+  EXPECT_TRUE(contains(err, "card 1: killed by signal 9")) << err;
+  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
+  EXPECT_EQ(dstest::our_shm_entries(), before);
+}
+
+TEST(OffloadCleanup, CtrlCLeavesNothingEvenWithKeep) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const auto before = dstest::our_shm_entries();
+  const std::string ws = disk_base() + "/" + unique_name("sigint");
+  const int pid = start_long_offload(ws, "offload-sigint", true);
+  auto kids = dstest::child_pids(pid);
+  ASSERT_EQ(kids.size(), 2u);
+  kill(pid, SIGINT);
+  EXPECT_EQ(dstest::wait_tool(pid), 130);
+  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
+  EXPECT_EQ(dstest::our_shm_entries(), before);
+}
+
+}  // namespace
