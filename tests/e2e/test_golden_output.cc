@@ -114,15 +114,18 @@ std::string mask_json(const std::string& out) {
       for (auto& kv : r[stage].items()) kv.value() = 0;
     for (const char* v : {"bandwidth_gib_s", "bandwidth_gb_s", "wall_bandwidth_gib_s", "setup_s", "retries"}) r[v] = 0;
     r["verdict"] = {{"text", "<verdict>"}, {"notes", "<notes>"}};  // worded from the figures
-    if (r.contains("load_stages"))  // load: the stages alone, and the verdict they give
-      for (auto& kv : r["load_stages"].items()) {
-        if (kv.value().is_object())
-          for (auto& s : kv.value().items()) s.value() = 0;
-        else if (kv.value().is_number())
-          kv.value() = 0;
-        else
-          kv.value() = "<verdict>";
-      }
+    if (r.contains("kv_load_ms"))  // --model: one request's times
+      for (const char* v : {"per_card", "end_to_end"}) r["kv_load_ms"][v] = 0;
+    for (const char* staged : {"load_stages", "offload_stages"})  // the stages alone, and the verdict they give
+      if (r.contains(staged))
+        for (auto& kv : r[staged].items()) {
+          if (kv.value().is_object())
+            for (auto& s : kv.value().items()) s.value() = 0;
+          else if (kv.value().is_number())
+            kv.value() = 0;
+          else
+            kv.value() = "<verdict>";
+        }
     if (r.contains("duplex"))  // each direction's bytes, block and count stay
       for (auto& kv : r["duplex"].items()) {
         if (kv.value().is_object()) {
@@ -317,6 +320,17 @@ const std::vector<GoldenRun>& runs() {
       {"sim_load_json",
        {"--backend", "sim", "load", "--create-workspace", "--workspace", kWorkspaceArg, "--block-layout", "16K,4K", "-n", "4", "-d", "2",
         "-i", "2", "--sdma", "true", "--buffered", "--validate", "--format", "json"},
+       {},
+       "json"},
+      {"sim_offload",
+       {"--backend", "sim", "offload", "--create-workspace", "--workspace", kWorkspaceArg, "-s", "64K", "-n", "8", "-d", "2",
+        "-i", "2", "--iodepth", "4", "--buffered", "--validate"},
+       {},
+       "text"},
+      // One latent on every card (DeepSeek-V3, MLA): one file set, each card its share.
+      {"sim_offload_json",
+       {"--backend", "sim", "offload", "--create-workspace", "--workspace", kWorkspaceArg, "--model", "DeepSeek-V3",
+        "--input-len", "512", "-d", "2", "-i", "2", "--buffered", "--validate", "--format", "json"},
        {},
        "json"},
       {"ascend_quick_modes",

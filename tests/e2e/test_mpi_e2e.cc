@@ -408,19 +408,21 @@ TEST(MpiCopy, CopyCaseOnSimValidated) {
 
 namespace {
 
-// load across 3 ranks ("nodes"), 2 sim cards each, --validate: rank 0 prints one
-// aggregate (its Stages line from the three measurements combined) and a line per
-// node; JSON: the aggregate's stages alone combined as the pipelined pass (bytes
-// summed, each round's time the slowest node's), the files every rank made gone.
-TEST(MpiLoad, ThreeRanksOnSimValidatedWithStagesCombined) {
+// load or offload (`command`) across 3 ranks ("nodes"), 2 sim cards each,
+// --validate: rank 0 prints one aggregate (its Stages line from the three
+// measurements combined) and a line per node; JSON: the aggregate's stages alone
+// combined as the pipelined pass (bytes summed, each round's time the slowest
+// node's), the files every rank made gone.
+void expect_staged_across_ranks(const std::string& command, const std::string& io) {
+  const std::string stages = command + "_stages", busy = io + "_busy_us";
   const std::string base = temp_dir();
   const std::string ws = base + "/kv";
-  const std::vector<std::string> args = {"--backend", "sim", "load", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "8",
+  const std::vector<std::string> args = {"--backend", "sim", command, "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "8",
                                          "-i", "3", "--warmup", "1", "-d", "2", "--validate", "--buffered"};
   const RunResult text = run_ranks(same(3, args));
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_EQ(count_of(text.out, "[[ load ]]"), 1u) << "only rank 0 prints";
-  EXPECT_EQ(count_of(text.out, "[validation] load PASS"), 1u) << text.out;
+  EXPECT_EQ(count_of(text.out, "[[ " + command + " ]]"), 1u) << "only rank 0 prints";
+  EXPECT_EQ(count_of(text.out, "[validation] " + command + " PASS"), 1u) << text.out;
   EXPECT_EQ(count_of(text.out, "  Stages: disk alone "), 1u) << text.out;
   expect_node_lines(text.out);
   EXPECT_EQ(entries(ws), 0u) << "block files left in " << ws;
@@ -436,13 +438,13 @@ TEST(MpiLoad, ThreeRanksOnSimValidatedWithStagesCombined) {
   // The stages alone: per round the slowest node's, so the aggregate's max is the
   // largest node max and its avg at least the slowest node's avg; GiB/s = all
   // bytes over it; the verdict by the documented rule on those figures.
-  const json& s = agg["load_stages"];
+  const json& s = agg[stages];
   const double bytes = 3.0 * 2 * 8 * 65536;
   for (const char* stage : {"disk_alone", "copy_alone"}) {
     SCOPED_TRACE(stage);
     double largest = 0, slowest_avg = 0;
     for (const json& n : doc["nodes"]) {
-      const json& ns = n["results"][0]["load_stages"][std::string(stage) + "_us"];
+      const json& ns = n["results"][0][stages][std::string(stage) + "_us"];
       largest = std::max(largest, ns["max"].get<double>());
       slowest_avg = std::max(slowest_avg, ns["avg"].get<double>());
     }
@@ -459,11 +461,16 @@ TEST(MpiLoad, ThreeRanksOnSimValidatedWithStagesCombined) {
                                                                  : "neither (overlap lost)");
   // Busy times: every card's of every node.
   double busy_max = 0;
-  for (const json& n : doc["nodes"]) busy_max = std::max(busy_max, n["results"][0]["load_stages"]["read_busy_us"]["max"].get<double>());
-  EXPECT_DOUBLE_EQ(s["read_busy_us"]["max"].get<double>(), busy_max);
+  for (const json& n : doc["nodes"]) busy_max = std::max(busy_max, n["results"][0][stages][busy]["max"].get<double>());
+  EXPECT_DOUBLE_EQ(s[busy]["max"].get<double>(), busy_max);
   EXPECT_EQ(entries(ws), 0u);
   rmdir(ws.c_str());
   rmdir(base.c_str());
 }
+
+TEST(MpiLoad, ThreeRanksOnSimValidatedWithStagesCombined) { expect_staged_across_ranks("load", "read"); }
+
+// offload the same way: every rank writes its own cards' files (named with its rank).
+TEST(MpiOffload, ThreeRanksOnSimValidatedWithStagesCombined) { expect_staged_across_ranks("offload", "write"); }
 
 }  // namespace

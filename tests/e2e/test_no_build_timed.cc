@@ -123,8 +123,8 @@ std::vector<std::string> copy_args(const char* backend, const char* tcase, std::
   return v;
 }
 
-std::vector<std::string> load_args(const char* backend, const std::string& ws, bool sdma) {
-  return {"load",      "--backend", backend, "--create-workspace", "--workspace", ws,  "-s",     "16K",         "-f", "2", "-n", "9",
+std::vector<std::string> load_args(const char* backend, const std::string& ws, bool sdma, const char* command = "load") {
+  return {command,     "--backend", backend, "--create-workspace", "--workspace", ws,  "-s",     "16K",         "-f", "2", "-n", "9",
           "--staging", "2",         "-i",    "2",           "--warmup", "1", "--streams", "2",  "--sdma",
           sdma ? "true" : "false"};
 }
@@ -159,6 +159,18 @@ TEST(NothingBuiltWhileTimed, CudaLoad) {
     }
 }
 
+// offload: the D2H copies into the staging buffers prepared with the backend at setup
+// as load's H2D ones are (CE, the direct path's batch or graph per block).
+TEST(NothingBuiltWhileTimed, CudaOffload) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* lib : {DS_CUDA_DOUBLE, DS_CUDA_DOUBLE_NOBATCH})
+    for (bool sdma : {false, true}) {
+      const std::string ws = disk_base() + "/" + unique_name("nobuild-cuda-off");
+      expect_nothing_built_while_timed(load_args("cuda", ws, sdma, "offload"), cuda_env(lib), "DS_CUDA_DOUBLE_BUILD_LOG");
+      EXPECT_FALSE(exists(ws));
+    }
+}
+
 TEST(NothingBuiltWhileTimed, AscendCopy) {
   for (const char* c : kCopyCases)
     expect_nothing_built_while_timed(copy_args("ascend", c), ascend_env(), "DS_ACL_DOUBLE_BUILD_LOG");
@@ -177,6 +189,14 @@ TEST(NothingBuiltWhileTimed, AscendLoad) {
       expect_nothing_built_while_timed(load_args("ascend", ws, sdma), env, "DS_ACL_DOUBLE_BUILD_LOG");
       EXPECT_FALSE(exists(ws));
     }
+}
+
+// offload on ascend: CE copies only (its direct path does not copy device to host).
+TEST(NothingBuiltWhileTimed, AscendOffload) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("nobuild-acl-off");
+  expect_nothing_built_while_timed(load_args("ascend", ws, false, "offload"), ascend_env(), "DS_ACL_DOUBLE_BUILD_LOG");
+  EXPECT_FALSE(exists(ws));
 }
 
 }  // namespace
