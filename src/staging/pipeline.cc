@@ -80,6 +80,7 @@ class Pipeline::Pass : public TransferClient {
  protected:
   void copy(size_t block) {
     const int64_t s0 = now_ns();
+    copy_busy.update(true, s0);  // in flight from its submission (it may be complete by the next look)
     p_.submit_copies(block);
     submit_ns += now_ns() - s0;
     copying_.push_back(block);

@@ -310,6 +310,23 @@ TEST(OffloadPipeline, BoundedWritesNoEarlyReuseEveryBlockOnce) {
     }
 }
 
+// Copies found complete at the first look (a fast card): they were in flight from
+// their submission, so the copy busy time is not 0, in either direction.
+TEST(OffloadPipeline, CopyBusyCountsCopiesCompleteAtTheFirstLook) {
+  for (StagedDir dir : {StagedDir::kOffload, StagedDir::kLoad}) {
+    ScriptedEngine engine(4);
+    LateDevice dev;
+    dev.polls = 0;
+    Rig rig(8, 2, 4, &dev, &engine, false, dir);
+    rig.fill_device(4);
+    Pipeline pipe(rig.config, 2);
+    const PipelineTimes t = pipe.run();
+    EXPECT_EQ(dev.copies_done, 8u * 4u);
+    EXPECT_GT(t.copy_busy_ns, 0) << (dir == StagedDir::kLoad ? "load" : "offload");
+    EXPECT_GE(t.wall_ns, t.copy_busy_ns);
+  }
+}
+
 // Writes completing out of order: block b still goes through buffer b % K, and a
 // write is never queued before its copies are complete (the device moves the bytes
 // only when a query finds the copy done; the engine takes them at commit).
