@@ -394,6 +394,27 @@ TEST(OutputSvg, LoadPlotHasEndToEndAndEachStageAlone) {
   EXPECT_EQ(drawn(load_plot_svg(results, "sim", PlotMetric::kBoth)).lines.size(), 4u);
 }
 
+// offload: the same three lines in its words (Copy+IO), from its OffloadStages.
+TEST(OutputSvg, OffloadPlotHasEndToEndAndEachStageAlone) {
+  std::vector<CaseResult> results;
+  for (uint64_t s = 4096; s <= 16384; s *= 2) {
+    CaseResult r = aio_sample("offload", "CE-MS+LIBAIO-FORK", s);
+    r.measured = "Copy+IO";
+    r.stages[1].name = "Copy+IO";
+    r.devices = 2;
+    OffloadStages st;
+    st.disk_gib_s = 2.0;
+    st.copy_gib_s = 40.0;
+    r.extras.put(st);
+    results.push_back(r);
+  }
+  const Drawn d = drawn(staged_plot_svg(StagedDir::kOffload, results, "sim", PlotMetric::kCopy));
+  ASSERT_EQ(d.lines.size(), 3u);
+  for (const char* label : {"offload (2 cards)\n", "disk alone (2 cards)\n", "copy alone (2 cards)\n",
+                            "Offload bandwidth by block size: sim backend, 2 cards\n", "Copy+IO avg"})
+    EXPECT_NE(d.texts.find(label), std::string::npos) << label << "\n" << d.texts;
+}
+
 TEST(OutputSvg, XmlCheckerRejectsBrokenDocuments) {
   std::vector<dstest::XmlElement> e;
   EXPECT_NE(dstest::parse_xml("<svg><g></svg>", &e), "");
