@@ -392,6 +392,26 @@ TEST(OffloadBackends, CudaValidatesCeAndDirectPathAndNamesAFailingCopy) {
   EXPECT_FALSE(exists(ws));
 }
 
+// The two stages overlap: with the double's copies taking 2 ms a MiB (a stream's
+// thread sleeps, it does not spin) the pipelined pass beats the two stages run one
+// after the other, by a margin. A pass thread that spun on the copies' events took
+// the CPUs the copy threads and the disk's completions needed and fell below it.
+TEST(OffloadBackends, CudaCopiesAndWritesOverlap) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("cuda-overlap");
+  JsonRun r = run_json(offload_args(ws, {"-s", "1M", "-n", "64"}, "cuda"),
+                       {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
+                        {"DS_CUDA_DOUBLE_DEVICES", "2"},
+                        {"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "2000"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("offload");
+  const json& s = x["offload_stages"];
+  const double disk = s["disk_alone_gib_s"], copy = s["copy_alone_gib_s"], piped = s["pipelined_gib_s"];
+  const double one_after_the_other = 1.0 / (1.0 / disk + 1.0 / copy);
+  EXPECT_GT(piped, 1.2 * one_after_the_other) << s.dump();
+  EXPECT_FALSE(exists(ws));
+}
+
 // Through the AscendCL and runtime doubles: CE copies validated (the staging our own
 // registered mapping, as O_DIRECT into aclrtMallocHost memory fails: the shim), and
 // the direct path, which has no device-to-host direction there, refused in one line.
