@@ -72,20 +72,11 @@ namespace {
 // count, Copy and BW; no Submit, Wall or StartSkew of its own (empty cells).
 Json direction_row(const CaseResult& r, const std::string& suffix, bool h2d, uint64_t block, uint64_t count,
                    uint64_t bytes, const Stage& copy) {
-  Json row = Json::object();
-  for (const Column& c : result_columns())
-    if (c.in(kInCsv)) row[c.key] = c.value(r, ShowContext{});
-  for (const char* k : {"copies_per_iteration", "submit_us", "wall_us", "start_skew_us", "wall_bandwidth_gib_s",
-                        "setup_s", "retries"})
-    row.erase(k);
-  row["name"] = r.name + ":" + suffix;
+  Json row = csv_stage_row(r, suffix, copy, bytes);
   row["from"] = h2d ? r.from : r.to;
   row["to"] = h2d ? r.to : r.from;
   row["block_bytes"] = block;
   row["count"] = count;
-  row["copy_us"] = stats_us(copy.ns);
-  row["bandwidth_gib_s"] = ds::bandwidth_gib_s(bytes, 1, copy.ns.avg * 1e-9);
-  row["bandwidth_gb_s"] = ds::bandwidth_gb_s(bytes, 1, copy.ns.avg * 1e-9);
   return row;
 }
 

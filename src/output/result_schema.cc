@@ -287,4 +287,18 @@ const std::vector<Column>& result_columns() {
   return columns;
 }
 
+Json csv_stage_row(const CaseResult& r, const std::string& suffix, const Stage& stage, uint64_t bytes) {
+  Json row = Json::object();
+  for (const Column& c : result_columns())
+    if (c.in(kInCsv)) row[c.key] = c.value(r, ShowContext{});
+  for (const char* k : {"copies_per_iteration", "submit_us", "wall_us", "start_skew_us", "wall_bandwidth_gib_s",
+                        "setup_s", "retries"})
+    row.erase(k);
+  row["name"] = r.name + ":" + suffix;
+  row["copy_us"] = stats_us(stage.ns);
+  row["bandwidth_gib_s"] = ds::bandwidth_gib_s(bytes, 1, stage.ns.avg * 1e-9);
+  row["bandwidth_gb_s"] = ds::bandwidth_gb_s(bytes, 1, stage.ns.avg * 1e-9);
+  return row;
+}
+
 }  // namespace ds

@@ -66,4 +66,12 @@ struct Column {
 // Every column, in the order JSON and CSV write them (the text row's cells too).
 const std::vector<Column>& result_columns();
 
+// A row an extra adds to CSV (ResultExtra::csv_rows) for a stage of its own (duplex:
+// a direction; load, offload: a stage alone): the result's CSV cells that hold for it
+// too (the case, method, cards, streams, iterations, ...), named "<name>:<suffix>",
+// `stage` as its Copy column and BW the `bytes` over its avg; the result's own
+// passes' cells (copies per iteration, Submit, Wall, StartSkew, WallBW, setup,
+// retries) left out, so empty. The caller changes what else differs.
+Json csv_stage_row(const CaseResult& r, const std::string& suffix, const Stage& stage, uint64_t bytes);
+
 }  // namespace ds

@@ -6,6 +6,7 @@
 
 #include "core/units.h"
 #include "output/json_forms.h"
+#include "output/result_schema.h"
 #include "output/text_writer.h"
 
 namespace ds {
@@ -47,6 +48,15 @@ std::string format_stages_line(const StagedStages& s) {
 }
 
 std::string StagedStages::block_lines(const CaseResult&) const { return format_stages_line(*this); }
+
+std::vector<Json> StagedStages::csv_rows(const CaseResult& r) const {
+  auto row = [&r](const char* suffix, const Stage& stage) {
+    Json j = csv_stage_row(r, suffix, stage, r.bytes);
+    j["time_label"] = stage.name;
+    return j;
+  };
+  return {row("disk_alone", disk_alone), row("copy_alone", copy_alone)};
+}
 
 Json StagedStages::encode() const {
   return {{"disk_alone", stage_wire(disk_alone)},   {"copy_alone", stage_wire(copy_alone)},

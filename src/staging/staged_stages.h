@@ -37,6 +37,9 @@ class StagedStages : public ResultExtra {
   JsonPlace json_place() const override { return JsonPlace::kAfterNuma; }
   void add_json(Json& result, const CaseResult& r) const override;
   std::string block_lines(const CaseResult& r) const override;  // the Stages line
+  // CSV: a row per stage alone ("<name>:disk_alone", "<name>:copy_alone"), its
+  // time_label the stage's (DiskAlone, CopyAlone), Copy its statistics, BW its figure.
+  std::vector<Json> csv_rows(const CaseResult& r) const override;
   Json encode() const override;
   // As the pipelined passes: each stage alone per round the slowest part's, the busy
   // times every card's of every part, the figures again from the combined bytes.

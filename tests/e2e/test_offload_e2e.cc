@@ -271,6 +271,57 @@ TEST(OffloadOutput, TextLinesNameTheDirection) {
   EXPECT_FALSE(exists(ws));
 }
 
+// One CSV line's cells (a quoted cell may hold commas and doubled quotes).
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      cells.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      cells.emplace_back();
+    } else {
+      cells.back() += c;
+    }
+  }
+  return cells;
+}
+
+// CSV: the result's row, then a row per stage alone, each with its own Copy
+// statistics and BW (the bytes over its avg: what JSON's offload_stages says).
+TEST(OffloadOutput, CsvHasARowPerStageAlone) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("csv");
+  const auto r = run_tool(offload_args(ws, {"-s", "64K", "-n", "8", "-d", "2", "--format", "csv"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines;
+  for (size_t at = 0, nl; (nl = r.out.find('\n', at)) != std::string::npos; at = nl + 1) lines.push_back(r.out.substr(at, nl - at));
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  const std::vector<std::string> head = csv_cells(lines[0]);
+  auto col = [&](const std::string& key) {
+    const auto it = std::find(head.begin(), head.end(), key);
+    EXPECT_NE(it, head.end()) << key;
+    return static_cast<size_t>(it - head.begin());
+  };
+  const char* names[] = {"offload", "offload:disk_alone", "offload:copy_alone"};
+  const char* labels[] = {"Copy+IO", "DiskAlone", "CopyAlone"};
+  for (size_t i = 0; i < 3; ++i) {
+    const std::vector<std::string> row = csv_cells(lines[i + 1]);
+    ASSERT_EQ(row.size(), head.size()) << lines[i + 1];
+    EXPECT_EQ(row[col("name")], names[i]);
+    EXPECT_EQ(row[col("time_label")], labels[i]);
+    const double avg_us = std::stod(row[col("copy_us_avg")]), bw = std::stod(row[col("bandwidth_gib_s")]);
+    const double want = 2.0 * 8 * 65536 / (avg_us * 1e-6) / 1073741824.0;
+    EXPECT_NEAR(bw, want, want * 1e-3) << names[i];
+    if (i > 0) EXPECT_EQ(row[col("submit_us_avg")], "") << "a stage alone has no Submit of its own";
+  }
+  EXPECT_FALSE(exists(ws));
+}
+
 // A 4 MiB tmpfs: 2 cards x 3 files of 1 MiB cannot fit; found before anything is
 // written, a clean exit 1 with nothing left.
 TEST(OffloadWorkspace, FullFilesystemIsRefusedBeforeWriting) {
