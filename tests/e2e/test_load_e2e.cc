@@ -22,6 +22,7 @@
 #include "cli_harness.h"
 #include "disk_fixtures.h"
 #include "json_checks.h"
+#include "staged_checks.h"
 
 namespace {
 
@@ -50,33 +51,12 @@ bool uring_unavailable(const dstest::RunResult& r) {
   return r.exit_code == 1 && contains(r.err, "io_uring_queue_init");
 }
 
-// What every successful load result holds: its row, the three measurements
-// consistent with each other, and the verdict by the documented rule.
+// What every successful load result holds: its row (disk to device) and what every
+// staged result holds (staged_checks.h).
 void expect_load_result(const json& x, int devices, uint64_t bytes_per_card) {
-  EXPECT_EQ(x["name"], "load");
   EXPECT_EQ(x.value("from", "").rfind("file::", 0), 0u) << x["from"];
   EXPECT_EQ(x["to"], "sim::device::all");
-  EXPECT_EQ(x["time_label"], "IO+Copy");
-  EXPECT_EQ(x["devices"], devices);
-  EXPECT_EQ(x["validated"], true);
-  const double bytes = static_cast<double>(bytes_per_card) * devices;
-  ASSERT_TRUE(x.contains("load_stages")) << x.dump();
-  const json& s = x["load_stages"];
-  const double disk = s["disk_alone_gib_s"], copy = s["copy_alone_gib_s"], piped = s["pipelined_gib_s"];
-  EXPECT_GT(disk, 0);
-  EXPECT_GT(copy, 0);
-  EXPECT_DOUBLE_EQ(piped, x["bandwidth_gib_s"].get<double>());
-  EXPECT_NEAR(disk, bytes / (s["disk_alone_us"]["avg"].get<double>() * 1e-6) / 1073741824.0, disk * 1e-9);
-  EXPECT_NEAR(copy, bytes / (s["copy_alone_us"]["avg"].get<double>() * 1e-6) / 1073741824.0, copy * 1e-9);
-  EXPECT_NEAR(s["percent_of_slower"].get<double>(), 100.0 * piped / std::min(disk, copy), 1e-9);
-  const std::string verdict = piped >= 0.9 * std::min(disk, copy) ? (disk <= copy ? "disk" : "copy")
-                                                                   : "neither (overlap lost)";
-  EXPECT_EQ(s["bottleneck"], verdict);
-  // Busy times: within the pipelined pass, never more than it took (+ rounding).
-  EXPECT_GT(s["read_busy_us"]["avg"].get<double>(), 0);
-  EXPECT_GT(s["copy_busy_us"]["avg"].get<double>(), 0);
-  EXPECT_LE(s["read_busy_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>() + 1);
-  EXPECT_LE(s["copy_busy_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>() + 1);
+  dstest::staged::expect_staged_result(x, "load", "read", devices, static_cast<double>(bytes_per_card) * devices);
 }
 
 struct EngineCase {
@@ -242,19 +222,8 @@ TEST(LoadWorkspace, TmpfsIsRefusedAndBufferedRuns) {
 }
 
 // A 4 MiB tmpfs: 2 cards x 3 files of 1 MiB cannot fit; found before anything is
-// written, a clean exit 1 with nothing left.
-TEST(LoadWorkspace, FullFilesystemIsACleanExit1) {
-  const SmallTmpfs fs;
-  if (fs.dir.empty()) GTEST_SKIP() << fs.error;
-  const auto r = run_tool(load_args(fs.dir + "/ws", {"-s", "1M", "-n", "3", "-d", "2", "--buffered"}));
-  const auto left = entries(fs.dir);
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
-  EXPECT_TRUE(contains(r.err, "(3 block files of 3, for each of 2 cards)")) << r.err;
-  EXPECT_TRUE(contains(r.err, "nothing was written")) << r.err;
-  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
-  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
-}
+// written (staged_checks.h).
+TEST(LoadWorkspace, FullFilesystemIsACleanExit1) { dstest::staged::expect_full_filesystem_refused("load"); }
 
 // The disk fails the 2nd read of card 0 (pipelined, block 1: --iodepth 1, no warm-up).
 TEST(LoadFailures, AFailingReadNamesCardBlockAndCall) {
@@ -422,44 +391,14 @@ TEST(LoadBackends, AscendStagingWaitsForQueryEventStatus) {
   EXPECT_FALSE(exists(ws));
 }
 
-// A long run: its files laid out and its workers running.
-int start_long_load(const std::string& ws, const std::string& tag) {
-  const int pid = dstest::start_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "16", "-d",
-                                      "2", "-i", "1000000", "--timeout", "0"},
-                                     ::testing::TempDir() + tag + ".out", ::testing::TempDir() + tag + ".err");
-  dstest::wait_children_busy(pid, 2);
-  return pid;
-}
-
 TEST(LoadCleanup, KilledWorkerIsNamedAndNothingIsLeft) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
-  const auto before = dstest::our_shm_entries();
-  const std::string ws = disk_base() + "/" + unique_name("killed");
-  const int pid = start_long_load(ws, "load-killed");
-  auto kids = dstest::child_pids(pid);
-  ASSERT_EQ(kids.size(), 2u);
-  EXPECT_EQ(entries(ws).size(), 32u) << "two cards' 16 block files each, while running";
-  kill(kids[1], SIGKILL);
-  EXPECT_EQ(dstest::wait_tool(pid), 1);
-  const std::string err = dstest::slurp(::testing::TempDir() + "load-killed.err");
-  EXPECT_TRUE(contains(err, "card 1: killed by signal 9")) << err;
-  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
-  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
-  EXPECT_EQ(dstest::our_shm_entries(), before);
+  dstest::staged::expect_killed_worker_leaves_nothing("load", disk_base() + "/" + unique_name("killed"));
 }
 
 TEST(LoadCleanup, CtrlCLeavesNothing) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
-  const auto before = dstest::our_shm_entries();
-  const std::string ws = disk_base() + "/" + unique_name("sigint");
-  const int pid = start_long_load(ws, "load-sigint");
-  auto kids = dstest::child_pids(pid);
-  ASSERT_EQ(kids.size(), 2u);
-  kill(pid, SIGINT);
-  EXPECT_EQ(dstest::wait_tool(pid), 130);
-  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
-  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
-  EXPECT_EQ(dstest::our_shm_entries(), before);
+  dstest::staged::expect_ctrl_c_leaves_nothing("load", disk_base() + "/" + unique_name("sigint"));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "disk_fixtures.h"
 #include "json_checks.h"
 #include "memory/pattern.h"
+#include "staged_checks.h"
 
 namespace {
 
@@ -53,36 +54,16 @@ bool uring_unavailable(const dstest::RunResult& r) {
   return r.exit_code == 1 && contains(r.err, "io_uring_queue_init");
 }
 
-// What every successful offload result holds: its row (device to disk), the three
-// measurements consistent with each other, the verdict by the documented rule.
+// What every successful offload result holds: its row (device to disk) and what
+// every staged result holds (staged_checks.h).
 void expect_offload_result(const json& x, int devices, uint64_t bytes, const std::string& to_prefix = "sim") {
-  EXPECT_EQ(x["name"], "offload");
   EXPECT_EQ(x["from"], to_prefix + "::device::all");
   EXPECT_EQ(x.value("to", "").rfind("file::", 0), 0u) << x["to"];
-  EXPECT_EQ(x["time_label"], "Copy+IO");
-  EXPECT_EQ(x["devices"], devices);
-  EXPECT_EQ(x["validated"], true);
+  EXPECT_FALSE(x.contains("load_stages"));
   // The bytes the bandwidth is of: every card's request (one latent: once).
   const double b = static_cast<double>(bytes);
   EXPECT_NEAR(x["bandwidth_gib_s"].get<double>() * 1073741824.0 * x["copy_us"]["avg"].get<double>() * 1e-6, b, b * 1e-6);
-  ASSERT_TRUE(x.contains("offload_stages")) << x.dump();
-  EXPECT_FALSE(x.contains("load_stages"));
-  const json& s = x["offload_stages"];
-  const double disk = s["disk_alone_gib_s"], copy = s["copy_alone_gib_s"], piped = s["pipelined_gib_s"];
-  EXPECT_GT(disk, 0);
-  EXPECT_GT(copy, 0);
-  EXPECT_DOUBLE_EQ(piped, x["bandwidth_gib_s"].get<double>());
-  EXPECT_NEAR(disk, b / (s["disk_alone_us"]["avg"].get<double>() * 1e-6) / 1073741824.0, disk * 1e-9);
-  EXPECT_NEAR(copy, b / (s["copy_alone_us"]["avg"].get<double>() * 1e-6) / 1073741824.0, copy * 1e-9);
-  EXPECT_NEAR(s["percent_of_slower"].get<double>(), 100.0 * piped / std::min(disk, copy), 1e-9);
-  const std::string verdict = piped >= 0.9 * std::min(disk, copy) ? (disk <= copy ? "disk" : "copy")
-                                                                   : "neither (overlap lost)";
-  EXPECT_EQ(s["bottleneck"], verdict);
-  // Busy times: within the pipelined pass, never more than it took (+ rounding).
-  EXPECT_GT(s["write_busy_us"]["avg"].get<double>(), 0);
-  EXPECT_GT(s["copy_busy_us"]["avg"].get<double>(), 0);
-  EXPECT_LE(s["write_busy_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>() + 1);
-  EXPECT_LE(s["copy_busy_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>() + 1);
+  dstest::staged::expect_staged_result(x, "offload", "write", devices, b);
 }
 
 struct EngineCase {
@@ -323,22 +304,12 @@ TEST(OffloadOutput, CsvHasARowPerStageAlone) {
 }
 
 // A 4 MiB tmpfs: 2 cards x 3 files of 1 MiB cannot fit; found before anything is
-// written, a clean exit 1 with nothing left.
-TEST(OffloadWorkspace, FullFilesystemIsRefusedBeforeWriting) {
-  const SmallTmpfs fs;
-  if (fs.dir.empty()) GTEST_SKIP() << fs.error;
-  const auto r = run_tool(offload_args(fs.dir + "/ws", {"-s", "1M", "-n", "3", "-d", "2", "--buffered"}));
-  const auto left = entries(fs.dir);
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_TRUE(contains(r.err, "No space left on device")) << r.err;
-  EXPECT_TRUE(contains(r.err, "(3 block files of 3, for each of 2 cards)")) << r.err;
-  EXPECT_TRUE(contains(r.err, "nothing was written")) << r.err;
-  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
-  EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
-}
+// written (staged_checks.h).
+TEST(OffloadWorkspace, FullFilesystemIsRefusedBeforeWriting) { dstest::staged::expect_full_filesystem_refused("offload"); }
 
 // The disk fills while the files are laid out (the shim: the 6th pwrite answers
-// ENOSPC, after the workspace's O_DIRECT probe and card 0's 3 files: card 1's 2nd): the line says how far it got, exit 1, nothing left.
+// ENOSPC, after the workspace's O_DIRECT probe and card 0's 3 files: card 1's 2nd):
+// the line says how far it got, exit 1, nothing left.
 TEST(OffloadWorkspace, EnospcWhileLayingOutRemovesWhatItWrote) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("enospc");
@@ -494,45 +465,14 @@ TEST(OffloadBackends, AscendValidatesCeAndRefusesTheDirectPath) {
   EXPECT_FALSE(exists(ws));
 }
 
-// A long run: its files laid out and its workers running.
-int start_long_offload(const std::string& ws, const std::string& tag, bool keep = false) {
-  std::vector<std::string> args = {"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s",
-                                   "64K", "-n", "16", "-d", "2", "-i", "1000000", "--timeout", "0"};
-  if (keep) args.push_back("--keep");
-  const int pid = dstest::start_tool(args, ::testing::TempDir() + tag + ".out", ::testing::TempDir() + tag + ".err");
-  dstest::wait_children_busy(pid, 2);
-  return pid;
-}
-
 TEST(OffloadCleanup, KilledWorkerIsNamedAndNothingIsLeft) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
-  const auto before = dstest::our_shm_entries();
-  const std::string ws = disk_base() + "/" + unique_name("killed");
-  const int pid = start_long_offload(ws, "offload-killed");
-  auto kids = dstest::child_pids(pid);
-  ASSERT_EQ(kids.size(), 2u);
-  EXPECT_EQ(entries(ws).size(), 32u) << "two cards' 16 block files each, while running";
-  kill(kids[1], SIGKILL);
-  EXPECT_EQ(dstest::wait_tool(pid), 1);
-  const std::string err = dstest::slurp(::testing::TempDir() + "offload-killed.err");
-  EXPECT_TRUE(contains(err, "card 1: killed by signal 9")) << err;
-  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
-  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
-  EXPECT_EQ(dstest::our_shm_entries(), before);
+  dstest::staged::expect_killed_worker_leaves_nothing("offload", disk_base() + "/" + unique_name("killed"));
 }
 
 TEST(OffloadCleanup, CtrlCLeavesNothingEvenWithKeep) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
-  const auto before = dstest::our_shm_entries();
-  const std::string ws = disk_base() + "/" + unique_name("sigint");
-  const int pid = start_long_offload(ws, "offload-sigint", true);
-  auto kids = dstest::child_pids(pid);
-  ASSERT_EQ(kids.size(), 2u);
-  kill(pid, SIGINT);
-  EXPECT_EQ(dstest::wait_tool(pid), 130);
-  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
-  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
-  EXPECT_EQ(dstest::our_shm_entries(), before);
+  dstest::staged::expect_ctrl_c_leaves_nothing("offload", disk_base() + "/" + unique_name("sigint"), {"--keep"});
 }
 
 }  // namespace
