@@ -1,5 +1,9 @@
 #include "app/staged_options.h"
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -11,6 +15,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "load/load_plot.h"
+#include "staging/mix_measure.h"
 #include "staging/staged_measure.h"
 
 namespace ds {
@@ -82,6 +87,24 @@ void check_offload_shares(const StagedArgs& a, const StagedRequest& plan) {
 
 }  // namespace
 
+namespace {
+
+// load --offload-ratio R: a number above 0, at most kMaxOffloadRatio; one block size.
+double parse_offload_ratio(const StagedArgs& a) {
+  const std::string& text = a.offload_ratio;
+  const std::string bad = "option --offload-ratio got '" + text + "': accepts a number above 0 and at most 64 "
+                          "(offloaded blocks per loaded block)";
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) throw UsageError(bad);
+  char* end = nullptr;
+  errno = 0;
+  const double r = std::strtod(text.c_str(), &end);
+  if (errno != 0 || *end != '\0' || !std::isfinite(r) || !(r > 0) || r > kMaxOffloadRatio) throw UsageError(bad);
+  if (!a.sweep.sweep.empty()) throw UsageError("option --offload-ratio measures one block size; it cannot go with --sweep");
+  return r;
+}
+
+}  // namespace
+
 StagedArgs staged_defaults(StagedDir dir) {
   StagedArgs a;
   a.dir = dir;
@@ -115,6 +138,10 @@ StagedRequest parse_staged(const StagedArgs& a0) {
   checked_mul(p.file_bytes(), p.staging_buffers(), "the staging buffers' bytes");
   check_offload_shares(a, plan);
   parse_staged_sweep(a, plan);
+  if (a.offload_option && a.offload_option->count() > 0) {
+    plan.offload_ratio = parse_offload_ratio(a);
+    mix_offload_params(p, plan.offload_ratio, nullptr);  // its layout (R x the blocks) is refused here if it overflows
+  }
   return plan;
 }
 
@@ -154,6 +181,12 @@ void add_staged_options(CLI::App* c, StagedArgs& a) {
       ->type_name("true|false");
   c->add_option("-S,--streams", a.params.streams, "CE streams per card, blocks round-robin over them (default 4)")
       ->type_name("S");
+  if (load)
+    a.offload_option =
+        c->add_option("--offload-ratio", a.offload_ratio,
+                      "while loading, offload R times the request's blocks on every card (device -> host staging -> "
+                      "disk, files of their own), both at once; each direction alone and together, and what fell short")
+            ->type_name("R");
   c->add_flag("--create-workspace", a.create_workspace,
               "make a --workspace that does not exist (with its parents; removed again after the run)");
   c->add_flag("--shared", a.shared,
@@ -209,15 +242,17 @@ int run_staged(const StagedArgs& a, const GlobalOptions& g) {
   // once (`begun` says when it is out).
   auto measure = [&](const SelectedBackend& selected, const StagedParams& params, ResultWriter& header,
                      ResultWriter& w, bool& begun, std::string& current) {
-    measure_staged(a.dir, params, selected, w,
-                   [&] {
-                     if (begun) return;
-                     RunInfo info = run_info(selected, g.command_line);
-                     if (plan.workload) attach_workload(info, *plan.workload);
-                     header.begin(info);
-                     begun = true;
-                   },
-                   current, stderr_notes());
+    const auto begin = [&] {
+      if (begun) return;
+      RunInfo info = run_info(selected, g.command_line);
+      if (plan.workload) attach_workload(info, *plan.workload);
+      header.begin(info);
+      begun = true;
+    };
+    if (plan.offload_ratio > 0)  // load --offload-ratio: both directions at once
+      measure_mix(params, plan.offload_ratio, selected, w, begin, current, stderr_notes());
+    else
+      measure_staged(a.dir, params, selected, w, begin, current, stderr_notes());
   };
   Cluster& ranks = cluster();
   if (ranks.multi()) {

@@ -34,6 +34,8 @@ struct StagedArgs {
   CLI::Option* blocks_option = nullptr;
   CLI::Option* frags_option = nullptr;
   CLI::Option* layout_option = nullptr;
+  std::string offload_ratio;  // load --offload-ratio (not given: load alone)
+  CLI::Option* offload_option = nullptr;
 };
 
 // The defaults (-s 1M -n 64 -i 8 -d 1 --warmup 1) for `dir`.
@@ -46,6 +48,7 @@ struct StagedRequest {
   StagedParams p;
   std::optional<Workload> workload;
   std::vector<SweepStep> steps;  // --sweep: -s of each run, and its -n
+  double offload_ratio = 0;      // load --offload-ratio R: offloads beside the load (staging/mix_measure.h); 0: none
 };
 
 // The run the options ask for; UsageError (exit 2, one line naming the option).

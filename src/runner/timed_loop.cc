@@ -305,6 +305,12 @@ void loop_progress() {
   if (t_worker) publish(t_worker->beat_ns, now_ns());
 }
 
+const void* loop_progress_token() { return t_worker; }
+
+void adopt_loop_progress(const void* token) {
+  if (token) t_worker = static_cast<WorkerShared*>(const_cast<void*>(token));
+}
+
 LoopResult aggregate(const std::vector<std::vector<IterationRecord>>& records) {
   LoopResult out;
   const size_t iterations = records.empty() ? 0 : records.front().size();

@@ -150,6 +150,11 @@ struct LoopResult {
 // Called by a worker during a long phase (aio: after each batch of completions):
 // counts as progress for the watchdog. Does nothing outside a timed loop's worker.
 void loop_progress();
+// A worker's own helper thread (load --offload-ratio's offload side): made in the
+// worker's setup with the worker's token, its loop_progress() counts for that
+// worker. The token is null outside a worker; adopting null changes nothing.
+const void* loop_progress_token();
+void adopt_loop_progress(const void* token);
 
 // Throws what a worker threw (RunError naming the device for fork/thread workers),
 // Interrupted on Ctrl-C; every worker is stopped first.

@@ -8,6 +8,7 @@
 #include "output/json_forms.h"
 #include "output/result_schema.h"
 #include "output/text_writer.h"
+#include "staging/mix_stages.h"
 
 namespace ds {
 
@@ -121,6 +122,7 @@ std::shared_ptr<const ResultExtra> StagedStages::combine(const std::vector<const
 void register_staged_results() {
   register_extra_decoder(LoadStages::kKey, &LoadStages::decoded);
   register_extra_decoder(OffloadStages::kKey, &OffloadStages::decoded);
+  register_mix_result();  // load --offload-ratio's
 }
 
 }  // namespace ds

@@ -82,7 +82,7 @@ class OffloadStages final : public StagedStages {
 // stage; bottleneck: disk|copy|neither (overlap lost)".
 std::string format_stages_line(const StagedStages& s);
 
-// Registers LoadStages' and OffloadStages' decoders (output/result_extra.h); called at
+// Registers LoadStages', OffloadStages' and MixStages' decoders (output/result_extra.h); called at
 // the start of the program and by tests, as often as wanted.
 void register_staged_results();
 
