@@ -13,6 +13,7 @@
 #include <thread>
 #include <typeinfo>
 
+#include "aio/io_loop.h"
 #include "aio/workspace_set.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -103,13 +104,14 @@ struct MixSetup {
   const NumaPlan& numa;
 };
 
-// Runs the side's call; a failure of the runtime's or the disk's names the side:
-// "offload: write of block 3 (/ws/...): ...". Interrupted, a stopped worker: as they are.
+// What a side threw, rethrown: a failure of the runtime's or the disk's names the
+// side, "offload: write of block 3 (/ws/...): ..."; Interrupted, a stopped worker,
+// a closed output: as they are.
 [[noreturn]] void rethrow_side(const char* side, const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
   } catch (const RunError& r) {
-    if (typeid(r) != typeid(RunError)) throw;
+    if (typeid(r) != typeid(RunError) && !dynamic_cast<const IoFailure*>(&r)) throw;
     throw RunError(std::string(side) + ": " + r.what());
   }
 }

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -399,6 +400,239 @@ TEST(LoadCleanup, KilledWorkerIsNamedAndNothingIsLeft) {
 TEST(LoadCleanup, CtrlCLeavesNothing) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   dstest::staged::expect_ctrl_c_leaves_nothing("load", disk_base() + "/" + unique_name("sigint"));
+}
+
+
+// --- load --offload-ratio: both directions at once ---------------------------
+
+// The Mix figures from the JSON: each direction's bytes over its own pass, the
+// aggregate over the together pass, the percentage, the CPU share, the stretches
+// and the verdict by the documented rule (docs/load.md "Load and offload together").
+void expect_mix_arithmetic(const json& x) {
+  ASSERT_TRUE(x.contains("mix")) << x.dump();
+  const json& m = x["mix"];
+  const json &l = m["load"], &o = m["offload"];
+  auto gib = [](const json& bytes, const json& us) {
+    return bytes.get<double>() / (us["avg"].get<double>() * 1e-6) / 1073741824.0;
+  };
+  const double a = gib(l["bytes"], l["alone_io_copy_us"]), b = gib(o["bytes"], o["alone_io_copy_us"]);
+  const double c = gib(l["bytes"], l["io_copy_us"]), d = gib(o["bytes"], o["io_copy_us"]);
+  const double e = (l["bytes"].get<double>() + o["bytes"].get<double>()) / (x["copy_us"]["avg"].get<double>() * 1e-6) /
+                   1073741824.0;
+  EXPECT_NEAR(l["alone_gib_s"].get<double>(), a, a * 1e-9);
+  EXPECT_NEAR(o["alone_gib_s"].get<double>(), b, b * 1e-9);
+  EXPECT_NEAR(l["gib_s"].get<double>(), c, c * 1e-9);
+  EXPECT_NEAR(o["gib_s"].get<double>(), d, d * 1e-9);
+  EXPECT_NEAR(m["together_gib_s"].get<double>(), e, e * 1e-9);
+  EXPECT_DOUBLE_EQ(m["together_gib_s"].get<double>(), x["bandwidth_gib_s"].get<double>());
+  EXPECT_NEAR(m["percent_of_alone"].get<double>(), 100.0 * e / (a + b), 1e-6);
+  const double disk = (l["read_busy_us"]["avg"].get<double>() + o["write_busy_us"]["avg"].get<double>()) /
+                      (l["alone_read_busy_us"]["avg"].get<double>() + o["alone_write_busy_us"]["avg"].get<double>());
+  const double copy = (l["copy_busy_us"]["avg"].get<double>() + o["copy_busy_us"]["avg"].get<double>()) /
+                      (l["alone_copy_busy_us"]["avg"].get<double>() + o["alone_copy_busy_us"]["avg"].get<double>());
+  EXPECT_NEAR(m["disk_stretch"].get<double>(), disk, disk * 1e-9);
+  EXPECT_NEAR(m["copy_stretch"].get<double>(), copy, copy * 1e-9);
+  const double cpu = m["cpu_us"]["avg"].get<double>() / (x["copy_us"]["avg"].get<double>() * m["cpus"].get<double>());
+  EXPECT_NEAR(m["cpu_share"].get<double>(), cpu, cpu * 1e-9);
+  EXPECT_GT(m["cpu_us"]["avg"].get<double>(), 0);
+  const std::string verdict = c >= 0.9 * a && d >= 0.9 * b ? "none"
+                              : cpu >= 0.9                 ? "host CPUs"
+                              : disk >= copy               ? "disk"
+                                                           : "copy";
+  EXPECT_EQ(m["short"], verdict);
+}
+
+std::string fixed3(double v) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.3f", v);
+  return s;
+}
+
+// Two cards, --validate (every pass: the load side's region on the card, the
+// offload side's files read back from the disk), the text's Mix line against the
+// JSON of the same run, and nothing left.
+TEST(LoadMix, BothDirectionsValidateAndTheMixLineAgrees) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mix");
+  const auto r = run_tool(load_args(ws, {"-s", "16K", "-n", "8", "-d", "2", "--staging", "3", "--offload-ratio", "0.5",
+                                         "--validate", "--format", "text,json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t brace = r.out.find("\n{");
+  ASSERT_NE(brace, std::string::npos) << r.out;
+  const json doc = json::parse(r.out.substr(brace + 1));
+  const json x = doc["results"][0];
+  EXPECT_EQ(x["name"], "load+offload");
+  EXPECT_EQ(x["validated"], true);
+  EXPECT_EQ(x["devices"], 2);
+  EXPECT_EQ(x["time_label"], "IO+Copy");
+  EXPECT_EQ(x["mix"]["load"]["bytes"], 2u * 8u * 16384u);
+  EXPECT_EQ(x["mix"]["offload"]["bytes"], 2u * 4u * 16384u);
+  EXPECT_EQ(x["mix"]["offload"]["count"], 8u);
+  EXPECT_EQ(x["mix"]["ratio"], 0.5);
+  expect_mix_arithmetic(x);
+  const json& m = x["mix"];
+  const std::string line = "  Mix: load alone " + fixed3(m["load"]["alone_gib_s"]) + " GiB/s, offload alone " +
+                           fixed3(m["offload"]["alone_gib_s"]) + ", together load " + fixed3(m["load"]["gib_s"]) +
+                           " + offload " + fixed3(m["offload"]["gib_s"]) + " = " + fixed3(m["together_gib_s"]) +
+                           " GiB/s (";
+  EXPECT_TRUE(contains(r.out, line)) << line << "\n" << r.out;
+  EXPECT_TRUE(contains(r.out, "% of a + b); short: " + m["short"].get<std::string>() + "\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n  Load: Size(KB)=16 Count=16  IO+Copy(us)-(Min/Max/Avg/P50/P90)=")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n  Offload: Size(KB)=16 Count=8  IO+Copy(us)-(Min/Max/Avg/P50/P90)=")) << r.out;
+  EXPECT_TRUE(contains(r.out, "[validation] load+offload PASS")) << r.out;
+  EXPECT_FALSE(exists(ws)) << "left behind";
+}
+
+// CSV: the result's row, then a row per direction together and alone.
+TEST(LoadMix, CsvHasARowPerDirection) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixcsv");
+  const auto r = run_tool(load_args(ws, {"-s", "16K", "-n", "4", "--offload-ratio", "2", "--format", "csv"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> names;
+  std::istringstream in(r.out);
+  std::string row;
+  std::getline(in, row);  // the header
+  while (std::getline(in, row)) names.push_back(row.substr(0, row.find(',')));
+  EXPECT_EQ(names, (std::vector<std::string>{"load+offload", "load+offload:load", "load+offload:offload",
+                                             "load+offload:load_alone", "load+offload:offload_alone"}))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "\nload+offload:offload,")) << r.out;
+  EXPECT_TRUE(contains(r.out, ",sim::device::all,file::")) << "the offload rows go device -> disk\n" << r.out;
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(LoadMix, BadRatiosAreOneLineExit2) {
+  const std::string why = "': accepts a number above 0 and at most 64 (offloaded blocks per loaded block)";
+  for (const char* bad : {"0", "-1", "65", "abc", "1x", "nan", ""}) {
+    const auto r = run_tool({"load", "--backend", "sim", "--workspace", "/nonexistent-ds-mix", "--offload-ratio", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad << r.err;
+    EXPECT_EQ(r.err, "dev-sandbox: error: option --offload-ratio got '" + std::string(bad) + why + "\n") << bad;
+  }
+  const auto s = run_tool({"load", "--backend", "sim", "--workspace", "/nonexistent-ds-mix", "--offload-ratio", "1", "--sweep", "4K:8K"});
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_EQ(s.err, "dev-sandbox: error: option --offload-ratio measures one block size; it cannot go with --sweep\n");
+}
+
+// R x blocks not whole: whole blocks, and one note says how many.
+TEST(LoadMix, AFractionOfABlockIsRoundedAndSaid) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixround");
+  JsonRun r = run_json(load_args(ws, {"-s", "16K", "-n", "10", "--offload-ratio", "0.33"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: note: --offload-ratio 0.33: 0.33 x 10 blocks = 3.3, offloading 3 "
+                                  "blocks (ratio 0.3)")
+                .size(),
+            1u)
+      << r.err;
+  EXPECT_EQ(r.result("load+offload")["mix"]["offload"]["count"], 3u);
+  EXPECT_EQ(r.result("load+offload")["mix"]["ratio"], 0.3);
+}
+
+// A failure in one direction names the card, the side, the block and the call.
+TEST(LoadMix, AFailureNamesItsDirectionBlockAndCall) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixfail");
+  const std::vector<std::string> args = {"load", "--backend", "cuda", "--create-workspace", "--workspace", ws, "-s", "16K",
+                                         "-n", "6", "-i", "1", "--warmup", "0", "--iodepth", "1", "--streams", "1",
+                                         "--offload-ratio", "1"};
+  std::map<std::string, std::string> env = {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_DEVICES", "2"}};
+  env["DS_CUDA_DOUBLE_FAIL"] = "cuMemcpyDtoHAsync_v2:2";  // the offload side's 2nd copy: its block 1
+  auto r = run_tool(args, env);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "dev-sandbox: error: card 0: offload: copy of block 1 (" + ws + "/dev-sandbox-aio."))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, ".offload-c0.1): cuMemcpyDtoHAsync_v2(16384 bytes) failed")) << r.err;
+  EXPECT_FALSE(exists(ws));
+  env["DS_CUDA_DOUBLE_FAIL"] = "cuMemcpyHtoDAsync_v2:3";  // the load side's 3rd: its block 2
+  r = run_tool(args, env);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "dev-sandbox: error: card 0: load: copy of block 2 (" + ws)) << r.err;
+  EXPECT_TRUE(contains(r.err, ".load-c0.2): cuMemcpyHtoDAsync_v2(16384 bytes) failed")) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+  EXPECT_FALSE(exists(ws));
+  if (!DS_SHIM_HAVE_LIBAIO) return;
+  // The disk fails the load's 2nd read (block 1; one read at a time).
+  r = run_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "4", "--iodepth",
+                "1", "-i", "1", "--warmup", "0", "--offload-ratio", "1"},
+               {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_READ_NTH", "2"}, {"DS_SHIM_READ_ERROR", "5"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: load: read of block 1 (" + ws)) << r.err;
+  EXPECT_TRUE(contains(r.err, "LIBAIO): Input/output error")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// --validate reads every offload file back from the disk after the pass: one that
+// differs from what the card held is named (the shim flips byte 123 of the 5th read:
+// after the load's 4 reads of the together pass, the first offload file's read-back).
+TEST(LoadMix, ValidateCatchesAnOffloadFileThatDiffers) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string ws = disk_base() + "/" + unique_name("mixcorrupt");
+  const auto r = run_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "4",
+                           "-i", "1", "--warmup", "0", "--validate", "--offload-ratio", "0.5"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_PREAD", "1"}, {"DS_SHIM_READ_NTH", "5"},
+                           {"DS_SHIM_OFFSET", "123"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: validation failed: offload round 0 (together): block 0 (" + ws)) << r.err;
+  EXPECT_TRUE(contains(r.err, ".offload-c0.0), fragment 0 in the file differs from the device at offset 123")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
+// Through the cuda and ascend doubles, every copy made slow (200 us per KiB: 12.8 ms
+// a 64 KiB block, far above the disk's and the CPU's part): the two directions run at
+// once, so the together pass takes less than load alone and offload alone summed;
+// both validated.
+TEST(LoadMix, DoublesOverlapTheTwoDirections) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::map<std::string, std::string> cuda = {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
+                                                   {"DS_CUDA_DOUBLE_DEVICES", "2"},
+                                                   {"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "200000"}};
+  const std::map<std::string, std::string> ascend = {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE},
+                                                     {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE},
+                                                     {"DS_ACL_DOUBLE_DEVICES", "2"},
+                                                     {"DS_ACL_DOUBLE_COPY_NS_PER_KIB", "200000"},
+                                                     {"LD_PRELOAD", DS_CORRUPT_SHIM}};
+  for (const auto* env : {&cuda, &ascend}) {
+    const std::string backend = env == &cuda ? "cuda" : "ascend";
+    const std::string ws = disk_base() + "/" + unique_name("mixdbl");
+    JsonRun r = run_json({"load", "--backend", backend, "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "4",
+                          "-i", "2", "--warmup", "1", "--staging", "2", "--streams", "2", "--offload-ratio", "1",
+                          "--validate"},
+                         *env);
+    ASSERT_EQ(r.exit_code, 0) << backend << r.err;
+    const json x = r.result("load+offload");
+    EXPECT_EQ(x["validated"], true) << backend;
+    expect_mix_arithmetic(x);
+    const double together = x["copy_us"]["avg"];
+    const double load_alone = x["mix"]["load"]["alone_io_copy_us"]["avg"];
+    const double offload_alone = x["mix"]["offload"]["alone_io_copy_us"]["avg"];
+    // Each alone at least its two rounds of 12.8 ms copies (4 blocks, 2 buffers).
+    EXPECT_GE(load_alone, 2 * 12800) << backend;
+    EXPECT_GE(offload_alone, 2 * 12800) << backend;
+    EXPECT_LT(together, load_alone + offload_alone) << backend << ": the directions did not overlap";
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
+TEST(LoadMix, KilledWorkerIsNamedAndNothingIsLeft) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const auto before = dstest::our_shm_entries();
+  const std::string ws = disk_base() + "/" + unique_name("mixkilled");
+  const int pid = dstest::start_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n",
+                                      "8", "-d", "2", "-i", "1000000", "--timeout", "0", "--offload-ratio", "0.5"},
+                                     ::testing::TempDir() + "mix-killed.out", ::testing::TempDir() + "mix-killed.err");
+  dstest::wait_children_busy(pid, 2);
+  auto kids = dstest::child_pids(pid);
+  ASSERT_EQ(kids.size(), 2u);
+  EXPECT_EQ(entries(ws).size(), 24u) << "two cards' 8 load and 4 offload block files each, while running";
+  kill(kids[0], SIGKILL);
+  EXPECT_EQ(dstest::wait_tool(pid), 1);
+  const std::string err = dstest::slurp(::testing::TempDir() + "mix-killed.err");
+  EXPECT_TRUE(contains(err, "card 0: killed by signal 9")) << err;
+  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
+  EXPECT_EQ(dstest::our_shm_entries(), before);
 }
 
 }  // namespace

@@ -129,6 +129,13 @@ std::vector<std::string> load_args(const char* backend, const std::string& ws, b
           sdma ? "true" : "false"};
 }
 
+// load --offload-ratio: both sides on every card, the offload side's thread made at setup.
+std::vector<std::string> mix_args(const char* backend, const std::string& ws) {
+  std::vector<std::string> v = load_args(backend, ws, false);
+  v.insert(v.end(), {"--offload-ratio", "0.5", "-d", "2"});
+  return v;
+}
+
 const char* const kCopyCases[] = {"host_to_device_ce", "host_to_device_batch_ce", "host_to_device_ce_multi_stream",
                                   "all_host_to_all_device_ffts_direct_h2d",
                                   "all_host_to_all_device_duplex_ce_multi_stream",
@@ -169,6 +176,20 @@ TEST(NothingBuiltWhileTimed, CudaOffload) {
       expect_nothing_built_while_timed(load_args("cuda", ws, sdma, "offload"), cuda_env(lib), "DS_CUDA_DOUBLE_BUILD_LOG");
       EXPECT_FALSE(exists(ws));
     }
+}
+
+TEST(NothingBuiltWhileTimed, CudaLoadWithOffloads) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("nobuild-cuda-mix");
+  expect_nothing_built_while_timed(mix_args("cuda", ws), cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(NothingBuiltWhileTimed, AscendLoadWithOffloads) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("nobuild-acl-mix");
+  expect_nothing_built_while_timed(mix_args("ascend", ws), ascend_env(), "DS_ACL_DOUBLE_BUILD_LOG");
+  EXPECT_FALSE(exists(ws));
 }
 
 TEST(NothingBuiltWhileTimed, AscendCopy) {
