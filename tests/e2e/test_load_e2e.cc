@@ -581,8 +581,8 @@ TEST(LoadMix, ValidateCatchesAnOffloadFileThatDiffers) {
 
 // Through the cuda and ascend doubles, every copy made slow (200 us per KiB: 12.8 ms
 // a 64 KiB block, far above the disk's and the CPU's part): the two directions run at
-// once, so the together pass takes less than load alone and offload alone summed;
-// both validated.
+// once, so the together pass takes well under load alone and offload alone summed
+// (about half with R 1; one after the other it would be all of it); both validated.
 TEST(LoadMix, DoublesOverlapTheTwoDirections) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::map<std::string, std::string> cuda = {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
@@ -610,7 +610,7 @@ TEST(LoadMix, DoublesOverlapTheTwoDirections) {
     // Each alone at least its two rounds of 12.8 ms copies (4 blocks, 2 buffers).
     EXPECT_GE(load_alone, 2 * 12800) << backend;
     EXPECT_GE(offload_alone, 2 * 12800) << backend;
-    EXPECT_LT(together, load_alone + offload_alone) << backend << ": the directions did not overlap";
+    EXPECT_LT(together, 0.8 * (load_alone + offload_alone)) << backend << ": the directions did not overlap";
     EXPECT_FALSE(exists(ws));
   }
 }
