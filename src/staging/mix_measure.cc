@@ -463,8 +463,8 @@ MixDirection MixMeasurement::direction(SideTimes MixRecord::*side, const StagedP
   const auto d = static_cast<uint64_t>(p_.devices);
   MixDirection m;
   m.bytes = d * p.layout.bytes();
-  m.block_bytes = p.file_payload();
-  m.count = d * p.files();
+  m.block_bytes = p.layout.unit_bytes();  // as the row counts: Count = the two directions' counts summed
+  m.count = d * p.layout.units();
   m.together = slowest("Together", kTogether, side);
   m.alone = slowest("Alone", alone, side);
   m.io_busy_together = every("IoBusy", kTogether, side, &SideTimes::io_busy_ns);

@@ -19,8 +19,8 @@ namespace ds {
 // One direction of the mix (load, or offload).
 struct MixDirection {
   uint64_t bytes = 0;        // per round, every card's
-  uint64_t block_bytes = 0;  // one block (a file's payload): the row's Size
-  uint64_t count = 0;        // blocks per round, every card's
+  uint64_t block_bytes = 0;  // one counted unit, as the row's Size (a block; with -f or --model a fragment or task)
+  uint64_t count = 0;        // units per round, every card's: the row's Count is load's + offload's
   // Its own pipelined pass, first submission to last completion, per measured
   // round the slowest card's: in the together pass, and alone.
   Stage together, alone;

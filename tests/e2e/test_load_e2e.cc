@@ -483,6 +483,25 @@ TEST(LoadMix, BothDirectionsValidateAndTheMixLineAgrees) {
   EXPECT_FALSE(exists(ws)) << "left behind";
 }
 
+// Block layouts (each fragment kind its own region) and --shared (one load set for
+// every card; each card still offloads to files of its own): both directions
+// validated, and the row counts what both lines count.
+TEST(LoadMix, BlockLayoutAndSharedLoadValidate) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixshape");
+  JsonRun r = run_json(load_args(ws, {"--block-layout", "16K,4K", "-n", "4", "-d", "2", "--shared", "--offload-ratio",
+                                      "1.5", "--validate"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("load+offload");
+  EXPECT_EQ(x["validated"], true);
+  EXPECT_EQ(x["mix"]["load"]["count"], 8u);
+  EXPECT_EQ(x["mix"]["offload"]["count"], 12u);
+  EXPECT_EQ(x["count"], 20u);
+  EXPECT_EQ(x["mix"]["offload"]["bytes"], 2u * 6u * 20480u);
+  expect_mix_arithmetic(x);
+  EXPECT_FALSE(exists(ws));
+}
+
 // CSV: the result's row, then a row per direction together and alone.
 TEST(LoadMix, CsvHasARowPerDirection) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
