@@ -634,6 +634,44 @@ TEST(LoadMix, DoublesOverlapTheTwoDirections) {
   }
 }
 
+// The watchdog hears the offload thread: an offload pass longer than --timeout (256
+// blocks of copies slowed to 4.8 ms each, one at a time: at least 1.2 s) whose writes
+// keep completing is progress, not a stuck card.
+TEST(LoadMix, ALongOffloadPassWithProgressIsNotStuck) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixwd");
+  const auto r = run_tool({"load", "--backend", "cuda", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "4",
+                           "-i", "1", "--warmup", "0", "--staging", "1", "--streams", "1", "--offload-ratio", "64",
+                           "--timeout", "1", "--format", "json"},
+                          {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
+                           {"DS_CUDA_DOUBLE_DEVICES", "2"},
+                           {"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "300000"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(contains(r.err, "no progress")) << r.err;
+  const json doc = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  EXPECT_GT(doc["results"][0]["mix"]["offload"]["alone_io_copy_us"]["avg"].get<double>(), 1e6)
+      << "the pass was not longer than the timeout: the test proves nothing";
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(LoadMix, CtrlCLeavesNothing) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const auto before = dstest::our_shm_entries();
+  const std::string ws = disk_base() + "/" + unique_name("mixsigint");
+  const int pid = dstest::start_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n",
+                                      "8", "-d", "2", "-i", "1000000", "--timeout", "0", "--offload-ratio", "2"},
+                                     ::testing::TempDir() + "mix-sigint.out", ::testing::TempDir() + "mix-sigint.err");
+  dstest::wait_children_busy(pid, 2);
+  auto kids = dstest::child_pids(pid);
+  ASSERT_EQ(kids.size(), 2u);
+  kill(pid, SIGINT);
+  EXPECT_EQ(dstest::wait_tool(pid), 130);
+  for (int k : kids) EXPECT_NE(kill(k, 0), 0) << "child " << k << " still alive";
+  EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
+  EXPECT_EQ(dstest::our_shm_entries(), before);
+}
+
 TEST(LoadMix, KilledWorkerIsNamedAndNothingIsLeft) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const auto before = dstest::our_shm_entries();
