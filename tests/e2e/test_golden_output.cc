@@ -101,6 +101,15 @@ std::string mask_text(const std::string& out) {
       line = std::regex_replace(line, std::regex(R"([0-9]+\.[0-9]+)"), "<n>");
       line = std::regex_replace(line, std::regex(R"(bottleneck: .*)"), "bottleneck: <verdict>");
     }
+    // load --offload-ratio: each direction's line, the busy times, the Mix line and its verdict.
+    for (const char* mixed : {"  Load: ", "  Offload: ", "  Busy: ", "  Mix: "})
+      if (line.rfind(mixed, 0) == 0) {
+        line = std::regex_replace(line, std::regex(R"(P90\)=[0-9. /]+)"), "P90)=<n> ");
+        line = std::regex_replace(line, std::regex(R"(% of [0-9]+ )"), "% of <cpus> ");
+        line = std::regex_replace(line, std::regex(R"([0-9]+(\.[0-9]+)?(x|%| GiB/s|,| \+| =| \())"), "<n>$2");
+        line = std::regex_replace(line, std::regex(R"(BW\(GB/s\)=[0-9.]+)"), "BW(GB/s)=<n>");
+        line = std::regex_replace(line, std::regex(R"(short: .*)"), "short: <verdict>");
+      }
     masked += line + "\n";
   }
   return masked;
@@ -138,6 +147,25 @@ std::string mask_json(const std::string& out) {
             }
         } else if (kv.key() != "ratio") {
           kv.value() = 0;
+        }
+      }
+    if (r.contains("mix"))  // load --offload-ratio: every measured figure, and the verdict they give
+      for (auto& kv : r["mix"].items()) {
+        auto zero = [](nlohmann::ordered_json& v) {
+          if (v.is_object())
+            for (auto& s : v.items()) s.value() = 0;
+          else if (v.is_number_float())
+            v = 0;
+        };
+        if (kv.key() == "load" || kv.key() == "offload") {
+          for (auto& d : kv.value().items())
+            if (d.key() != "bytes" && d.key() != "block_bytes" && d.key() != "count") zero(d.value());
+        } else if (kv.key() == "short") {
+          kv.value() = "<verdict>";
+        } else if (kv.key() != "offload_ratio" && kv.key() != "ratio" && kv.key() != "cpus") {
+          zero(kv.value());
+        } else if (kv.key() == "cpus") {
+          kv.value() = 0;  // the CPUs this machine lets the workers use
         }
       }
     if (r.contains("device_io"))  // aio: the disk under the workspace varies with the machine
@@ -338,6 +366,16 @@ const std::vector<GoldenRun>& runs() {
         "-i", "2", "--buffered", "--format", "csv"},
        {},
        "csv"},
+      {"sim_load_mix",
+       {"--backend", "sim", "load", "--create-workspace", "--workspace", kWorkspaceArg, "-s", "64K", "-n", "8", "-d", "2", "-i", "2",
+        "--iodepth", "4", "--offload-ratio", "0.5", "--buffered", "--validate"},
+       {},
+       "text"},
+      {"sim_load_mix_json",
+       {"--backend", "sim", "load", "--create-workspace", "--workspace", kWorkspaceArg, "--block-layout", "16K,4K", "-n", "4", "-d", "2",
+        "-i", "2", "--offload-ratio", "1.5", "--buffered", "--validate", "--format", "json"},
+       {},
+       "json"},
       {"ascend_quick_modes",
        {"--backend", "ascend", "--model-type", "mla", "--iodirect", "false", "--sdma", "true", "-s", "4K", "-n",
         "4", "-f", "12", "-i", "2", "-d", "2", "--validate"},
