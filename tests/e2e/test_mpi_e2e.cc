@@ -473,4 +473,42 @@ TEST(MpiLoad, ThreeRanksOnSimValidatedWithStagesCombined) { expect_staged_across
 // offload the same way: every rank writes its own cards' files (named with its rank).
 TEST(MpiOffload, ThreeRanksOnSimValidatedWithStagesCombined) { expect_staged_across_ranks("offload", "write"); }
 
+// load --offload-ratio across 3 ranks, 2 sim cards each, --validate: rank 0 prints
+// one aggregate with one Mix line; JSON: each direction's bytes summed over the
+// nodes, its passes per round the slowest node's, the CPU share the fullest node's.
+TEST(MpiLoad, LoadWithOffloadsAcrossRanksCombinesEachDirection) {
+  const std::string base = temp_dir();
+  const std::string ws = base + "/kv";
+  const std::vector<std::string> args = {"--backend", "sim", "load", "--create-workspace", "--workspace", ws, "-s", "64K",
+                                         "-n", "8", "-i", "2", "--warmup", "1", "-d", "2", "--offload-ratio", "0.5",
+                                         "--validate", "--buffered"};
+  const RunResult text = run_ranks(same(3, args));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(count_of(text.out, "[[ load+offload ]]"), 1u) << "only rank 0 prints";
+  EXPECT_EQ(count_of(text.out, "  Mix: load alone "), 1u) << text.out;
+  EXPECT_EQ(count_of(text.out, "[validation] load+offload PASS"), 1u) << text.out;
+  EXPECT_EQ(entries(ws), 0u) << "block files left in " << ws;
+
+  const json doc = run_ranks_json(args);
+  ASSERT_FALSE(doc.is_null());
+  const json& m = doc["results"][0]["mix"];
+  EXPECT_EQ(doc["results"][0]["validated"], true);
+  EXPECT_EQ(m["load"]["bytes"], 3u * 2u * 8u * 65536u);
+  EXPECT_EQ(m["offload"]["bytes"], 3u * 2u * 4u * 65536u);
+  double together_max = 0, share_max = 0;
+  for (const json& n : doc["nodes"]) {
+    const json& nm = n["results"][0]["mix"];
+    together_max = std::max(together_max, nm["offload"]["io_copy_us"]["max"].get<double>());
+    share_max = std::max(share_max, nm["cpu_share"].get<double>());
+  }
+  EXPECT_DOUBLE_EQ(m["offload"]["io_copy_us"]["max"].get<double>(), together_max);
+  EXPECT_DOUBLE_EQ(m["cpu_share"].get<double>(), share_max);
+  const double gib = m["offload"]["bytes"].get<double>() / (m["offload"]["io_copy_us"]["avg"].get<double>() * 1e-6) /
+                     1073741824.0;
+  EXPECT_NEAR(m["offload"]["gib_s"].get<double>(), gib, gib * 1e-9);
+  EXPECT_EQ(entries(ws), 0u);
+  rmdir(ws.c_str());
+  rmdir(base.c_str());
+}
+
 }  // namespace
