@@ -533,6 +533,24 @@ TEST(LoadMix, BadRatiosAreOneLineExit2) {
   EXPECT_EQ(s.err, "dev-sandbox: error: option --offload-ratio measures one block size; it cannot go with --sweep\n");
 }
 
+// ascend's direct path copies host -> device only: offloads on it are refused up
+// front (exit 1, what to use instead), before any file is laid out.
+TEST(LoadMix, AscendDirectPathIsRefusedForTheOffloads) {
+  const std::string ws = ::testing::TempDir() + unique_name("mixsdma");
+  const auto r = run_tool({"load", "--backend", "ascend", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "4",
+                           "--sdma", "true", "--offload-ratio", "1"},
+                          {{"DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE},
+                           {"DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE},
+                           {"DS_ACL_DOUBLE_DEVICES", "2"}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error: ").size(), 1u) << r.err;
+  EXPECT_TRUE(contains(r.err, "dev-sandbox: error: --sdma true: the ascend backend's direct path does not copy device to "
+                              "host (docs/hardware-status.md), which --offload-ratio's offloads need; use CE copies "
+                              "(--sdma false)\n"))
+      << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
 // R x blocks not whole: whole blocks, and one note says how many.
 TEST(LoadMix, AFractionOfABlockIsRoundedAndSaid) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
