@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -500,6 +501,20 @@ TEST(LoadMix, BlockLayoutAndSharedLoadValidate) {
   EXPECT_EQ(x["mix"]["offload"]["bytes"], 2u * 6u * 20480u);
   expect_mix_arithmetic(x);
   EXPECT_FALSE(exists(ws));
+}
+
+// --keep after a successful run: both directions' files stay, and one line says so.
+TEST(LoadMix, KeepLeavesBothDirectionsFiles) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixkeep");
+  const auto r = run_tool(load_args(ws, {"-s", "16K", "-n", "4", "--offload-ratio", "0.5", "--keep"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "dev-sandbox: kept 6 block files in " + ws)) << r.err;
+  const auto kept = entries(ws);
+  EXPECT_EQ(kept.size(), 6u);
+  EXPECT_EQ(std::count_if(kept.begin(), kept.end(), [](const std::string& f) { return contains(f, ".offload-c0."); }), 2)
+      << "the offload side's two files";
+  remove_tree(ws);
 }
 
 // CSV: the result's row, then a row per direction together and alone.
