@@ -122,25 +122,15 @@ std::string MixStages::block_lines(const CaseResult&) const {
 
 namespace {
 
-// One CSV row of a direction: the result's own cells where they hold for it (the
-// run, method, cards, streams, iterations, ...), its own name, from/to, block,
-// count, IO+Copy and BW; no Submit, Wall or StartSkew of its own (empty cells).
+// One CSV row of a direction (output/result_schema.h csv_stage_row): its own name,
+// from/to, block, count, IO+Copy (the Copy column) and BW.
 Json direction_row(const CaseResult& r, const std::string& suffix, bool load, const MixDirection& d,
                    const Stage& pass) {
-  Json row = Json::object();
-  for (const Column& c : result_columns())
-    if (c.in(kInCsv)) row[c.key] = c.value(r, ShowContext{});
-  for (const char* k : {"copies_per_iteration", "submit_us", "wall_us", "start_skew_us", "wall_bandwidth_gib_s",
-                        "setup_s", "retries", "layout"})
-    row.erase(k);
-  row["name"] = r.name + ":" + suffix;
+  Json row = csv_stage_row(r, suffix, pass, d.bytes);
   row["from"] = load ? r.from : r.to;
   row["to"] = load ? r.to : r.from;
   row["block_bytes"] = d.block_bytes;
   row["count"] = d.count;
-  row["copy_us"] = stats_us(pass.ns);
-  row["bandwidth_gib_s"] = ds::bandwidth_gib_s(d.bytes, 1, pass.ns.avg * 1e-9);
-  row["bandwidth_gb_s"] = ds::bandwidth_gb_s(d.bytes, 1, pass.ns.avg * 1e-9);
   return row;
 }
 
