@@ -129,4 +129,16 @@ std::vector<CardFiles> lay_out_block_files(const BlockFilesRequest& r) {
   return sets;
 }
 
+void keep_block_files(const std::vector<const std::vector<CardFiles>*>& sets, WorkspaceSet& ws, Notes& notes) {
+  size_t kept = 0;
+  for (const std::vector<CardFiles>* of : sets)
+    for (const CardFiles& set : *of)
+      for (const auto& f : set.files->files) {
+        f->keep();
+        kept += f->size();
+      }
+  for (size_t w = 0; w < ws.count(); ++w) ws.workspaces[w]->keep();
+  notes.tell("kept " + std::to_string(kept) + " block files in " + ws.dirs_text() + " (--keep)");
+}
+
 }  // namespace ds

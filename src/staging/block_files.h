@@ -13,6 +13,7 @@
 #include "aio/io_loop.h"
 #include "aio/shard_files.h"
 #include "aio/workspace_set.h"
+#include "core/notes.h"
 #include "staging/staged_params.h"
 
 namespace ds {
@@ -62,5 +63,9 @@ struct BlockFilesRequest {
 // one set with --shared), fdatasync'ed; out_of_space naming the workspace on ENOSPC
 // (the files made so far are the caller's WorkspaceSet's to remove).
 std::vector<CardFiles> lay_out_block_files(const BlockFilesRequest& r);
+
+// --keep, after a successful run: every file of these sets stays, and the workspaces
+// made for them; the note says how many and where.
+void keep_block_files(const std::vector<const std::vector<CardFiles>*>& sets, WorkspaceSet& ws, Notes& notes);
 
 }  // namespace ds

@@ -544,16 +544,7 @@ void MixMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, Not
 
 // --keep, after a successful run: both directions' files stay, and where is said.
 void MixMeasurement::done(Notes& notes) {
-  if (!p_.keep) return;
-  size_t kept = 0;
-  for (const auto* sets : {&load_sets_, &off_sets_})
-    for (const CardFiles& set : *sets)
-      for (const auto& f : set.files->files) {
-        f->keep();
-        kept += f->size();
-      }
-  for (size_t w = 0; w < ws_.count(); ++w) ws_.workspaces[w]->keep();
-  notes.tell("kept " + std::to_string(kept) + " block files in " + ws_.dirs_text() + " (--keep)");
+  if (p_.keep) keep_block_files({&load_sets_, &off_sets_}, ws_, notes);
 }
 
 }  // namespace

@@ -339,15 +339,7 @@ void StagedMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
 
 // --keep, after a successful run: the block files stay, and where they are is said.
 void StagedMeasurement::done(Notes& notes) {
-  if (!p_.keep) return;
-  size_t kept = 0;
-  for (const CardFiles& set : sets_)
-    for (const auto& f : set.files->files) {
-      f->keep();
-      kept += f->size();
-    }
-  for (size_t w = 0; w < ws_.count(); ++w) ws_.workspaces[w]->keep();
-  notes.tell("kept " + std::to_string(kept) + " block files in " + ws_.dirs_text() + " (--keep)");
+  if (p_.keep) keep_block_files({&sets_}, ws_, notes);
 }
 
 }  // namespace
