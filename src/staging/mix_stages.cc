@@ -98,11 +98,12 @@ std::string format_mix_line(const MixStages& s) {
 
 namespace {
 
-std::string direction_line(const char* dir, const MixDirection& d) {
+// `measured` as offload's and load's own rows name it: the offload copies first.
+std::string direction_line(const char* dir, const char* measured, const MixDirection& d) {
   char bw[64];
   std::snprintf(bw, sizeof bw, "%.3f", d.gib_s);
   return std::string("  ") + dir + ": Size(KB)=" + format_kib(d.block_bytes) + " Count=" + std::to_string(d.count) +
-         "  IO+Copy(us)-(Min/Max/Avg/P50/P90)=" + format_stats_us(d.together.ns) + "  BW(GB/s)=" + bw + "\n";
+         "  " + measured + "(us)-(Min/Max/Avg/P50/P90)=" + format_stats_us(d.together.ns) + "  BW(GB/s)=" + bw + "\n";
 }
 
 std::string busy_line(const MixStages& s) {
@@ -116,7 +117,7 @@ std::string busy_line(const MixStages& s) {
 }  // namespace
 
 std::string MixStages::block_lines(const CaseResult&) const {
-  return direction_line("Load", load) + direction_line("Offload", offload) + busy_line(*this) +
+  return direction_line("Load", "IO+Copy", load) + direction_line("Offload", "Copy+IO", offload) + busy_line(*this) +
          format_mix_line(*this);
 }
 
