@@ -37,6 +37,10 @@ void Device::kernel_copy(const CopyDesc&, Stream&) {
   throw RunError("kernel copies are not available on this backend");
 }
 
+void Device::kernel_gather(const CopyDesc*, size_t, Stream&) {
+  throw RunError("gather kernels are not available on this backend");
+}
+
 std::unique_ptr<StreamGate> Device::create_gate() {
   throw RunError("this backend cannot hold a stream at its start (--stream-start-gate)");
 }
@@ -47,5 +51,8 @@ bool Device::enable_peer_access(int, std::string*) { return true; }
 void Device::prepare_batch(const CopyDesc*, size_t, CopyDir) {}
 void Device::prepare_direct(const CopyDesc*, size_t) {}
 void Device::prepare_kernel_copy() {}
+void Device::prepare_kernel_gather(const CopyDesc*, size_t) {
+  throw RunError("gather kernels are not available on this backend");
+}
 
 }  // namespace ds

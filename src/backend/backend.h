@@ -124,6 +124,10 @@ class Device {
   virtual std::unique_ptr<StreamGate> create_gate();
   // A copy done by a kernel on the device's cores (cuda only).
   virtual void kernel_copy(const CopyDesc& desc, Stream& stream);
+  // Every copy of the list in one kernel launch (cuda only): the kernel reads them
+  // from a descriptor table in device memory that prepare_kernel_gather made and
+  // uploaded at setup for this list (kept by its address, as prepare_batch's are).
+  virtual void kernel_gather(const CopyDesc* descs, size_t n, Stream& stream);
   // Blocking copy, for filling and reading back outside the measurement: the
   // bytes are in place when it returns.
   virtual void copy_sync(const CopyDesc& desc, CopyDir dir) = 0;
@@ -139,6 +143,7 @@ class Device {
   virtual void prepare_batch(const CopyDesc* descs, size_t n, CopyDir dir);
   virtual void prepare_direct(const CopyDesc* descs, size_t n);
   virtual void prepare_kernel_copy();
+  virtual void prepare_kernel_gather(const CopyDesc* descs, size_t n);
 
   // Why copy_batch() issued its descriptors one copy at a time instead of as one
   // batched submission (the runtime has no batch call, or refused it); empty while
@@ -169,7 +174,7 @@ enum class GateHazard {
 enum class Capability {
   kDirect,      // the direct (SDMA-like) H2D path
   kDirectD2H,   // the same path copying device to host (not ascend: docs/hardware-status.md)
-  kKernelCopy,  // SM copy kernels
+  kKernelCopy,  // SM copy kernels (one copy a launch, and the gather kernel)
   kHostMemcpy,  // CPU memcpy cases (sim only)
 };
 

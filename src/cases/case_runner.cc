@@ -1,6 +1,7 @@
 #include "cases/case_runner.h"
 #include "cases/copy_buffers.h"
 #include "cases/duplex_runner.h"
+#include "cases/gather_result.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -478,6 +479,13 @@ class CopyMeasurement : public Measurement {
     r.frags = layout.frags_option();
     r.copies = static_cast<uint64_t>(d) * layout.fragments();
     if (layout.per_fragment_regions()) r.layout = layout_label(layout);
+    if (spec_.method == CopyMethod::kKernelGather) {
+      // One launch per card and iteration, from a table of 40 bytes a copy (copy_kernel.cu).
+      GatherShape g;
+      g.launches = static_cast<uint64_t>(d);
+      g.table_bytes = r.copies * 40;
+      r.extras.put(g);
+    }
     r.iterations = p_.iterations;
     r.warmup = p_.warmup;
     r.measured = "Copy";

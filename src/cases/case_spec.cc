@@ -13,6 +13,7 @@ CopyDir direction(const CaseSpec& spec) {
 std::string unsupported_reason(const CaseSpec& spec, const Backend& backend) {
   switch (spec.method) {
     case CopyMethod::kKernel:
+    case CopyMethod::kKernelGather:
       if (!backend.has(Capability::kKernelCopy)) return "SM copy kernels need the cuda backend";
       break;
     case CopyMethod::kMemcpy:

@@ -16,6 +16,7 @@ std::string method_label(CopyMethod kind, const Backend& backend) {
     case CopyMethod::kCeMultiStream: return "CE-MS";
     case CopyMethod::kDirect: return backend.direct_method();
     case CopyMethod::kKernel: return "SM";
+    case CopyMethod::kKernelGather: return "SM-GATHER";
     case CopyMethod::kMemcpy: return "MEMCPY";
   }
   return "?";
@@ -41,7 +42,8 @@ uint64_t queued_per_stream(CopyMethod kind, uint64_t tasks, size_t fragments_per
   switch (kind) {
     case CopyMethod::kCe:
     case CopyMethod::kKernel: ops = tasks * k; break;  // a copy per fragment
-    case CopyMethod::kCeBatch: ops = 1; break;         // one batched submission
+    case CopyMethod::kCeBatch:
+    case CopyMethod::kKernelGather: ops = 1; break;    // one batched submission, one gather launch
     case CopyMethod::kDirect: ops = tasks; break;      // one direct task per IO task
     case CopyMethod::kMemcpy: return 0;
     case CopyMethod::kCeMultiStream: {
@@ -77,14 +79,15 @@ PreparedTasks::PreparedTasks(CopyMethod kind, Device& device, std::vector<CopyDe
       tasks_((copies_.size() + per_task_ - 1) / per_task_),
       dir_(dir) {
   if (kind_ != CopyMethod::kCe && kind_ != CopyMethod::kCeBatch && kind_ != CopyMethod::kDirect &&
-      kind_ != CopyMethod::kKernel)
-    throw RunError("internal: PreparedTasks issues CE, CE-BATCH, direct or kernel copies");
+      kind_ != CopyMethod::kKernel && kind_ != CopyMethod::kKernelGather)
+    throw RunError("internal: PreparedTasks issues CE, CE-BATCH, direct, kernel or gather-kernel copies");
   if (kind_ == CopyMethod::kKernel) device_.prepare_kernel_copy();
   for (size_t t = 0; t < tasks_; ++t) {
     size_t n = 0;
     const CopyDesc* d = task_copies(t, &n);
     if (kind_ == CopyMethod::kCeBatch) device_.prepare_batch(d, n, dir_);
     if (kind_ == CopyMethod::kDirect) device_.prepare_direct(d, n);
+    if (kind_ == CopyMethod::kKernelGather) device_.prepare_kernel_gather(d, n);
   }
 }
 
@@ -100,6 +103,7 @@ void PreparedTasks::issue(size_t task, Stream& stream) {
   switch (kind_) {
     case CopyMethod::kCeBatch: return device_.copy_batch(d, n, dir_, stream);
     case CopyMethod::kDirect: return device_.direct_task(d, n, stream);
+    case CopyMethod::kKernelGather: return device_.kernel_gather(d, n, stream);
     case CopyMethod::kKernel:
       for (size_t i = 0; i < n; ++i) device_.kernel_copy(d[i], stream);
       return;
@@ -183,7 +187,7 @@ class StreamInitiator : public Initiator {
   std::unique_ptr<StreamGate> gate_;
 };
 
-// CE, CE-BATCH, the direct path and SM: one stream, the plan's tasks in order.
+// CE, CE-BATCH, the direct path, SM and SM-GATHER: one stream, the plan's tasks in order.
 class TaskInitiator : public StreamInitiator {
  public:
   TaskInitiator(Device& d, CopyMethod kind, CopyPlan p)
@@ -193,10 +197,10 @@ class TaskInitiator : public StreamInitiator {
   }
 
  private:
-  // One batched submission of every copy; one direct task per IO task; else the
-  // copies one by one (the grouping does not change what is issued).
+  // One batched submission (one gather launch) of every copy; one direct task per
+  // IO task; else the copies one by one (the grouping does not change what is issued).
   static size_t per_task(CopyMethod kind, const CopyPlan& p) {
-    if (kind == CopyMethod::kCeBatch) return std::max<size_t>(1, p.copies.size());
+    if (kind == CopyMethod::kCeBatch || kind == CopyMethod::kKernelGather) return std::max<size_t>(1, p.copies.size());
     if (kind == CopyMethod::kDirect) return std::max<size_t>(1, p.fragments_per_task);
     return std::max<size_t>(1, p.copies.size());
   }
@@ -260,7 +264,8 @@ std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyP
     case CopyMethod::kCe:
     case CopyMethod::kCeBatch:
     case CopyMethod::kDirect:
-    case CopyMethod::kKernel: return std::make_unique<TaskInitiator>(device, kind, std::move(plan));
+    case CopyMethod::kKernel:
+    case CopyMethod::kKernelGather: return std::make_unique<TaskInitiator>(device, kind, std::move(plan));
     case CopyMethod::kCeMultiStream:
       return std::make_unique<MultiStreamInitiator>(device, std::move(plan));
     case CopyMethod::kMemcpy: return std::make_unique<MemcpyInitiator>(std::move(plan));

@@ -22,6 +22,7 @@ enum class CopyMethod {
   kCeMultiStream,  // blocks spread over S streams (SubmitMode)     CE-MS
   kDirect,         // one direct task per IO task of F fragments     SDMA / BATCH / FFTS-SDMA
   kKernel,         // a copy kernel per block                        SM
+  kKernelGather,   // one gather kernel launch moving every block    SM-GATHER
   kMemcpy,         // CPU memcpy on the worker thread                MEMCPY
 };
 
@@ -65,8 +66,8 @@ struct CopyPlan {
 // A device's copies prepared once and issued a task at a time, on a stream the
 // caller picks: how every initiator below issues, and how load's pipeline issues a
 // block (its task) as soon as its read lands. Whatever the backend makes for a
-// task's submissions (batch arrays, graphs, FFTS+ contexts: prepare_batch,
-// prepare_direct, prepare_kernel_copy) is made here, once per task, at
+// task's submissions (batch arrays, graphs, FFTS+ contexts, gather tables:
+// prepare_batch, prepare_direct, prepare_kernel_copy, prepare_kernel_gather) is made here, once per task, at
 // construction; issue() only submits. The descriptors are kept here and never
 // change or move afterwards, so the backend finds what it made for them (it keeps
 // that by the list's address: backend/prepared_lists.h) and no timed iteration
@@ -74,7 +75,8 @@ struct CopyPlan {
 class PreparedTasks {
  public:
   // kind: kCe (a copy_async per fragment), kCeBatch (one copy_batch per task),
-  // kDirect (one direct_task per task) or kKernel (a kernel_copy per fragment);
+  // kDirect (one direct_task per task), kKernel (a kernel_copy per fragment) or
+  // kKernelGather (one kernel_gather per task, its table made here);
   // copies [t*per_task, (t+1)*per_task) are task t (the last may be shorter).
   PreparedTasks(CopyMethod kind, Device& device, std::vector<CopyDesc> copies, size_t per_task, CopyDir dir);
   size_t tasks() const { return tasks_; }

@@ -237,6 +237,18 @@ struct PreparedList {
   CopyGraph graph;
 };
 
+// A gather list made ready at setup: its descriptor table in device memory
+// (uploaded once) and the grid that launches it.
+struct PreparedGather {
+  std::unique_ptr<Memory> table;
+  unsigned long long count = 0;
+  GatherGrid grid{1, 1};
+};
+
+// Threads per block of the SM kernels; blocks per SM at most.
+constexpr unsigned kKernelThreads = 256;
+constexpr unsigned kKernelBlocksPerSm = 8;
+
 std::string no_batch_reason() {
   return "this driver has neither cuMemcpyBatchAsync (CUDA 12.8+) nor CUDA graphs with "
          "cuGraphInstantiateWithFlags (CUDA 11.4+), so there are no batched copies";
@@ -262,6 +274,7 @@ class CudaDevice : public Device {
     // Everything made in the context goes before the context is released.
     d_.cuCtxSetCurrent(ctx_);
     prepared_.release_all();
+    gathers_.release_all();
     if (module_) d_.cuModuleUnload(module_);
     d_.cuDevicePrimaryCtxRelease_v2(dev_);
     for (CUdevice peer : peers_) d_.cuDevicePrimaryCtxRelease_v2(peer);
@@ -380,6 +393,9 @@ class CudaDevice : public Device {
   void prepare_kernel_copy() override {
     if (!function_) load_kernel();
   }
+  void prepare_kernel_gather(const CopyDesc* descs, size_t n) override {
+    if (n > 0) gather_table(descs, n);
+  }
 
   bool enable_peer_access(int peer, std::string* why) override {
     if (peer == index_) return true;
@@ -416,14 +432,27 @@ class CudaDevice : public Device {
     unsigned long long head = plan.head, width = plan.width;
     // ds_copy_kernel(dst, src, bytes, head, width): the PTX's five .u64 parameters.
     void* params[] = {&dst, &src, &bytes, &head, &width};
-    constexpr unsigned kThreads = 256;
     const unsigned long long units = (bytes - std::min(head, bytes)) / width;
-    const unsigned long long want = (std::max<unsigned long long>(1, units) + kThreads - 1) / kThreads;
-    const unsigned blocks = static_cast<unsigned>(std::max<unsigned long long>(
-        1, std::min<unsigned long long>(want, 8ULL * static_cast<unsigned>(sm_count_))));
+    const unsigned long long want = (std::max<unsigned long long>(1, units) + kKernelThreads - 1) / kKernelThreads;
+    const unsigned blocks = static_cast<unsigned>(
+        std::max<unsigned long long>(1, std::min<unsigned long long>(want, max_blocks())));
     WatchedCall call(watch_);
-    check_sized(d_.cuLaunchKernel(function_, blocks, 1, 1, kThreads, 1, 1, 0, stream_of(s), params, nullptr),
+    check_sized(d_.cuLaunchKernel(function_, blocks, 1, 1, kKernelThreads, 1, 1, 0, stream_of(s), params, nullptr),
                 "cuLaunchKernel(ds_copy_kernel)", c.bytes);
+  }
+
+  void kernel_gather(const CopyDesc* descs, size_t n, Stream& s) override {
+    if (n == 0) return;
+    const PreparedGather& g = gather_table(descs, n);  // prepared at setup: found, not made
+    // ds_gather_kernel(table, count): two .u64 parameters.
+    CUdeviceptr table = dptr(g.table->device_ptr());
+    unsigned long long count = g.count;
+    void* params[] = {&table, &count};
+    WatchedCall call(watch_);
+    const CUresult r =
+        d_.cuLaunchKernel(gather_fn_, g.grid.x, g.grid.y, 1, kKernelThreads, 1, 1, 0, stream_of(s), params, nullptr);
+    if (r != CUDA_SUCCESS)
+      throw RunError(cuda_error_text("cuLaunchKernel(ds_gather_kernel, " + std::to_string(n) + " copies)", r));
   }
 
   void copy_sync(const CopyDesc& c, CopyDir dir) override {
@@ -537,6 +566,33 @@ class CudaDevice : public Device {
     return g;
   }
 
+  unsigned max_blocks() const { return kKernelBlocksPerSm * static_cast<unsigned>(sm_count_); }
+
+  // The list's descriptor table on the device, made and uploaded when missing or
+  // stale (at setup: prepare_kernel_gather), with its grid.
+  const PreparedGather& gather_table(const CopyDesc* descs, size_t n) {
+    return gathers_.get(descs, n, [this](const CopyDesc* d, size_t count) {
+      if (!gather_fn_) {
+        load_module();
+        cuda_check(d_.cuModuleGetFunction(&gather_fn_, module_, kGatherKernelName),
+                   std::string("cuModuleGetFunction(") + kGatherKernelName + ")");
+      }
+      std::vector<GatherDescriptor> host(count);
+      uint64_t largest = 0;
+      for (size_t i = 0; i < count; ++i) {
+        host[i] = plan_gather_descriptor(dptr(d[i].dst), dptr(d[i].src), d[i].bytes);
+        largest = std::max(largest, gather_units(host[i]));
+      }
+      const size_t bytes = count * sizeof(GatherDescriptor);
+      PreparedGather g;
+      g.table = alloc_device(bytes);
+      copy_sync({g.table->device_ptr(), host.data(), bytes}, CopyDir::kH2D);
+      g.count = count;
+      g.grid = plan_gather_grid(count, largest, kKernelThreads, max_blocks());
+      return g;
+    });
+  }
+
   void load_module() {
     if (!module_) {
       cuda_check(d_.cuModuleLoadData(&module_, kCopyKernelPtx),
@@ -557,9 +613,11 @@ class CudaDevice : public Device {
   int sm_count_ = 1;
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
+  CUfunction gather_fn_ = nullptr;
   std::vector<CUdevice> peers_;  // primary contexts retained for peer access
   SubmitWatch watch_;             // this device's queuing calls, for its start gate
   PreparedLists<PreparedList> prepared_{[this](PreparedList& p) { destroy_graph(p.graph); }};
+  PreparedLists<PreparedGather> gathers_;  // ds_gather_kernel's tables, by list
 };
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }

@@ -10,7 +10,11 @@
 // parameters: for our copy kernel ds_copy_kernel(dst, src, bytes, head, width)
 // it checks that dst + head and src + head are width-aligned with head < width
 // (CUDA_ERROR_MISALIGNED_ADDRESS otherwise), logs head and width, and copies in
-// the kernel's three parts: the head bytewise, whole units, the tail.
+// the kernel's three parts: the head bytewise, whole units, the tail. The
+// gather kernel ds_gather_kernel(table, count) reads its descriptors (five
+// 64-bit words each, planned the same way) from device memory: the launch
+// checks and logs each ("gather[i] ..."), and the stream copies what the table
+// holds when it reaches the launch (launch_gather).
 // Streams and events belong to the context current when they were made: a
 // copy, batch, graph launch, kernel launch or event record on a stream of
 // another context than the calling thread's current one is
@@ -471,26 +475,106 @@ void mark_build(const char* call) {
   seen[dsts] = std::move(now);
 }
 
-// One copy task on the stream: moves the bytes, then takes whatever is left of
-// its cost (DS_CUDA_DOUBLE_COPY_NS_PER_KIB, _DEVICE_FACTOR, _COLD).
-CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies,
-                        std::shared_ptr<void> keep = nullptr) {
+// One copy task on the stream: `move` moves its `bytes` when the stream reaches
+// it, then the task takes whatever is left of its cost
+// (DS_CUDA_DOUBLE_COPY_NS_PER_KIB, _DEVICE_FACTOR, _COLD).
+CUresult enqueue_task(const char* call, CUstream s, uint64_t bytes, std::function<void()> move) {
   CUresult r;
   StreamImpl* st = current_stream(call, s, &r);
   if (!st) return r;
   const int device = device_of(st->ctx);
-  uint64_t bytes = 0;
-  for (const Copy& c : copies) bytes += c.bytes;
   const int64_t enqueued = dsdouble_timing::mono_ns();
-  st->push([copies, st, device, bytes, keep] {
+  st->push([move = std::move(move), st, device, bytes] {
     const int64_t t0 = dsdouble_timing::mono_ns();
     dsdouble_timing::trace(kKnobs, device, st, "copy-start", t0);
-    for (const Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
+    move();
     dsdouble_timing::finish_task(t0, dsdouble_timing::task_cost_ns(kKnobs, bytes, device, st->copy_tasks++));
     dsdouble_timing::trace_now(kKnobs, device, st, "copy-end");
   });
   dsdouble_timing::trace(kKnobs, device, st, "copy-enqueued", enqueued);
   return CUDA_SUCCESS;
+}
+
+CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies,
+                        std::shared_ptr<void> keep = nullptr) {
+  uint64_t bytes = 0;
+  for (const Copy& c : copies) bytes += c.bytes;
+  return enqueue_task(call, s, bytes, [copies = std::move(copies), keep] {
+    for (const Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
+  });
+}
+
+// A copy planned as ds_copy_kernel and each descriptor of ds_gather_kernel take
+// it (copy_kernel.cu): width 1, 2, 4, 8 or 16, head < width, and dst + head and
+// src + head both width-aligned, where the kernel's width-byte loads and stores
+// begin (on the GPU a misaligned one faults).
+bool planned_aligned(uint64_t dst, uint64_t src, uint64_t head, uint64_t width) {
+  return (width == 1 || width == 2 || width == 4 || width == 8 || width == 16) && head < width &&
+         (dst + head) % width == 0 && (src + head) % width == 0;
+}
+
+// The kernel's three parts of one planned copy: [0, head) bytewise, whole units, the tail.
+void copy_planned(uint64_t dst, uint64_t src, uint64_t bytes, uint64_t head, uint64_t width) {
+  const uint64_t h = std::min(head, bytes);
+  const uint64_t units = (bytes - h) / width * width;
+  std::memcpy(vp(dst), vp(src), static_cast<size_t>(h));
+  std::memcpy(vp(dst + h), vp(src + h), static_cast<size_t>(units));
+  std::memcpy(vp(dst + h + units), vp(src + h + units), static_cast<size_t>(bytes - h - units));
+}
+
+// ds_gather_kernel(table, count) (copy_kernel.cu): `count` descriptors of five
+// 64-bit words {dst, src, bytes, head, width}, 8-byte aligned in device memory,
+// on a grid of X x Y blocks of one dimension (our contract). The launch checks
+// every descriptor as the kernel would meet it (each copy GPU-reachable and
+// planned as ds_copy_kernel's) and logs it ("gather[i] dst=... width=..."); when
+// the stream reaches the launch the table is read again from device memory, as
+// the kernel reads it, and every descriptor it holds then is copied.
+constexpr size_t kGatherWords = 5;
+CUresult launch_gather(const FuncImpl& fn, unsigned gz, unsigned by, unsigned bz, CUstream s, void** params) {
+  if (fn.params != std::vector<size_t>{8, 8}) {
+    log_line("cuLaunchKernel", "-> ds_gather_kernel must take (.u64 table, .u64 count), the PTX declares %zu parameters",
+             fn.params.size());
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (gz != 1 || by != 1 || bz != 1) {
+    log_line("cuLaunchKernel", "-> ds_gather_kernel runs on an X x Y grid of one-dimensional blocks (our contract)");
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  uint64_t table = 0, count = 0;
+  std::memcpy(&table, params[0], sizeof table);
+  std::memcpy(&count, params[1], sizeof count);
+  log_line("cuLaunchKernel", "gather table=%p count=%llu", vp(table), static_cast<unsigned long long>(count));
+  const size_t table_bytes = static_cast<size_t>(count) * kGatherWords * sizeof(uint64_t);
+  if (count == 0 || table % 8 != 0 || !is_device(table, table_bytes)) {
+    log_line("cuLaunchKernel", "-> CUDA_ERROR_INVALID_VALUE: the gather table is not %zu bytes of device memory, 8-byte aligned",
+             table_bytes);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  const auto* words = static_cast<const uint64_t*>(vp(table));
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t* d = words + i * kGatherWords;
+    log_line("cuLaunchKernel", "gather[%llu] dst=%p src=%p bytes=%llu head=%llu width=%llu",
+             static_cast<unsigned long long>(i), vp(d[0]), vp(d[1]), static_cast<unsigned long long>(d[2]),
+             static_cast<unsigned long long>(d[3]), static_cast<unsigned long long>(d[4]));
+    // A kernel cannot dereference pageable host memory.
+    if (!gpu_reachable(vp(d[0]), d[2]) || !gpu_reachable(vp(d[1]), d[2])) {
+      log_line("cuLaunchKernel", "-> CUDA_ERROR_INVALID_VALUE: gather[%llu] is not device, pinned or registered memory",
+               static_cast<unsigned long long>(i));
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!planned_aligned(d[0], d[1], d[3], d[4])) {
+      log_line("cuLaunchKernel", "-> CUDA_ERROR_MISALIGNED_ADDRESS: gather[%llu]", static_cast<unsigned long long>(i));
+      return CUDA_ERROR_MISALIGNED_ADDRESS;
+    }
+    bytes += d[2];
+  }
+  return enqueue_task("cuLaunchKernel", s, bytes, [words, count] {
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t* d = words + i * kGatherWords;
+      copy_planned(d[0], d[1], d[2], d[3], d[4]);
+    }
+  });
 }
 
 // DS_CUDA_DOUBLE_SUBMIT_NS: the submitting call stalls the calling thread first,
@@ -1375,7 +1459,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
     {
       std::lock_guard<std::recursive_mutex> lock(g_mutex);
       const FuncImpl* fn = function_of(f);
-      copy_kernel = fn && fn->name == "ds_copy_kernel";
+      copy_kernel = fn && (fn->name == "ds_copy_kernel" || fn->name == "ds_gather_kernel");
     }
     if (copy_kernel) submission_stall();
   }
@@ -1418,12 +1502,14 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
     enqueue_wait(st, flag, value, kWaitGeq, "cuLaunchKernel");
     return CUDA_SUCCESS;
   }
+  if (fn->name == "ds_gather_kernel") return launch_gather(*fn, gz, by, bz, s, params);
   // The driver reads as many parameters as the PTX declares, each of its
-  // declared size. Besides the gate kernel the double runs only our copy kernel,
-  // as copy_kernel.cu declares it: ds_copy_kernel(dst, src, bytes, head, width),
-  // five 64-bit values.
+  // declared size. Besides the gate and gather kernels the double runs only our
+  // copy kernel, as copy_kernel.cu declares it: ds_copy_kernel(dst, src, bytes,
+  // head, width), five 64-bit values.
   if (fn->name != "ds_copy_kernel" || fn->params != std::vector<size_t>(5, 8)) {
-    log_line("cuLaunchKernel", "-> the double runs only ds_copy_kernel with five .u64 parameters (and ds_gate_kernel)");
+    log_line("cuLaunchKernel",
+             "-> the double runs only ds_copy_kernel with five .u64 parameters (and ds_gate_kernel, ds_gather_kernel)");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   uint64_t v[5];
@@ -1437,8 +1523,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
   // The kernel's width-byte loads and stores start at dst + head and src + head:
   // on the GPU a misaligned one faults (reported later, at a synchronisation);
   // here the launch says so at once.
-  if ((width != 1 && width != 2 && width != 4 && width != 8 && width != 16) || head >= width ||
-      (dst + head) % width != 0 || (src + head) % width != 0) {
+  if (!planned_aligned(dst, src, head, width)) {
     log_line("cuLaunchKernel", "-> CUDA_ERROR_MISALIGNED_ADDRESS");
     return CUDA_ERROR_MISALIGNED_ADDRESS;
   }
