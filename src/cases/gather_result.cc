@@ -1,7 +1,7 @@
 #include "cases/gather_result.h"
 
-#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace ds {
@@ -20,11 +20,11 @@ void GatherShape::add_json(Json& result, const CaseResult& r) const {
 
 std::string format_gather_line(const GatherShape& g, const CaseResult& r) {
   const double mean = GatherShape::mean_chunk_bytes(r);
+  // One decimal, none when it is 0.
   char size[48];
-  if (mean == std::floor(mean))
-    std::snprintf(size, sizeof size, "%.0f", mean);
-  else
-    std::snprintf(size, sizeof size, "%.1f", mean);
+  std::snprintf(size, sizeof size, "%.1f", mean);
+  const size_t len = std::strlen(size);
+  if (len > 2 && std::strcmp(size + len - 2, ".0") == 0) size[len - 2] = '\0';
   char line[256];
   std::snprintf(line, sizeof line,
                 "  Gather: %llu chunks of %s B (mean) per iteration in %llu launch%s of ds_gather_kernel, from a "

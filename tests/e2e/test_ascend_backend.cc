@@ -492,6 +492,25 @@ void expect_refusal(const std::map<std::string, std::string>& extra, const std::
   EXPECT_EQ(log.read().size(), 1u) << "only the probe process touched AscendCL";
 }
 
+// The SM gather kernel is cuda's: its cases are refused on ascend in one line
+// (exit 2), and --list leaves them out.
+TEST(AscendGather, SmGatherCasesAreRefusedInOneLine) {
+  LogFile log;
+  for (const char* name : {"host_to_device_sm_gather", "device_to_host_sm_gather"}) {
+    RunResult r = run_tool({"--backend", "ascend", "copy", "-t", name, "-s", "4097", "-f", "7"}, double_env(log));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    const std::string line = "dev-sandbox: error: case " + std::string(name) +
+                             " cannot run on ascend: SM copy kernels need the cuda backend; `dev-sandbox copy "
+                             "--list` shows the ";
+    EXPECT_EQ(r.err.rfind(line, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  RunResult list = run_tool({"--backend", "ascend", "copy", "--list"}, double_env(log));
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.find("sm_gather"), std::string::npos) << list.out;
+}
+
 // The direct path copies host to device only on ascend: its D2H cases are not
 // offered, each named with why in one line (exit 2), and --list leaves them out.
 TEST(AscendD2H, DirectPathD2hCasesAreRefusedInOneLine) {

@@ -34,6 +34,26 @@ void expect_usage_error(const Bad& b) {
 
 }  // namespace
 
+// The SM cases, one copy a launch or the gather kernel, are cuda's: on sim each is
+// one line naming why (exit 2), and --list leaves them out.
+TEST(BadInput, SmCasesOnSimSaySoInOneLine) {
+  for (const char* name : {"host_to_device_sm", "host_to_device_sm_gather", "device_to_host_sm_gather"}) {
+    RunResult r = run_tool({"copy", "--backend", "sim", "-t", name, "-s", "4097", "-f", "7"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("dev-sandbox: error: case " + std::string(name) +
+                              " cannot run on sim: SM copy kernels need the cuda backend; `dev-sandbox copy --list` "
+                              "shows the ",
+                          0),
+              0u)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  RunResult list = run_tool({"copy", "--backend", "sim", "--list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.find("_sm"), std::string::npos) << list.out;
+}
+
 TEST(BadInput, OptionsAndValues) {
   const Bad cases[] = {
       {base({"--bogus"}), "--bogus"},

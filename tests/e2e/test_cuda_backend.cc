@@ -860,9 +860,14 @@ TEST(CudaKernel, CommittedPtxDeclaresTheKernelWeLaunch) {
                      "\t.param .u32 ds_gate_kernel_param_1\n)"),
             std::string::npos)
       << ptx;
+  // ds_gather_kernel(table, count): a 64-bit device address and a 64-bit descriptor count.
+  EXPECT_NE(ptx.find(".visible .entry ds_gather_kernel(\n\t.param .u64 ds_gather_kernel_param_0,\n"
+                     "\t.param .u64 ds_gather_kernel_param_1\n)"),
+            std::string::npos)
+      << ptx;
   size_t entries = 0;
   for (size_t at = ptx.find(".entry"); at != std::string::npos; at = ptx.find(".entry", at + 1)) ++entries;
-  EXPECT_EQ(entries, 2u) << "the copy kernel and the gate kernel";
+  EXPECT_EQ(entries, 3u) << "the copy kernel, the gather kernel and the gate kernel";
 }
 
 // Block sizes that leave most blocks off 16-byte alignment (-s 1000: every other
@@ -895,6 +900,142 @@ TEST(CudaKernel, OddBlockSizesUse16ByteUnitsAfterAHead) {
       EXPECT_EQ(launches, 7 * (1 + 2)) << "n x (warmup + iterations)";
       EXPECT_GT(heads.size(), 1u) << "some blocks did start off alignment";
     }
+}
+
+// ---- The SM gather kernel (ds_gather_kernel): every chunk from one table in one launch ----
+
+namespace {
+
+struct GatherDescriptor {
+  unsigned long long dst, src, bytes, head, width;
+};
+// One ds_gather_kernel launch as the double logged it: its table and the
+// descriptors it read there, in order.
+struct GatherLaunch {
+  std::string table;
+  unsigned long long count = 0;
+  std::vector<GatherDescriptor> descs;
+};
+
+std::vector<GatherLaunch> gather_launches(const std::vector<Call>& calls) {
+  std::vector<GatherLaunch> out;
+  for (const Call& c : calls) {
+    if (c.name != "cuLaunchKernel") continue;
+    if (c.args.rfind("gather table=", 0) == 0) {
+      out.push_back({arg(c, "table"), std::stoull(arg(c, "count")), {}});
+    } else if (c.args.rfind("gather[", 0) == 0 && !out.empty()) {
+      out.back().descs.push_back({std::stoull(arg(c, "dst"), nullptr, 16), std::stoull(arg(c, "src"), nullptr, 16),
+                                  std::stoull(arg(c, "bytes")), std::stoull(arg(c, "head")),
+                                  std::stoull(arg(c, "width"))});
+    }
+  }
+  return out;
+}
+
+// A gather case through the double with --validate each (every iteration's
+// chunks checked where they landed): one launch per iteration, warm-up included,
+// each from the one table uploaded at setup, holding every chunk: `sizes` (in
+// any order), each at the same offset from the first chunk in the destination as
+// in the source, none overlapping another, planned to 16-byte units after a
+// head where both ends allow it.
+void expect_gather_moves_every_chunk(const std::string& name, const std::vector<std::string>& shape,
+                                     std::multiset<unsigned long long> sizes, const std::string& gather_line) {
+  SCOPED_TRACE(name);
+  CallLog log;
+  std::vector<std::string> args = {"copy", "--backend", "cuda", "-t", name, "-i", "3", "--warmup", "2",
+                                   "--validate", "each"};
+  args.insert(args.end(), shape.begin(), shape.end());
+  RunResult r = run_tool(args, double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[validation] " + name + " PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" SM-GATHER "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(gather_line), std::string::npos) << r.out;
+  const auto calls = log.calls();
+  const auto launches = gather_launches(calls);
+  ASSERT_EQ(launches.size(), 5u) << "one launch per iteration: 2 warm-up + 3";
+  int launched = 0;
+  for (const Call& c : calls) launched += c.name == "cuLaunchKernel" && c.args.rfind("grid=", 0) == 0;
+  EXPECT_EQ(launched, 5) << "no other kernel launch";
+  const size_t n = sizes.size();
+  for (const GatherLaunch& l : launches) {
+    EXPECT_EQ(l.table, launches[0].table) << "every launch reads the table made at setup";
+    EXPECT_EQ(l.count, n);
+    ASSERT_EQ(l.descs.size(), n);
+    std::multiset<unsigned long long> got;
+    std::vector<std::pair<unsigned long long, unsigned long long>> spans;
+    for (const GatherDescriptor& d : l.descs) {
+      got.insert(d.bytes);
+      EXPECT_EQ(d.dst - l.descs[0].dst, d.src - l.descs[0].src) << "a chunk lands at its own offset";
+      spans.push_back({d.dst, d.dst + d.bytes});
+      EXPECT_LT(d.head, d.width);
+      EXPECT_EQ((d.dst + d.head) % d.width, 0u);
+      EXPECT_EQ((d.src + d.head) % d.width, 0u);
+      if ((d.dst - d.src) % 16 == 0) EXPECT_EQ(d.width, 16u) << "equal misalignment: 16-byte units";
+    }
+    EXPECT_EQ(got, sizes) << "every chunk, each of its size";
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) EXPECT_LE(spans[i - 1].second, spans[i].first) << "chunks overlap";
+  }
+  // The table: one allocation of 40 bytes a chunk, uploaded once, before the first launch.
+  size_t uploads = 0, first_launch = calls.size(), upload_at = calls.size();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call& c = calls[i];
+    if (c.name == "cuLaunchKernel" && c.args.rfind("gather table=", 0) == 0 && first_launch == calls.size())
+      first_launch = i;
+    if (c.name == "cuMemcpyHtoD_v2" && arg(c, "dst") == launches[0].table) {
+      ++uploads;
+      upload_at = i;
+      EXPECT_EQ(arg(c, "bytes"), std::to_string(40 * n)) << c.args;
+    }
+  }
+  EXPECT_EQ(uploads, 1u) << "the table is uploaded once, at setup";
+  EXPECT_LT(upload_at, first_launch);
+  expect_all_released(calls);  // the table's device memory too
+}
+
+}  // namespace
+
+// Odd chunk sizes (-s 4097: chunk i at i mod 16) and many fragments per block.
+TEST(CudaGather, OneLaunchMovesEveryChunkOfOddSize) {
+  for (const char* name : {"host_to_device_sm_gather", "device_to_host_sm_gather"})
+    expect_gather_moves_every_chunk(name, {"-s", "4097", "-n", "3", "-f", "7"},
+                                    std::multiset<unsigned long long>(
+                                        {4097, 4097, 4097, 4097, 4097, 4097, 4097, 4097, 4097, 4097, 4097, 4097,
+                                         4097, 4097, 4097, 4097, 4097, 4097, 4097, 4097, 4097}),
+                                    "  Gather: 21 chunks of 4097 B (mean) per iteration in 1 launch of "
+                                    "ds_gather_kernel, from a 840 B descriptor table built at setup\n");
+}
+
+// A block layout of unequal fragments (64 KiB, 4097, 1000 and 3 bytes): each
+// block's four chunks, every one of its own size.
+TEST(CudaGather, OneLaunchMovesEveryChunkOfABlockLayout) {
+  std::multiset<unsigned long long> sizes;
+  for (int b = 0; b < 5; ++b)
+    for (unsigned long long s : {65536ULL, 4097ULL, 1000ULL, 3ULL}) sizes.insert(s);
+  for (const char* name : {"host_to_device_sm_gather", "device_to_host_sm_gather"})
+    expect_gather_moves_every_chunk(name, {"--block-layout", "64K,4097,1000,3", "-n", "5"}, sizes,
+                                    "  Gather: 20 chunks of 17659 B (mean) per iteration in 1 launch of "
+                                    "ds_gather_kernel, from a 800 B descriptor table built at setup\n");
+}
+
+// JSON: the copies per iteration and their mean size, beside the launches.
+TEST(CudaGather, JsonSaysCopiesPerIterationAndMeanChunkSize) {
+  CallLog log;
+  const JsonRun r = run_json({"copy", "--backend", "cuda", "-t", "host_to_device_sm_gather", "--block-layout",
+                              "64K,4097,1000,3", "-n", "5", "-i", "2", "--validate"},
+                             double_env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json res = r.result("host_to_device_sm_gather");
+  EXPECT_EQ(res.value("method", ""), "SM-GATHER");
+  EXPECT_EQ(res.value("copies_per_iteration", 0), 20);
+  EXPECT_EQ(res.value("validated", false), true);
+  ASSERT_TRUE(res.contains("gather")) << res.dump(2);
+  const json g = res["gather"];
+  EXPECT_EQ(g.value("kernel", ""), "ds_gather_kernel");
+  EXPECT_EQ(g.value("chunks_per_iteration", 0), 20);
+  EXPECT_DOUBLE_EQ(g.value("mean_chunk_bytes", 0.0), (65536.0 + 4097 + 1000 + 3) / 4);
+  EXPECT_EQ(g.value("launches_per_iteration", 0), 1);
+  EXPECT_EQ(g.value("descriptor_table_bytes", 0), 800);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // How kernel_copy splits a copy for ds_copy_kernel (copy_kernel_plan.h): the
 // widest unit at which dst + head and src + head are both aligned, with
-// head < width. And how many hardware queues the start gate's bound counts
+// head < width; ds_gather_kernel's descriptors (the same plan per copy) and its
+// grid. And how many hardware queues the start gate's bound counts
 // (cuda_connections.h).
 #include <gtest/gtest.h>
 
@@ -41,6 +42,45 @@ TEST(CudaKernelPlan, DifferentMisalignmentFallsBackToTheWidestThatWorks) {
     EXPECT_LT(p.head, p.width);
     EXPECT_EQ((w.dst + p.head) % p.width, 0u);
     EXPECT_EQ((w.src + p.head) % p.width, 0u);
+  }
+}
+
+// A gather descriptor is a copy's own plan, five words as the kernel reads them.
+TEST(CudaGatherPlan, DescriptorCarriesTheCopyAndItsPlan) {
+  const auto d = ds::plan_gather_descriptor(0x10003, 0x7f0003, 4097);
+  EXPECT_EQ(d.dst, 0x10003u);
+  EXPECT_EQ(d.src, 0x7f0003u);
+  EXPECT_EQ(d.bytes, 4097u);
+  EXPECT_EQ(d.width, 16u);
+  EXPECT_EQ(d.head, 13u);
+  EXPECT_EQ(ds::gather_units(d), (4097u - 13u) / 16u);
+  const auto odd = ds::plan_gather_descriptor(0x1001, 0x2000, 5);
+  EXPECT_EQ(odd.width, 1u);
+  EXPECT_EQ(ds::gather_units(odd), 5u);
+  // A head longer than the copy: no units.
+  EXPECT_EQ(ds::gather_units(ds::plan_gather_descriptor(0x1001, 0x2001, 3)), 0u);
+}
+
+// Columns over the descriptors (at most the block budget), blocks per column for
+// the largest descriptor's units within what the budget leaves; one each at least.
+TEST(CudaGatherPlan, GridCoversTheTableWithinTheBlockBudget) {
+  struct Want {
+    uint64_t count, units;
+    unsigned max_blocks, x, y;
+  };
+  const Want cases[] = {
+      {21, 256, 32, 21, 1},       // a column each, one block enough for 256 units
+      {1, 1 << 20, 32, 1, 32},    // one big chunk: every block on it
+      {4, 4096, 32, 4, 8},        // 16 blocks wanted, 8 left per column
+      {100000, 64, 32, 32, 1},    // more descriptors than blocks: columns stride
+      {3, 0, 32, 3, 1},           // empty chunks still get a block
+      {0, 0, 32, 1, 1},
+      {5, 1000, 0, 1, 1},         // no budget reported: one block
+  };
+  for (const Want& w : cases) {
+    const auto g = ds::plan_gather_grid(w.count, w.units, 256, w.max_blocks);
+    EXPECT_EQ(g.x, w.x) << w.count << " " << w.units;
+    EXPECT_EQ(g.y, w.y) << w.count << " " << w.units;
   }
 }
 

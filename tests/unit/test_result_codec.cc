@@ -17,6 +17,7 @@
 
 #include "aio/aio_result.h"
 #include "cases/duplex_result.h"
+#include "cases/gather_result.h"
 #include "core/error.h"
 #include "staging/staged_stages.h"
 #include "output/csv_writer.h"
@@ -486,6 +487,34 @@ TEST(ResultExtraCodec, DuplexRoundTrip) {
   EXPECT_DOUBLE_EQ(b->percent_of_alone, 58.6);
   CaseResult r;
   EXPECT_EQ(b->block_lines(r), d.block_lines(r));
+}
+
+// The gather shape travels as its launches and table; the chunks and their mean
+// come from the result's copies and bytes, on either side; across ranks the
+// launches and tables add up.
+TEST(ResultExtraCodec, GatherRoundTripAndCombine) {
+  register_gather_result();
+  GatherShape g;
+  g.launches = 1;
+  g.table_bytes = 800;
+  const auto back = decode_extra("gather", g.encode());
+  const GatherShape* b = dynamic_cast<const GatherShape*>(back.get());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->encode(), g.encode());
+  CaseResult r;
+  r.copies = 20;
+  r.bytes = 65536 + 4097 + 1000 + 3;
+  r.bytes *= 5;
+  EXPECT_EQ(b->block_lines(r),
+            "  Gather: 20 chunks of 17659 B (mean) per iteration in 1 launch of ds_gather_kernel, from a 800 B "
+            "descriptor table built at setup\n");
+  r.bytes += 10;
+  EXPECT_EQ(b->block_lines(r).find("20 chunks of 17659.5 B (mean)"), 10u) << b->block_lines(r);
+  const auto both = g.combine({&g, b}, CombineScope{}, r);
+  const GatherShape* c = dynamic_cast<const GatherShape*>(both.get());
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->launches, 2u);
+  EXPECT_EQ(c->table_bytes, 1600u);
 }
 
 // A part no measurement registered a decoder for is a clear failure, not a silent drop.
