@@ -337,6 +337,13 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   if (host_of(spec.dst)) add(spec.dst == BufKind::kShm ? n.shm : checked_mul(per, dd, "destination bytes"), "destinations");
   if (is_device_kind(spec.src)) n.device_per_device += per;  // own source, or device 0's shared one
   if (is_device_kind(spec.dst)) n.device_per_device += per;
+  // The gather kernel's descriptor table: 40 bytes a fragment in device memory, and
+  // its host image while it is built (copy_kernel.cu's GatherDesc).
+  if (spec.method == CopyMethod::kKernelGather) {
+    const uint64_t table = checked_mul(layout.fragments(), kGatherDescriptorBytes, "gather table bytes");
+    n.device_per_device += table;
+    add(checked_mul(table, dd, "gather table bytes"), "gather tables");
+  }
   // Validation and device fills stage one fragment in pageable memory per worker.
   add(checked_mul(layout.largest_fragment(), dd, "staging bytes"), "staging");
   // Bookkeeping: the copy plan (a descriptor per fragment, kept twice at most) and
@@ -480,10 +487,10 @@ class CopyMeasurement : public Measurement {
     r.copies = static_cast<uint64_t>(d) * layout.fragments();
     if (layout.per_fragment_regions()) r.layout = layout_label(layout);
     if (spec_.method == CopyMethod::kKernelGather) {
-      // One launch per card and iteration, from a table of 40 bytes a copy (copy_kernel.cu).
+      // One launch per card and iteration, from a table of a descriptor per copy.
       GatherShape g;
       g.launches = static_cast<uint64_t>(d);
-      g.table_bytes = r.copies * 40;
+      g.table_bytes = r.copies * kGatherDescriptorBytes;
       r.extras.put(g);
     }
     r.iterations = p_.iterations;

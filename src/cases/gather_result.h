@@ -13,6 +13,11 @@
 
 namespace ds {
 
+// Bytes of one descriptor of the gather kernel's table: five 64-bit words
+// (src/backends/cuda/copy_kernel.cu's GatherDesc, copy_kernel_plan.h's
+// GatherDescriptor, which asserts the same size).
+constexpr uint64_t kGatherDescriptorBytes = 40;
+
 class GatherShape : public ResultExtra {
  public:
   static constexpr const char* kKey = "gather";
