@@ -57,12 +57,17 @@ TEST(Catalog, SpecCasesAndSimSupport) {
     ASSERT_NE(c, nullptr) << n;
     EXPECT_EQ(unsupported_reason(*c, *sim), "") << n;
   }
-  for (const char* n : {"host_to_device_sm", "device_to_host_sm"}) {
+  for (const char* n : {"host_to_device_sm", "device_to_host_sm", "host_to_device_sm_gather", "device_to_host_sm_gather"}) {
     const CaseSpec* c = find_case(n);
     ASSERT_NE(c, nullptr) << n;
-    EXPECT_NE(unsupported_reason(*c, *sim), "") << n;
+    EXPECT_EQ(unsupported_reason(*c, *sim), "SM copy kernels need the cuda backend") << n;
   }
-  EXPECT_EQ(copy_cases().size(), 30u);
+  // The gather cases: one card, the gather kernel, one per direction.
+  EXPECT_EQ(find_case("host_to_device_sm_gather")->method, CopyMethod::kKernelGather);
+  EXPECT_EQ(direction(*find_case("host_to_device_sm_gather")), CopyDir::kH2D);
+  EXPECT_EQ(direction(*find_case("device_to_host_sm_gather")), CopyDir::kD2H);
+  EXPECT_EQ(find_case("device_to_host_sm_gather")->topology, Topology::kSingle);
+  EXPECT_EQ(copy_cases().size(), 32u);
   // The duplex cases: their H2D direction is the spec's; the only ones marked duplex,
   // each named ..._duplex_...
   size_t duplex = 0;
