@@ -150,7 +150,7 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
       if (o && o->count() > 0) throw UsageError("option --model sets the blocks; drop " + o->get_name());
     if (!a.params.block_layout.empty()) throw UsageError("option --model sets the blocks; drop --block-layout");
     if (!a.sweep.sweep.empty()) throw UsageError("option --model sets the blocks; it cannot go with --sweep");
-    p.layout = Layout::block(workload->fragments, workload->tasks_per_card);
+    p.layout = Layout::block(workload->task_fragments, workload->tasks_per_card);
     if (!(a.devices_option && a.devices_option->count() > 0))
       p.devices = static_cast<int>(std::min<uint64_t>(workload->req.tp, kMaxDevices));  // -d defaults to the TP size
     if (!a.iodirect.empty() || !a.sdma.empty() || names.empty())
@@ -203,7 +203,7 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
       cmd += " copy";
       for (size_t k = 0; k < plan.names.size(); ++k)
         if (!each || k == i) cmd += " -t " + plan.names[k];
-      cmd += " --block-layout " + fragments_label(*workload) + " -n " + std::to_string(workload->tasks_per_card) +
+      cmd += " --block-layout " + task_label(*workload) + " -n " + std::to_string(workload->tasks_per_card) +
              " -d " + std::to_string(p.devices) + " -i " + std::to_string(p.iterations);
       cmds.push_back(cmd);
     }

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "app/output_options.h"
 
 namespace ds {
 
@@ -23,8 +24,16 @@ void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what) 
   t.block_opt =
       app->add_option("--block-size", t.block_size, "with --model: tokens per KV block (default 128)")->type_name("TOKENS");
   t.dtype_opt = app->add_option("--kv-dtype", t.kv_dtype,
-                                "with --model: bf16|fp16|fp32|fp8|int8 (default: the config's torch_dtype/dtype, else bf16)")
+                                "with --model: auto|bf16|fp16|fp32|fp8|int8|fp8_ds_mla (default auto: the config's "
+                                "torch_dtype/dtype, else bf16; fp8 on a DSA model in vLLM's or SGLang's MLA cache is "
+                                "fp8_ds_mla, 656 B per token)")
                     ->type_name("DTYPE");
+  if (!aio)
+    t.layout_opt = app->add_option("--kv-layout", t.kv_layout,
+                                   "with --model: the device's KV layout, ucm|vllm-flash|vllm-flashinfer|vllm-mla|"
+                                   "sglang|sglang-mla (default ucm: an IO task per layer of a block; the others one "
+                                   "per block of every layer's chunks; see docs/model.md)")
+                       ->type_name("LAYOUT");
   if (aio)
     t.layerwise_opt =
         app->add_flag("--layerwise", t.layerwise, "with --model: one shard per layer in each block's file");
@@ -34,7 +43,7 @@ void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what) 
 
 std::optional<Workload> parse_workload(const ModelOptionText& t) {
   if (t.model.empty()) {
-    for (CLI::Option* o : {t.tp_opt, t.input_opt, t.block_opt, t.dtype_opt, t.layerwise_opt, t.dry_opt})
+    for (CLI::Option* o : {t.tp_opt, t.input_opt, t.block_opt, t.dtype_opt, t.layout_opt, t.layerwise_opt, t.dry_opt})
       if (o && o->count() > 0) throw UsageError("option " + o->get_name() + " needs --model NAME|PATH");
     return std::nullopt;
   }
@@ -43,8 +52,12 @@ std::optional<Workload> parse_workload(const ModelOptionText& t) {
   if (!t.input_len.empty()) req.input_len = parse_tokens("--input-len", t.input_len);
   if (!t.block_size.empty()) req.block_tokens = parse_tokens("--block-size", t.block_size);
   req.kv_dtype = t.kv_dtype;
+  req.kv_layout = t.kv_layout;
   req.layerwise = t.layerwise;
-  return size_workload(load_model(t.model), req);
+  Workload w = size_workload(load_model(t.model), req);
+  const std::string note = layout_resolution_note(w);
+  if (!note.empty()) stderr_notes().note(note);
+  return w;
 }
 
 void attach_workload(RunInfo& info, const Workload& w) {

@@ -12,18 +12,20 @@
 namespace ds {
 
 struct ModelOptionText {
-  std::string model, tp, input_len, block_size, kv_dtype;
+  std::string model, tp, input_len, block_size, kv_dtype, kv_layout;
   bool layerwise = false, dry_run = false;
   CLI::Option* tp_opt = nullptr;
   CLI::Option* input_opt = nullptr;
   CLI::Option* block_opt = nullptr;
   CLI::Option* dtype_opt = nullptr;
+  CLI::Option* layout_opt = nullptr;
   CLI::Option* layerwise_opt = nullptr;
   CLI::Option* dry_opt = nullptr;
 };
 
 // Which command the options are for: each gets only those it accepts (--layerwise
-// is aio's alone: the store layout) and help in its own words.
+// is aio's alone: the store layout; --kv-layout the device's, not aio's) and help in
+// its own words.
 enum class ModelOptionsFor { kCopy, kAio, kLoad, kOffload };
 void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what);
 

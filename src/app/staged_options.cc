@@ -58,8 +58,8 @@ void parse_blocks(StagedArgs& a, StagedRequest& plan) {
   const CopyParams c = parse_copy_params(a.params);
   p.layout = c.layout;
   if (plan.workload) {
-    p.layout = Layout::block(plan.workload->fragments, plan.workload->tasks_per_card);
-    p.tasks_per_file = plan.workload->model.layers;
+    p.layout = Layout::block(plan.workload->task_fragments, plan.workload->tasks_per_card);
+    p.tasks_per_file = plan.workload->tasks_per_block;
     // MLA/DSA: every card holds the same latent, as copy's shared host source.
     if (plan.workload->model.arch != KvArch::kGqa) p.shared = true;
   }
@@ -217,11 +217,12 @@ int print_dry_run(const StagedArgs& a, const StagedRequest& plan, const GlobalOp
   if (!g.backend.empty()) cmd += " --backend " + g.backend;
   cmd += std::string(" ") + name_of(a);
   for (const std::string& w : p.workspaces) cmd += " --workspace " + w;
-  cmd += " --block-layout " + fragments_label(*plan.workload) + " -n " + std::to_string(plan.workload->tasks_per_card) +
+  cmd += " --block-layout " + task_label(*plan.workload) + " -n " + std::to_string(plan.workload->tasks_per_card) +
          " -d " + std::to_string(p.devices) + (p.shared ? " --shared" : "") + " (the same copies; it " +
          (loads(a) ? "reads them from" : "writes them to") + " one file per layer and block, --model " +
-         (loads(a) ? "from " : "to ") + std::to_string(p.files()) + " files of " + std::to_string(p.tasks_per_file) +
-         " layers each)";
+         (loads(a) ? "from " : "to ") + std::to_string(p.files()) + " files of " +
+         (plan.workload->tasks_per_block > 1 ? std::to_string(p.tasks_per_file) + " layers each)"
+                                             : std::string("one block's chunks of every layer each)"));
   std::cout << dry_run_text(*plan.workload, cmd, false);
   return 0;
 }

@@ -49,8 +49,15 @@ Fragment Layout::fragment(uint64_t i) const {
 }
 
 std::string layout_label(const Layout& layout) {
+  const std::vector<uint64_t>& f = layout.task_fragments();
+  // Over 8 fragments that repeat a shorter run (an engine layout's layers): "64x[32K,32K]".
+  size_t period = f.size();
+  if (f.size() > 8)
+    for (size_t p = 1; p < f.size() && period == f.size(); ++p)
+      if (f.size() % p == 0 && std::equal(f.begin() + static_cast<std::ptrdiff_t>(p), f.end(), f.begin())) period = p;
   std::string s;
-  for (uint64_t b : layout.task_fragments()) s += (s.empty() ? "" : ",") + size_label(b);
+  for (size_t i = 0; i < period; ++i) s += (s.empty() ? "" : ",") + size_label(f[i]);
+  if (period < f.size()) s = std::to_string(f.size() / period) + "x[" + s + "]";
   return s;
 }
 

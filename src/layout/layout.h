@@ -66,7 +66,8 @@ class Layout {
   int frags_option_ = 0;
 };
 
-// "128K,16K,32K": one task's fragments, as --block-layout takes them.
+// "128K,16K,32K": one task's fragments, as --block-layout takes them; over 8 that
+// repeat a shorter run, "64x[32K,32K]" (an engine layout's layers).
 std::string layout_label(const Layout& layout);
 
 }  // namespace ds

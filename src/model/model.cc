@@ -1,4 +1,5 @@
 #include "model/model.h"
+#include "model/kv_layout.h"
 
 #include <sys/stat.h>
 
@@ -6,10 +7,12 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/suggest.h"
 #include "core/units.h"
 
 namespace ds {
@@ -276,15 +279,32 @@ uint64_t parse_tokens(const std::string& option, const std::string& text) {
   return v;
 }
 
-Workload size_workload(const ModelShape& m, const WorkloadRequest& req) {
-  Workload w;
-  w.model = m;
-  w.req = req;
+namespace {
+
+// --kv-dtype (auto or empty: the config's, else bf16) into w.dtype, elem_bytes and
+// dtype_from. fp8_ds_mla, and fp8 on a DSA model in an engine's MLA cache, is vLLM's
+// 656-byte record per token (SGLang's DSA pool stores fp8 the same way).
+void resolve_dtype(Workload& w) {
+  const ModelShape& m = w.model;
+  const std::string asked = lower(w.req.kv_dtype);
   DtypeInfo dt{"bf16", 2};
-  if (!req.kv_dtype.empty()) {
-    if (!dtype_of(req.kv_dtype, &dt) || (lower(req.kv_dtype) != dt.name))
-      throw UsageError("option --kv-dtype got '" + req.kv_dtype + "': accepts bf16, fp16, fp32, fp8 or int8");
+  if (asked == "fp8_ds_mla") {
+    if (m.arch != KvArch::kDsa || !engine_mla_layout(w.layout))
+      throw UsageError("option --kv-dtype fp8_ds_mla is vLLM's DeepSeek-V3.2 cache format: it needs a DSA model and "
+                       "--kv-layout vllm-flash, vllm-flashinfer or vllm-mla (" + m.name + " is " + arch_name(m.arch) +
+                       ", --kv-layout " + kv_layout_name(w.layout) + ")");
+    dt = {"fp8_ds_mla", 1};
     w.dtype_from = "--kv-dtype";
+  } else if (!asked.empty() && asked != "auto") {
+    if (!dtype_of(asked, &dt) || asked != dt.name)
+      throw UsageError("option --kv-dtype got '" + w.req.kv_dtype + "': accepts auto, bf16, fp16, fp32, fp8, int8 or "
+                       "fp8_ds_mla" + did_you_mean(asked, {"auto", "bf16", "fp16", "fp32", "fp8", "int8", "fp8_ds_mla"}));
+    w.dtype_from = "--kv-dtype";
+    if (dt.bytes == 1 && std::string(dt.name) == "fp8" && m.arch == KvArch::kDsa && engine_mla_layout(w.layout)) {
+      dt = {"fp8_ds_mla", 1};
+      w.dtype_from = w.layout == KvLayout::kVllmMla ? "--kv-dtype fp8: vLLM stores DeepSeek-V3.2's fp8 KV as fp8_ds_mla"
+                                                    : "--kv-dtype fp8: SGLang's DSA pool stores fp8 as the same 656 B record";
+    }
   } else if (!m.config_dtype.empty()) {
     if (!dtype_of(m.config_dtype, &dt))
       throw UsageError(m.name + ": unknown dtype '" + m.config_dtype + "' in the config; give --kv-dtype");
@@ -294,6 +314,12 @@ Workload size_workload(const ModelShape& m, const WorkloadRequest& req) {
   }
   w.dtype = dt.name;
   w.elem_bytes = dt.bytes;
+}
+
+// UCM's layerwise block: one layer's fragments, each its own kind.
+void ucm_layer_chunks(Workload& w) {
+  const ModelShape& m = w.model;
+  const WorkloadRequest& req = w.req;
   const uint64_t B = req.block_tokens, e = w.elem_bytes;
   const std::string tail = " x " + num(B) + " tokens x " + num(e) + " B";
   if (m.arch == KvArch::kGqa) {
@@ -314,10 +340,26 @@ Workload size_workload(const ModelShape& m, const WorkloadRequest& req) {
       w.fragment_formulas.push_back("index_head_dim " + num(m.index_head_dim) + tail);
     }
   }
+  w.layout_shape = "UCM's layerwise blocks: an IO task per layer of a block, each fragment kind its own region";
+}
+
+}  // namespace
+
+Workload size_workload(const ModelShape& m, const WorkloadRequest& req) {
+  Workload w;
+  w.model = m;
+  w.req = req;
+  w.layout = resolve_kv_layout(m, req.kv_layout, req.block_tokens, &w.layout_from);
+  resolve_dtype(w);
+  if (w.layout == KvLayout::kUcm)
+    ucm_layer_chunks(w);
+  else
+    engine_layer_chunks(w);
+  const uint64_t B = req.block_tokens;
   for (uint64_t f : w.fragments) w.layer_block_bytes += f;
   w.blocks = (req.input_len + B - 1) / B;
-  w.tasks_per_card = mul(w.blocks, m.layers);
-  w.bytes_per_card = mul(w.tasks_per_card, w.layer_block_bytes);
+  layout_tasks(w);
+  w.bytes_per_card = mul(mul(w.blocks, m.layers), w.layer_block_bytes);
   if (req.layerwise) {
     w.shards_per_file = m.layers;
     w.shard_bytes = align4096(w.layer_block_bytes);
@@ -328,9 +370,11 @@ Workload size_workload(const ModelShape& m, const WorkloadRequest& req) {
   return w;
 }
 
-std::string fragments_label(const Workload& w) {
+namespace {
+
+std::string bytes_label(const std::vector<uint64_t>& sizes) {
   std::string s;
-  for (uint64_t f : w.fragments) {
+  for (uint64_t f : sizes) {
     std::string one = f % 1024 == 0 ? num(f / 1024) + "K" : num(f);
     if (f % (1024 * 1024) == 0) one = num(f / (1024 * 1024)) + "M";
     s += (s.empty() ? "" : ",") + one;
@@ -338,13 +382,50 @@ std::string fragments_label(const Workload& w) {
   return s;
 }
 
+}  // namespace
+
+std::string fragments_label(const Workload& w) { return bytes_label(w.fragments); }
+
+std::string task_label(const Workload& w) { return bytes_label(w.task_fragments); }
+
 std::string workload_line(const Workload& w) {
+  std::string tasks = num(w.tasks_per_card) + " tasks of " + fragments_label(w);
+  if (w.layout != KvLayout::kUcm)
+    tasks = num(w.tasks_per_card) + " tasks (blocks) of " + num(w.model.layers) + "x[" + fragments_label(w) + "]";
   return "[[ workload ]] " + w.model.name + ": " + arch_name(w.model.arch) + ", " + num(w.model.layers) +
          " layers, " + w.dtype + ", TP " + num(w.req.tp) + ", " + num(w.req.input_len) + " tokens = " +
-         num(w.blocks) + " blocks of " + num(w.req.block_tokens) + "; per card " + num(w.tasks_per_card) +
-         " tasks of " + fragments_label(w) + " = " + num(w.bytes_per_card) + " bytes (" +
-         format_bytes(w.bytes_per_card) + ")";
+         num(w.blocks) + " blocks of " + num(w.req.block_tokens) + "; " +
+         (w.layout == KvLayout::kUcm ? std::string() : std::string(kv_layout_name(w.layout)) + ": ") + "per card " +
+         tasks + " = " + num(w.bytes_per_card) + " bytes (" + format_bytes(w.bytes_per_card) + ")";
 }
+
+namespace {
+
+// The dry run's layout rows: the layout, one block's chunks (layer 0's, then the
+// rest collapsed: every layer is the same), the copies per request.
+void layout_rows(const Workload& w, const std::function<void(const std::string&, const std::string&)>& row) {
+  const ModelShape& m = w.model;
+  row("kv layout", std::string(kv_layout_name(w.layout)) + " (" + w.layout_from + "): " + w.layout_shape);
+  const uint64_t per_block = m.layers * w.fragments.size();
+  row("chunks per block", num(per_block) + " = " + num(m.layers) + " layers x " + num(w.fragments.size()) + ", " +
+                              num(m.layers * w.layer_block_bytes) + " B, each its own copy:");
+  for (size_t i = 0; i < w.fragments.size(); ++i)
+    row("  layer 0 " + w.fragment_names[i], num(w.fragments[i]));
+  if (m.layers > 2)
+    row("  layers 1.." + num(m.layers - 1), "the same, " + num(per_block - w.fragments.size()) + " chunks");
+  else if (m.layers == 2)
+    for (size_t i = 0; i < w.fragments.size(); ++i) row("  layer 1 " + w.fragment_names[i], num(w.fragments[i]));
+  row("tasks per card", w.layout == KvLayout::kUcm ? "an IO task per layer of a block: N x layers = " +
+                                                         num(w.blocks) + " x " + num(m.layers) + " = " +
+                                                         num(w.tasks_per_card)
+                                                   : "an IO task per block: N = " + num(w.tasks_per_card));
+  row("copies per request", "N x chunks per block = " + num(w.blocks) + " x " + num(per_block) + " = " +
+                                num(w.copies_per_card) + " per card");
+  if (w.layout_from == "default" && w.dtype_from.rfind("--kv-dtype", 0) != 0)
+    row("engines' defaults", engine_defaults_text(w));
+}
+
+}  // namespace
 
 std::string dry_run_text(const Workload& w, const std::string& equivalent_command, bool store) {
   const ModelShape& m = w.model;
@@ -371,8 +452,8 @@ std::string dry_run_text(const Workload& w, const std::string& equivalent_comman
     row(w.fragment_names[i] + " per layer/block", w.fragment_formulas[i] + " = " + num(w.fragments[i]) + " B");
   row("per layer/block", num(w.layer_block_bytes) + " B (" + fragments_label(w) + ")");
   row("blocks N", "ceil(" + num(w.req.input_len) + " / " + num(w.req.block_tokens) + ") = " + num(w.blocks));
-  row("tasks per card", "N x layers = " + num(w.blocks) + " x " + num(m.layers) + " = " + num(w.tasks_per_card));
-  row("bytes per card", "tasks x per layer/block = " + num(w.bytes_per_card) + " B (" + format_bytes(w.bytes_per_card) + ")");
+  layout_rows(w, row);
+  row("bytes per card", "N x layers x per layer/block = " + num(w.bytes_per_card) + " B (" + format_bytes(w.bytes_per_card) + ")");
   if (store) {
     row("store files", "one per block: N = " + num(w.blocks));
     if (w.req.layerwise)
@@ -412,6 +493,12 @@ std::string workload_json(const Workload& w) {
   for (size_t i = 0; i < w.fragments.size(); ++i)
     j["fragments"].push_back({{"name", w.fragment_names[i]}, {"bytes", w.fragments[i]}, {"formula", w.fragment_formulas[i]}});
   j["layout"] = fragments_label(w);
+  j["kv_layout"] = kv_layout_name(w.layout);
+  j["kv_layout_shape"] = w.layout_shape;
+  j["tasks_per_block"] = w.tasks_per_block;
+  j["chunks_per_block"] = w.model.layers * w.fragments.size();
+  j["copies_per_card"] = w.copies_per_card;
+  j["engine_defaults"] = engine_defaults_text(w);
   j["layer_block_bytes"] = w.layer_block_bytes;
   j["blocks"] = w.blocks;
   j["tasks_per_card"] = w.tasks_per_card;

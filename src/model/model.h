@@ -55,11 +55,22 @@ const std::vector<Preset>& model_presets();
 // `--model list`: one line per preset with its architecture, numbers and source.
 std::string presets_text();
 
+// --kv-layout: how a serving engine lays one block of KV out in device memory
+// (docs/model.md cites each engine's source). ucm: UCM's layerwise blocks, an IO
+// task per layer of a block; the others: an IO task per block made of every
+// layer's chunks, each chunk kind its own region (the per-layer cache tensors
+// with the request's blocks in slots 0..N-1; a block table permutes the slots).
+enum class KvLayout { kUcm, kVllmFlash, kVllmFlashInfer, kVllmMla, kSglang, kSglangMla };
+const char* kv_layout_name(KvLayout l);
+// Every name --kv-layout takes, in the order help and errors list them.
+const std::vector<std::string>& kv_layout_names();
+
 struct WorkloadRequest {
   uint64_t tp = 1;             // --tp
   uint64_t input_len = 4096;   // --input-len, tokens
-  uint64_t block_tokens = 128; // --block-size, tokens per block
-  std::string kv_dtype;        // --kv-dtype; empty: the config's, else bf16
+  uint64_t block_tokens = 128; // --block-size, tokens per block (SGLang: the page size)
+  std::string kv_dtype;        // --kv-dtype; empty or auto: the config's, else bf16
+  std::string kv_layout;       // --kv-layout; empty: ucm
   bool layerwise = false;      // --layerwise: the store keeps one shard per layer
 };
 
@@ -69,17 +80,25 @@ uint64_t parse_tokens(const std::string& option, const std::string& text);
 struct Workload {
   ModelShape model;
   WorkloadRequest req;
-  std::string dtype;        // bf16, fp16, fp32, fp8, int8
+  std::string dtype;        // bf16, fp16, fp32, fp8, int8, fp8_ds_mla
   std::string dtype_from;   // "--kv-dtype", "config torch_dtype", "default"
   uint64_t elem_bytes = 0;
+  KvLayout layout = KvLayout::kUcm;
+  std::string layout_from;  // "default", "--kv-layout", "--kv-layout vllm-flash on an MLA model"
+  std::string layout_shape; // the engine's cache tensor per layer, with the numbers
   uint64_t kv_heads_per_card = 0;                // GQA
-  std::vector<std::string> fragment_names;       // K, V / latent, rope, indexer
+  // One layer's chunks of one block in the layout (ucm: K, V / latent, rope, indexer;
+  // vllm-flashinfer: KV; vllm-mla, sglang-mla: latent(, indexer)).
+  std::vector<std::string> fragment_names;
   std::vector<std::string> fragment_formulas;    // how each was computed, with numbers
   std::vector<uint64_t> fragments;               // bytes per layer per block, per card
   uint64_t layer_block_bytes = 0;                // their sum
   uint64_t blocks = 0;                           // N = ceil(input_len / B)
-  uint64_t tasks_per_card = 0;                   // N x layers
-  uint64_t bytes_per_card = 0;                   // tasks x layer_block_bytes
+  uint64_t tasks_per_block = 0;                  // IO tasks per block: ucm layers, else 1
+  uint64_t tasks_per_card = 0;                   // N x tasks_per_block
+  std::vector<uint64_t> task_fragments;          // one IO task's chunks, in order
+  uint64_t copies_per_card = 0;                  // tasks x chunks per task: one copy each
+  uint64_t bytes_per_card = 0;                   // N x layers x layer_block_bytes
   // The store (UCM's): one file per block, `shards_per_file` shards of `shard_bytes`.
   uint64_t shards_per_file = 0, shard_bytes = 0;
 };
@@ -88,6 +107,14 @@ Workload size_workload(const ModelShape& model, const WorkloadRequest& req);
 
 // "128K,16K,32K": one layer's fragments of one block.
 std::string fragments_label(const Workload& w);
+// One IO task's chunks as --block-layout takes them (ucm: fragments_label).
+std::string task_label(const Workload& w);
+// What the engines do with this model when the user chose neither --kv-layout nor
+// --kv-dtype (the dry run's row), e.g. "vLLM: vllm-flash at bf16; SGLang: sglang at bf16".
+std::string engine_defaults_text(const Workload& w);
+// A note when --kv-layout named an engine's GQA layout for an MLA/DSA model and the
+// engine's MLA cache was taken instead; "" otherwise.
+std::string layout_resolution_note(const Workload& w);
 // The line before the first table: "[[ workload ]] <model>: <ARCH>, ...".
 std::string workload_line(const Workload& w);
 // --dry-run: every field and formula (with `store`, also how the store's files
