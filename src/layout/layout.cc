@@ -50,7 +50,7 @@ Fragment Layout::fragment(uint64_t i) const {
 
 std::string layout_label(const Layout& layout) {
   const std::vector<uint64_t>& f = layout.task_fragments();
-  // Over 8 fragments that repeat a shorter run (an engine layout's layers): "64x[32K,32K]".
+  // Over 8 fragments that repeat a shorter run (an engine layout's layers): "61x[144K,16896]".
   size_t period = f.size();
   if (f.size() > 8)
     for (size_t p = 1; p < f.size() && period == f.size(); ++p)

@@ -67,7 +67,8 @@ class Layout {
 };
 
 // "128K,16K,32K": one task's fragments, as --block-layout takes them; over 8 that
-// repeat a shorter run, "64x[32K,32K]" (an engine layout's layers).
+// repeat a shorter run, the shortest run repeated: "61x[144K,16896]" (an engine
+// layout's layers; K and V of one size are "128x[32K]").
 std::string layout_label(const Layout& layout);
 
 }  // namespace ds

@@ -19,6 +19,8 @@ constexpr uint64_t kIndexerQuantBlock = 128;
 // (v1/attention/backends/mla/flashmla_sparse.py, get_kv_cache_shape).
 constexpr uint64_t kFp8DsMlaBytes = 512 + 4 * 4 + 64 * 2;
 
+std::string article(KvArch a) { return a == KvArch::kMla ? "an MLA" : "a DSA"; }
+
 }  // namespace
 
 const char* kv_layout_name(KvLayout l) {
@@ -57,10 +59,10 @@ KvLayout resolve_kv_layout(const ModelShape& m, const std::string& asked, uint64
                      " is GQA: use " + (l == KvLayout::kVllmMla ? "vllm-flash or vllm-flashinfer" : "sglang"));
   if (mla && (l == KvLayout::kVllmFlash || l == KvLayout::kVllmFlashInfer)) {
     l = KvLayout::kVllmMla;
-    *from = "--kv-layout " + asked + " on an " + std::string(arch_name(m.arch)) + " model: vLLM's MLA cache";
+    *from = "--kv-layout " + asked + " on " + article(m.arch) + " model: vLLM's MLA cache";
   } else if (mla && l == KvLayout::kSglang) {
     l = KvLayout::kSglangMla;
-    *from = "--kv-layout sglang on an " + std::string(arch_name(m.arch)) + " model: SGLang's MLA pool";
+    *from = "--kv-layout sglang on " + article(m.arch) + " model: SGLang's MLA pool";
   }
   if (l == KvLayout::kVllmFlash && block_tokens % 16 != 0)
     throw UsageError("option --kv-layout vllm-flash: --block-size " + num(block_tokens) +
@@ -149,7 +151,7 @@ std::string engine_defaults_text(const Workload& w) {
 }
 
 std::string layout_resolution_note(const Workload& w) {
-  if (w.layout_from.rfind("--kv-layout ", 0) != 0 || w.layout_from.find(" on an ") == std::string::npos) return "";
+  if (w.layout_from.rfind("--kv-layout ", 0) != 0 || w.layout_from.find(" model: ") == std::string::npos) return "";
   std::string s = w.layout_from + " (" + kv_layout_name(w.layout) + "), " + w.dtype;
   if (w.dtype_from.rfind("--kv-dtype", 0) != 0 && w.model.arch == KvArch::kDsa)
     s += " as the engine's default (fp8_ds_mla only with --kv-dtype fp8)";

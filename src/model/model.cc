@@ -446,7 +446,9 @@ std::string dry_run_text(const Workload& w, const std::string& equivalent_comman
     if (m.arch == KvArch::kDsa) row("index_head_dim", num(m.index_head_dim));
     row("TP " + num(w.req.tp), "the latent is replicated on every card: the same bytes per card");
   }
-  row("kv dtype", w.dtype + " = " + num(w.elem_bytes) + " B (" + w.dtype_from + ")");
+  row("kv dtype", (w.dtype == "fp8_ds_mla" ? std::string("fp8_ds_mla = 656 B per token for the latent")
+                                           : w.dtype + " = " + num(w.elem_bytes) + " B") +
+                      " (" + w.dtype_from + ")");
   row("block", num(w.req.block_tokens) + " tokens");
   for (size_t i = 0; i < w.fragments.size(); ++i)
     row(w.fragment_names[i] + " per layer/block", w.fragment_formulas[i] + " = " + num(w.fragments[i]) + " B");

@@ -144,6 +144,36 @@ TEST(LoadModel, PresetsValidate) {
   EXPECT_FALSE(exists(ws2));
 }
 
+// --kv-layout changes what load copies to the card: ucm an IO task per layer of a block,
+// the engines' an IO task per block of every layer's chunks (vllm-flashinfer: K and V of
+// a layer as one chunk, half the copies); the same bytes per card, validated.
+TEST(LoadModel, KvLayoutsChangeTheCopies) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  struct L {
+    const char* layout;
+    uint64_t count;   // per card: 2 blocks (256 tokens), x 64 layers for ucm
+    uint64_t copies;  // per card per iteration
+    const char* label;
+  } layouts[] = {{"ucm", 2 * 64, 2 * 64 * 2, "32K,32K"},
+                 {"vllm-flash", 2, 2 * 64 * 2, "128x[32K]"},
+                 {"vllm-flashinfer", 2, 2 * 64, "64x[64K]"},
+                 {"sglang", 2, 2 * 64 * 2, "128x[32K]"}};
+  for (const L& l : layouts) {
+    SCOPED_TRACE(l.layout);
+    const std::string ws = disk_base() + "/" + unique_name(std::string("layout-") + l.layout);
+    JsonRun r = run_json(load_args(ws, {"--model", "Qwen3-32B", "--tp", "8", "--input-len", "256", "-d", "1",
+                                        "--kv-layout", l.layout, "--validate"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json x = r.result("load");
+    EXPECT_EQ(x["count"], l.count);
+    EXPECT_EQ(x["copies_per_iteration"], l.copies);
+    EXPECT_EQ(x["layout"], l.label);
+    EXPECT_EQ(r.doc["workload"]["kv_layout"], l.layout);
+    expect_load_result(x, 1, 2ULL * 64 * 65536);
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
 // The text's per-request line names the whole path, disk to device (a copy's names host memory).
 TEST(LoadModel, TextLineNamesTheWholePath) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";

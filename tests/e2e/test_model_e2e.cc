@@ -124,6 +124,71 @@ TEST(ModelE2E, DryRunTouchesNoDevice) {
   EXPECT_EQ(without_run_lines(r.err), "");
 }
 
+// --kv-layout on copy: each layout really changes the copies (Count, copies per
+// iteration, chunk sizes), every chunk validated at its place; TP 8, 256 tokens = 2 blocks.
+TEST(ModelE2E, KvLayoutsChangeTheCopies) {
+  struct L {
+    const char* model;
+    const char* layout;
+    const char* dtype;
+    uint64_t block_bytes;  // one IO task
+    uint64_t count;        // IO tasks on the one card
+    uint64_t copies;
+    const char* label;
+  } layouts[] = {
+      // Qwen3-32B: 1 kv head x 128 x 128 tokens x 2 B = 32768 per K and V; 64 layers.
+      {"Qwen3-32B", "ucm", "", 2 * 32768, 2 * 64, 2 * 64 * 2, "32K,32K"},
+      {"Qwen3-32B", "vllm-flash", "", 64 * 2 * 32768, 2, 2 * 64 * 2, "128x[32K]"},
+      {"Qwen3-32B", "vllm-flashinfer", "", 64 * 65536, 2, 2 * 64, "64x[64K]"},
+      {"Qwen3-32B", "sglang", "fp8", 64 * 2 * 16384, 2, 2 * 64 * 2, "128x[16K]"},
+      // DeepSeek-V3.2, 61 layers: ucm latent 128K, rope 16K, indexer 32K; vLLM's cache a
+      // (512 + 64) x 128 x 2 = 147456 latent and a (128 + 4) x 128 = 16896 indexer chunk.
+      {"DeepSeek-V3.2", "ucm", "", 131072 + 16384 + 32768, 2 * 61, 2 * 61 * 3, "128K,16K,32K"},
+      {"DeepSeek-V3.2", "vllm-flash", "", 61 * (147456 + 16896), 2, 2 * 61 * 2, "61x[144K,16896]"},
+      {"DeepSeek-V3.2", "vllm-flash", "fp8", 61 * (656 * 128 + 16896), 2, 2 * 61 * 2, "61x[82K,16896]"},
+  };
+  for (const L& l : layouts) {
+    SCOPED_TRACE(std::string(l.model) + " " + l.layout + " " + l.dtype);
+    std::vector<std::string> args = {"copy", "--backend", "sim", "-t", "host_to_device_ce", "--model", l.model, "--tp",
+                                     "8", "--input-len", "256", "--kv-layout", l.layout, "-i", "2", "--validate"};
+    if (*l.dtype) args.insert(args.end(), {"--kv-dtype", l.dtype});
+    JsonRun r = run_json(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json res = expect_validated_result(r, "host_to_device_ce", "sim::host::0", "sim::device::0", "CE", l.block_bytes,
+                                       l.count);
+    EXPECT_EQ(res["copies_per_iteration"], l.copies);
+    EXPECT_EQ(res["layout"], l.label);
+    EXPECT_EQ(r.doc["workload"]["copies_per_card"], l.copies);
+  }
+}
+
+TEST(ModelE2E, DryRunListsOneBlocksChunks) {
+  RunResult r = run_tool({"copy", "-t", "host_to_device_ce", "--model", "DeepSeek-V3.2", "--tp", "8", "--input-len",
+                          "32K", "--kv-layout", "vllm-flash", "--kv-dtype", "fp8", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {
+           "  kv dtype              fp8_ds_mla = 656 B per token for the latent (--kv-dtype fp8: vLLM stores "
+           "DeepSeek-V3.2's fp8 KV as fp8_ds_mla)\n",
+           "  chunks per block      122 = 61 layers x 2, 6152704 B, each its own copy:\n"
+           "    layer 0 latent      83968\n"
+           "    layer 0 indexer     16896\n"
+           "    layers 1..60        the same, 120 chunks\n"
+           "  tasks per card        an IO task per block: N = 256\n"
+           "  copies per request    N x chunks per block = 256 x 122 = 31232 per card\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  EXPECT_EQ(without_run_lines(r.err),
+            "dev-sandbox: note: --kv-layout vllm-flash on a DSA model: vLLM's MLA cache (vllm-mla), fp8_ds_mla\n");
+  // Without --kv-layout and --kv-dtype: what the engines would do with the model.
+  RunResult d = run_tool({"copy", "-t", "host_to_device_ce", "--model", "Qwen3-32B", "--tp", "8", "--dry-run"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("  engines' defaults     vLLM: vllm-flash (FlashAttention), SGLang: sglang; both at "
+                       "kv-cache-dtype auto = bf16\n"),
+            std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("  copies per request    N x chunks per block = 32 x 128 = 4096 per card\n"), std::string::npos)
+      << d.out;
+}
+
 TEST(ModelE2E, ListAndBadInput) {
   RunResult list = run_tool({"--model", "list"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
@@ -143,6 +208,16 @@ TEST(ModelE2E, ListAndBadInput) {
       {{"--model", "Qwen3-32B", "--model-type", "gqa", "--iodirect", "false", "--sdma", "false"}, "--model-type"},
       {{"--model", "Qwen3-32B", "--sdma", "false"}, "--iodirect"},
       {{"--model", "Qwen3-32B", "--kv-dtype", "fp4", "--iodirect", "false", "--sdma", "false"}, "--kv-dtype"},
+      {{"copy", "-t", "host_to_device_ce", "--model", "Qwen3-32B", "--kv-layout", "sglng"},
+       "dev-sandbox: error: option --kv-layout got 'sglng': accepts ucm, vllm-flash, vllm-flashinfer, vllm-mla, sglang "
+       "or sglang-mla (did you mean sglang?)\n"},
+      {{"copy", "-t", "host_to_device_ce", "--model", "Qwen3-32B", "--kv-dtype", "fp8_ds_mla"},
+       "dev-sandbox: error: option --kv-dtype fp8_ds_mla is vLLM's DeepSeek-V3.2 cache format: it needs a DSA model "
+       "and --kv-layout vllm-flash, vllm-flashinfer or vllm-mla (Qwen3-32B is GQA, --kv-layout ucm)\n"},
+      {{"copy", "-t", "host_to_device_ce", "--kv-layout", "ucm"}, "--kv-layout needs --model"},
+      {{"load", "--workspace", "/tmp/ds-no-ws", "--model", "Qwen3-32B", "--kv-layout", "vllm-mla"},
+       "dev-sandbox: error: option --kv-layout vllm-mla is the MLA cache; Qwen3-32B is GQA: use vllm-flash or "
+       "vllm-flashinfer\n"},
       {{"--model", dir + "/ds_hybrid.json", "--iodirect", "false", "--sdma", "false"}, "layer_types"},
       {{"--model", dir + "/ds_broken.json", "--iodirect", "false", "--sdma", "false"}, "ds_broken.json"},
       {{"--model", "/nonexistent/dir", "--iodirect", "false", "--sdma", "false"}, "/nonexistent/dir"},

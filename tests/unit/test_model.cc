@@ -15,11 +15,12 @@ using namespace ds;
 
 namespace {
 
-WorkloadRequest req(uint64_t tp, uint64_t input_len = 4096, std::string dtype = "") {
+WorkloadRequest req(uint64_t tp, uint64_t input_len = 4096, std::string dtype = "", std::string layout = "") {
   WorkloadRequest r;
   r.tp = tp;
   r.input_len = input_len;
   r.kv_dtype = dtype;
+  r.kv_layout = layout;
   return r;
 }
 
@@ -194,6 +195,126 @@ TEST(Model, AioStoreLayout) {
   EXPECT_EQ(o.layer_block_bytes, 1200u);
   EXPECT_EQ(o.shard_bytes, 4096u);
   EXPECT_EQ(o.blocks, 43u);  // ceil(128 / 3)
+}
+
+// --kv-layout at TP 8, 32K tokens, B = 128, bf16 unless named: one layer's chunks of
+// one block, worked out by hand from the config numbers, and what a card copies.
+struct LayoutExpect {
+  const char* model;
+  const char* layout;
+  const char* dtype;
+  const char* resolved;
+  std::vector<std::string> names;
+  std::vector<uint64_t> chunks;  // one layer's, in order
+  uint64_t layers;
+  bool task_per_layer;           // ucm: an IO task per layer of a block
+};
+
+const LayoutExpect kLayouts[] = {
+    // Qwen3-32B: 8 kv heads / TP 8 = 1 head x head_dim 128 x 128 tokens x 2 B = 32768 per K and V.
+    {"Qwen3-32B", "ucm", "", "ucm", {"K", "V"}, {1 * 128 * 128 * 2, 1 * 128 * 128 * 2}, 64, true},
+    {"Qwen3-32B", "vllm-flash", "", "vllm-flash", {"K", "V"}, {1 * 128 * 128 * 2, 1 * 128 * 128 * 2}, 64, false},
+    // FlashInfer: K and V of a block adjacent, [num_blocks, 2, ...]: one chunk of 2 x 32768.
+    {"Qwen3-32B", "vllm-flashinfer", "", "vllm-flashinfer", {"KV"}, {2 * 1 * 128 * 128 * 2}, 64, false},
+    {"Qwen3-32B", "sglang", "", "sglang", {"K", "V"}, {1 * 128 * 128 * 2, 1 * 128 * 128 * 2}, 64, false},
+    // fp8: 1 B per element, every chunk halves.
+    {"Qwen3-32B", "vllm-flash", "fp8", "vllm-flash", {"K", "V"}, {1 * 128 * 128 * 1, 1 * 128 * 128 * 1}, 64, false},
+    // Llama-3.1-70B: 8 kv heads / 8 = 1, head_dim 8192 / 64 = 128: the same per layer, 80 layers.
+    {"Llama-3.1-70B", "ucm", "", "ucm", {"K", "V"}, {1 * 128 * 128 * 2, 1 * 128 * 128 * 2}, 80, true},
+    {"Llama-3.1-70B", "vllm-flash", "", "vllm-flash", {"K", "V"}, {1 * 128 * 128 * 2, 1 * 128 * 128 * 2}, 80, false},
+    {"Llama-3.1-70B", "vllm-flashinfer", "fp16", "vllm-flashinfer", {"KV"}, {2 * 1 * 128 * 128 * 2}, 80, false},
+    {"Llama-3.1-70B", "sglang", "", "sglang", {"K", "V"}, {1 * 128 * 128 * 2, 1 * 128 * 128 * 2}, 80, false},
+    // DeepSeek-V3 (MLA): ucm keeps latent 512 x 128 x 2 and rope 64 x 128 x 2 apart; the
+    // engines one latent chunk (512 + 64) x 128 x 2; vllm-flash on MLA is vLLM's MLA cache.
+    {"DeepSeek-V3", "ucm", "", "ucm", {"latent", "rope"}, {512 * 128 * 2, 64 * 128 * 2}, 61, true},
+    {"DeepSeek-V3", "vllm-flash", "", "vllm-mla", {"latent"}, {(512 + 64) * 128 * 2}, 61, false},
+    {"DeepSeek-V3", "vllm-flashinfer", "", "vllm-mla", {"latent"}, {(512 + 64) * 128 * 2}, 61, false},
+    {"DeepSeek-V3", "sglang", "", "sglang-mla", {"latent"}, {(512 + 64) * 128 * 2}, 61, false},
+    {"DeepSeek-V3", "vllm-mla", "fp8", "vllm-mla", {"latent"}, {(512 + 64) * 128 * 1}, 61, false},  // plain fp8
+    // DeepSeek-V3.2 (DSA): the indexer's keys beside the latent, always fp8 with one fp32
+    // scale per 128: (128 + 4) x 128 = 16896.
+    {"DeepSeek-V3.2", "ucm", "", "ucm", {"latent", "rope", "indexer"}, {512 * 128 * 2, 64 * 128 * 2, 128 * 128 * 2}, 61,
+     true},
+    {"DeepSeek-V3.2", "vllm-flash", "", "vllm-mla", {"latent", "indexer"}, {(512 + 64) * 128 * 2, (128 + 4) * 128}, 61,
+     false},
+    {"DeepSeek-V3.2", "sglang-mla", "", "sglang-mla", {"latent", "indexer"}, {(512 + 64) * 128 * 2, (128 + 4) * 128},
+     61, false},
+    // fp8 on V3.2 in vLLM's cache is fp8_ds_mla: (512 fp8 + 4 x 4 fp32 scales + 64 x 2 bf16 rope) = 656 per token.
+    {"DeepSeek-V3.2", "vllm-flash", "fp8", "vllm-mla", {"latent", "indexer"}, {(512 + 4 * 4 + 64 * 2) * 128, (128 + 4) * 128},
+     61, false},
+    {"DeepSeek-V3.2", "vllm-mla", "fp8_ds_mla", "vllm-mla", {"latent", "indexer"}, {656 * 128, 132 * 128}, 61, false},
+    {"DeepSeek-V3.2", "sglang", "fp8", "sglang-mla", {"latent", "indexer"}, {656 * 128, 132 * 128}, 61, false},
+};
+
+TEST(Model, EachLayoutsChunksAgainstHandComputedNumbers) {
+  for (const LayoutExpect& e : kLayouts) {
+    SCOPED_TRACE(std::string(e.model) + " " + e.layout + " " + e.dtype);
+    const Workload w = size_workload(load_model(e.model), req(8, 32768, e.dtype, e.layout));
+    EXPECT_STREQ(kv_layout_name(w.layout), e.resolved);
+    EXPECT_EQ(w.fragment_names, e.names);
+    EXPECT_EQ(w.fragments, e.chunks);
+    EXPECT_EQ(w.model.layers, e.layers);
+    uint64_t layer = 0;
+    for (uint64_t c : e.chunks) layer += c;
+    EXPECT_EQ(w.blocks, 256u);  // 32768 / 128
+    EXPECT_EQ(w.bytes_per_card, 256u * e.layers * layer);
+    // ucm: an IO task per layer of a block holding that layer's chunks; the engines: an IO
+    // task per block holding every layer's chunks, layer 0's first.
+    const uint64_t tasks = e.task_per_layer ? 256u * e.layers : 256u;
+    const uint64_t per_task = e.task_per_layer ? e.chunks.size() : e.layers * e.chunks.size();
+    EXPECT_EQ(w.tasks_per_card, tasks);
+    ASSERT_EQ(w.task_fragments.size(), per_task);
+    for (size_t i = 0; i < per_task; ++i) EXPECT_EQ(w.task_fragments[i], e.chunks[i % e.chunks.size()]) << i;
+    EXPECT_EQ(w.copies_per_card, 256u * e.layers * e.chunks.size());  // a copy per chunk of every block
+  }
+  // The numbers a user reads: Qwen3-32B vllm-flash moves 256 blocks x 128 chunks of 32 KiB
+  // per card (32768 copies), flashinfer half as many copies of twice the size.
+  const Workload flash = size_workload(load_model("Qwen3-32B"), req(8, 32768, "", "vllm-flash"));
+  EXPECT_EQ(flash.copies_per_card, 256u * 64 * 2);
+  EXPECT_EQ(task_label(flash).substr(0, 12), "32K,32K,32K,");
+  EXPECT_EQ(size_workload(load_model("Qwen3-32B"), req(8, 32768, "", "vllm-flashinfer")).copies_per_card, 256u * 64);
+}
+
+TEST(Model, Fp8DsMlaIs656BytesPerTokenPerLayer) {
+  for (uint64_t B : {1u, 64u, 128u}) {
+    WorkloadRequest r = req(8, 4096, "fp8_ds_mla", "vllm-mla");
+    r.block_tokens = B;
+    const Workload w = size_workload(load_model("DeepSeek-V3.2"), r);
+    EXPECT_EQ(w.dtype, "fp8_ds_mla");
+    EXPECT_EQ(w.fragments[0], 656u * B) << B;  // 512 x 1 (fp8) + 4 x 4 (fp32 scales) + 64 x 2 (bf16 rope)
+    EXPECT_EQ(w.fragments[1], 132u * B) << B;  // the indexer: 128 x 1 (fp8) + 1 x 4 (fp32 scale)
+  }
+  // Without --kv-dtype vLLM keeps V3.2 at auto = the config's bf16: 576 x 2 per token.
+  const Workload def = size_workload(load_model("DeepSeek-V3.2"), req(8, 4096, "", "vllm-flash"));
+  EXPECT_EQ(def.dtype, "bf16");
+  EXPECT_EQ(def.fragments[0], 576u * 2 * 128);
+  EXPECT_NE(layout_resolution_note(def).find("fp8_ds_mla only with --kv-dtype fp8"), std::string::npos)
+      << layout_resolution_note(def);
+  EXPECT_EQ(size_workload(load_model("DeepSeek-V3.2"), req(8, 4096, "auto", "vllm-flash")).dtype, "bf16");
+}
+
+TEST(Model, LayoutAndDtypeRefusals) {
+  const ModelShape qwen = load_model("Qwen3-32B");
+  EXPECT_EQ(message_of([&] { size_workload(qwen, req(8, 4096, "", "vllm-flsh")); }),
+            "option --kv-layout got 'vllm-flsh': accepts ucm, vllm-flash, vllm-flashinfer, vllm-mla, sglang or "
+            "sglang-mla (did you mean vllm-flash?)");
+  EXPECT_EQ(message_of([&] { size_workload(qwen, req(8, 4096, "", "vllm-mla")); }),
+            "option --kv-layout vllm-mla is the MLA cache; Qwen3-32B is GQA: use vllm-flash or vllm-flashinfer");
+  EXPECT_EQ(message_of([&] { size_workload(qwen, req(8, 4096, "fp8_ds_mla", "vllm-flash")); }),
+            "option --kv-dtype fp8_ds_mla is vLLM's DeepSeek-V3.2 cache format: it needs a DSA model and --kv-layout "
+            "vllm-flash, vllm-flashinfer or vllm-mla (Qwen3-32B is GQA, --kv-layout vllm-flash)");
+  EXPECT_EQ(message_of([&] { size_workload(load_model("DeepSeek-V3"), req(8, 4096, "fp8_ds_mla", "vllm-mla")); }),
+            "option --kv-dtype fp8_ds_mla is vLLM's DeepSeek-V3.2 cache format: it needs a DSA model and --kv-layout "
+            "vllm-flash, vllm-flashinfer or vllm-mla (DeepSeek-V3 is MLA, --kv-layout vllm-mla)");
+  EXPECT_EQ(message_of([&] { size_workload(qwen, req(8, 4096, "bf61")); }),
+            "option --kv-dtype got 'bf61': accepts auto, bf16, fp16, fp32, fp8, int8 or fp8_ds_mla (did you mean bf16?)");
+  WorkloadRequest odd = req(8, 4096, "", "vllm-flash");
+  odd.block_tokens = 100;
+  EXPECT_EQ(message_of([&] { size_workload(qwen, odd); }),
+            "option --kv-layout vllm-flash: --block-size 100 is not a multiple of 16 (vLLM's FlashAttention backend "
+            "refuses it)");
+  odd.kv_layout = "vllm-flashinfer";  // FlashInfer's shape has no such rule
+  EXPECT_NO_THROW(size_workload(qwen, odd));
 }
 
 }  // namespace
