@@ -152,6 +152,16 @@ TEST(NothingBuiltWhileTimed, CudaCopy) {
                                      "DS_CUDA_DOUBLE_BUILD_LOG");
 }
 
+// --kv-layout: an engine layout's IO task is every layer's chunks of a block (here 128
+// per task, one batch or one direct task), planned at setup like any block layout.
+TEST(NothingBuiltWhileTimed, CudaCopyEngineLayout) {
+  for (const char* c : {"host_to_device_batch_ce", "all_host_to_all_device_ffts_direct_h2d"})
+    expect_nothing_built_while_timed({"copy", "--backend", "cuda", "-t", c, "--model", "Qwen3-32B", "--tp", "8",
+                                      "--input-len", "256", "--kv-layout", "vllm-flash", "-d", "2", "-i", "3",
+                                      "--warmup", "2"},
+                                     cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
+}
+
 // A driver without cuMemcpyBatchAsync (12.4): batches and direct tasks are graphs,
 // each instantiated once at setup.
 TEST(NothingBuiltWhileTimed, CudaGraphFallbackCopy) {
