@@ -103,6 +103,21 @@ double parse_offload_ratio(const StagedArgs& a) {
   return r;
 }
 
+// --block-table, --pool-blocks: the card's paged pool, a slot per block file.
+void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
+  const bool given = a.table_option && a.table_option->count() > 0;
+  const uint64_t pool = parse_count("--pool-blocks", a.pool_blocks, 0);
+  if (!given) {
+    if (pool != 0) throw UsageError("option --pool-blocks sizes a --block-table's pool; give --block-table too");
+    return;
+  }
+  if (!a.sweep.sweep.empty()) throw UsageError("option --block-table places one size's blocks; it cannot go with --sweep");
+  if (a.offload_option && a.offload_option->count() > 0)
+    throw UsageError("option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own");
+  plan.p.table = make_block_table(a.block_table, plan.p.files(), pool);
+  checked_mul(plan.p.table.pool * plan.p.tasks_per_file, plan.p.layout.task_bytes(), "the pool's bytes");
+}
+
 }  // namespace
 
 StagedArgs staged_defaults(StagedDir dir) {
@@ -138,6 +153,7 @@ StagedRequest parse_staged(const StagedArgs& a0) {
   checked_mul(p.file_bytes(), p.staging_buffers(), "the staging buffers' bytes");
   check_offload_shares(a, plan);
   parse_staged_sweep(a, plan);
+  parse_block_table(a, plan);
   if (a.offload_option && a.offload_option->count() > 0) {
     plan.offload_ratio = parse_offload_ratio(a);
     mix_offload_params(p, plan.offload_ratio, nullptr);  // its layout (R x the blocks) is refused here if it overflows
@@ -187,6 +203,15 @@ void add_staged_options(CLI::App* c, StagedArgs& a) {
                       "while loading, offload R times the request's blocks on every card (device -> host staging -> "
                       "disk, files of their own), both at once; each direction alone and together, and what fell short")
             ->type_name("R");
+  a.table_option = c->add_option("--block-table", a.block_table,
+                                 "where each block lies in the card's paged KV pool: sequential, random[:SEED] (a "
+                                 "seeded shuffle of the pool) or FILE (one slot id per line, as dumped from an engine); "
+                                 "the block files stay contiguous per block")
+                       ->type_name("sequential|random[:SEED]|FILE");
+  c->add_option("--pool-blocks", a.pool_blocks,
+                "slots in the card's paged pool, one block file's bytes each (0: 4 x the request's blocks) "
+                "(default 0)")
+      ->type_name("P");
   c->add_flag("--create-workspace", a.create_workspace,
               "make a --workspace that does not exist (with its parents; removed again after the run)");
   c->add_flag("--shared", a.shared,

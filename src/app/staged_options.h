@@ -34,6 +34,8 @@ struct StagedArgs {
   CLI::Option* blocks_option = nullptr;
   CLI::Option* frags_option = nullptr;
   CLI::Option* layout_option = nullptr;
+  std::string block_table, pool_blocks = "0";  // --block-table (empty: none), --pool-blocks
+  CLI::Option* table_option = nullptr;
   std::string offload_ratio;  // load --offload-ratio (not given: load alone)
   CLI::Option* offload_option = nullptr;
 };

@@ -27,6 +27,7 @@ Layout::Layout(std::vector<uint64_t> task_fragments, uint64_t tasks, bool count_
     largest_ = std::max(largest_, s);
   }
   bytes_ = checked_mul(task_bytes_, tasks_, "-s x -n x -f");
+  region_bytes_ = bytes_;
   frags_option_ = static_cast<int>(sizes_.size());
 }
 
@@ -44,8 +45,28 @@ Layout Layout::block(std::vector<uint64_t> block_fragments, uint64_t tasks) {
 Fragment Layout::fragment(uint64_t i) const {
   const uint64_t k = sizes_.size();
   const uint64_t task = i / k, at = i % k;
-  if (regions_) return {region_starts_[at] + task * sizes_[at], sizes_[at]};
-  return {task * task_bytes_ + offsets_[at], sizes_[at]};
+  const uint64_t pos = place(task);
+  if (regions_) return {region_starts_[at] + pos * sizes_[at], sizes_[at]};
+  return {pos * task_bytes_ + offsets_[at], sizes_[at]};
+}
+
+Layout Layout::paged(const std::vector<uint64_t>& slots, uint64_t pool, uint64_t group) const {
+  if (group == 0 || tasks_ % group != 0 || slots.size() != tasks_ / group)
+    throw UsageError("a block table of " + std::to_string(slots.size()) + " blocks for " + std::to_string(tasks_) +
+                     " tasks in groups of " + std::to_string(group));
+  Layout l = *this;
+  l.slots_ = slots;
+  l.group_ = group;
+  const uint64_t pool_tasks = checked_mul(pool, group, "the pool's tasks");
+  l.region_bytes_ = checked_mul(task_bytes_, pool_tasks, "the pool's bytes");
+  if (l.regions_) {
+    uint64_t start = 0;
+    for (size_t j = 0; j < l.sizes_.size(); ++j) {
+      l.region_starts_[j] = start;
+      start += l.sizes_[j] * pool_tasks;  // within region_bytes_, which was checked
+    }
+  }
+  return l;
 }
 
 std::string layout_label(const Layout& layout) {

@@ -44,7 +44,18 @@ class Layout {
   uint64_t fragments() const { return tasks_ * sizes_.size(); }  // per device
   Fragment fragment(uint64_t i) const;
   uint64_t task_bytes() const { return task_bytes_; }
-  uint64_t bytes() const { return bytes_; }  // one device's region: every fragment once
+  uint64_t bytes() const { return bytes_; }  // what one device moves: every fragment once
+  // The region the fragments lie in: bytes(), or a paged pool's (paged()).
+  uint64_t region_bytes() const { return region_bytes_; }
+
+  // The same fragments with the tasks placed in a paged pool (layout/block_table.h):
+  // the tasks in groups of `group` (a logical block: one block file's tasks), group g
+  // at slot slots[g] of a pool of `pool` groups. Every fragment keeps its index, size
+  // and kind; its offset becomes the slot's: fragment j of task t at (regions: region
+  // j's start + ...) (slot(t / group) x group + t % group) x size. UsageError when the
+  // slots do not cover the tasks or the pool's bytes overflow.
+  Layout paged(const std::vector<uint64_t>& slots, uint64_t pool, uint64_t group) const;
+  bool is_paged() const { return !slots_.empty(); }
   uint64_t largest_fragment() const { return largest_; }
 
   // The table's Size(KB) (bytes of one counted unit) and Count (units per device).
@@ -63,6 +74,12 @@ class Layout {
   bool count_fragments_ = true;
   bool regions_ = false;
   std::vector<uint64_t> region_starts_;  // per-fragment regions: where fragment j's region begins
+  uint64_t region_bytes_ = 0;
+  std::vector<uint64_t> slots_;  // paged: per group of tasks, its slot
+  uint64_t group_ = 1;
+  uint64_t place(uint64_t task) const {  // the task's position in the region
+    return slots_.empty() ? task : slots_[static_cast<size_t>(task / group_)] * group_ + task % group_;
+  }
   int frags_option_ = 0;
 };
 

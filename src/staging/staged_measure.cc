@@ -284,10 +284,14 @@ std::string StagedMeasurement::brief() const {
                               " staging buffers per card";
   const std::string io = std::string(engine_option_name(p_.engine)) + ", " + (direct_ ? "O_DIRECT" : "buffered") +
                          ", iodepth " + std::to_string(p_.iodepth);
+  // --block-table: where the blocks lie on the card.
+  const std::string pool = p_.table.slots.empty() ? std::string()
+                                                  : ", each block at its slot of a " + std::to_string(p_.table.pool) +
+                                                        "-block paged pool (--block-table " + p_.table.label + ")";
   if (load_)
     return "read " + files + " from " + ws_.dirs_text() + (p_.shared ? " (one set every card reads)" : " per card") +
-           " into " + staging + " with " + io + ", then " + copies_text() + " to " + cards;
-  return copies_text() + " from " + cards + " into " + staging + ", then write " + files +
+           " into " + staging + " with " + io + ", then " + copies_text() + " to " + cards + pool;
+  return copies_text() + " from " + cards + pool + " into " + staging + ", then write " + files +
          (p_.shared ? ", one set, each card its share (blocks c, c+d, ...)," : " per card") + " to " + ws_.dirs_text() +
          " with " + io;
 }

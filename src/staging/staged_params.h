@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "aio/io_engine.h"
+#include "layout/block_table.h"
 #include "layout/layout.h"
 #include "topology/placement.h"
 
@@ -40,7 +41,16 @@ struct StagedParams {
   // rank together. Null, or a one-rank cluster: one process, as always.
   Cluster* cluster = nullptr;
 
+  // --block-table, --pool-blocks: where each logical block (one block file's tasks)
+  // lies in the card's paged pool; no slots: the request's blocks back to back. The
+  // block files and the staging buffers are the store's side: contiguous per block.
+  BlockTable table;
+
   uint64_t files() const { return layout.tasks() / tasks_per_file; }
+  // The card's side: the layout, or the same placed in the pool by the block table.
+  Layout device_layout() const {
+    return table.slots.empty() ? layout : layout.paged(table.slots, table.pool, tasks_per_file);
+  }
   // One file's payload (its tasks' fragments back to back), and that rounded up to
   // 4096 bytes: one read's or write's length and a staging buffer's size.
   uint64_t file_payload() const { return tasks_per_file * layout.task_bytes(); }

@@ -13,7 +13,7 @@
 namespace ds {
 
 StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& config, WorkerPlacement& record)
-    : dev_(dev), c_(config), p_(*config.p), files_(*config.files) {
+    : dev_(dev), c_(config), p_(*config.p), files_(*config.files), kv_(p_.device_layout()) {
   for (size_t b = c_.first_block; b < files_.extents.size(); b += c_.block_step) {
     blocks_.push_back(b);
     extents_.push_back(files_.extents[b]);
@@ -22,10 +22,11 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   const size_t fb = static_cast<size_t>(p_.file_bytes());
   const char* cmd = c_.dir == StagedDir::kLoad ? "load" : "offload";
   if (!backend.device_memory_is_host()) {
-    NeedsText t{cmd, "device memory", format_bytes(p_.layout.bytes()) + " KV region", "lower -s or -n"};
-    check_device_needs(p_.layout.bytes(), dev_.free_memory(), dev_.index(), t);
+    NeedsText t{cmd, "device memory", format_bytes(kv_.region_bytes()) + " KV region",
+                p_.table.slots.empty() ? "lower -s or -n" : "lower -s, -n or --pool-blocks"};
+    check_device_needs(kv_.region_bytes(), dev_.free_memory(), dev_.index(), t);
   }
-  region_ = dev_.alloc_device(static_cast<size_t>(p_.layout.bytes()));
+  region_ = dev_.alloc_device(static_cast<size_t>(kv_.region_bytes()));
   // The backend's pinned memory, or where that cannot take O_DIRECT (ascend:
   // aclrtMallocHost memory answers EFAULT) our own registered mapping (make_io_buffer).
   staging_ = make_io_buffer(dev_, backend, k * fb, p_.sdma, c_.direct_io, std::string(c_.what) + " buffers");
@@ -62,7 +63,7 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   pc.copies.reserve(blocks_.size() * static_cast<size_t>(per_file));
   for (size_t b : blocks_)
     for (uint64_t i = b * per_file; i < (b + 1) * per_file; ++i) {
-      const Fragment f = p_.layout.fragment(i);
+      const Fragment f = kv_.fragment(i);
       pc.copies.push_back({base + f.offset, at.file_offset(i), static_cast<size_t>(f.bytes)});
     }
   // Every block's copies prepared now, with the backend (the direct path: its proof,
@@ -98,7 +99,7 @@ PipelineTimes StagedSide::disk_alone() {
 void StagedSide::fill_region() {
   char* base = static_cast<char*>(region_->device_ptr());
   for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
-    const Fragment f = p_.layout.fragment(i);
+    const Fragment f = kv_.fragment(i);
     const size_t n = static_cast<size_t>(f.bytes);
     pattern_fill(scratch_->host_ptr(), n, pattern_key(files_.owner, i));
     dev_.copy_sync({base + f.offset, scratch_->host_ptr(), n}, CopyDir::kH2D);
@@ -110,7 +111,7 @@ void StagedSide::poison() {
     // Every fragment of the region zeroed, so one the pass does not copy fails the check.
     std::memset(scratch_->host_ptr(), 0, scratch_->bytes());
     for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
-      const Fragment f = p_.layout.fragment(i);
+      const Fragment f = kv_.fragment(i);
       dev_.copy_sync({static_cast<char*>(region_->device_ptr()) + f.offset, scratch_->host_ptr(),
                       static_cast<size_t>(f.bytes)},
                      CopyDir::kH2D);
@@ -144,7 +145,7 @@ void StagedSide::mismatch(const std::string& when, uint64_t i, uint64_t off, con
 
 void StagedSide::check_region(const std::string& when) {
   for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
-    const Fragment f = p_.layout.fragment(i);
+    const Fragment f = kv_.fragment(i);
     const size_t n = static_cast<size_t>(f.bytes);
     dev_.copy_sync({scratch_->host_ptr(), static_cast<char*>(region_->device_ptr()) + f.offset, n}, CopyDir::kD2H);
     const int64_t off = pattern_check(scratch_->host_ptr(), n, pattern_key(files_.owner, i));
@@ -180,7 +181,8 @@ MemoryNeeds staged_needs(const StagedParams& p, const Backend& backend) {
   n.add_host("staging", d * staging);
   n.add_host("a fragment's scratch per card", d * p.layout.largest_fragment());
   n.add_host("the block files' writer", p.file_bytes());
-  if (backend.device_memory_is_host()) n.add_host("the cards' KV regions", d * p.layout.bytes());
+  const uint64_t region = p.device_layout().region_bytes();  // a paged pool's, with --block-table
+  if (backend.device_memory_is_host()) n.add_host("the cards' KV regions", d * region);
   // Staging of our own (O_DIRECT where the backend's pinned memory cannot take it) is
   // locked by its registration, which only the direct path requires (make_io_buffer).
   // (Before the workspaces say whether they do O_DIRECT: as asked.)
@@ -188,7 +190,7 @@ MemoryNeeds staged_needs(const StagedParams& p, const Backend& backend) {
   if (own_staging ? p.sdma && backend.mlocks(HostLock::kRegistration) : backend.mlocks(HostLock::kPinnedAlloc))
     n.locked_per_process = staging;
   n.devices = p.devices;
-  n.device_per_device = p.layout.bytes();  // the card's KV region
+  n.device_per_device = region;  // the card's KV region
   n.device_in_host = backend.device_memory_is_host();
   // The block files: one set per card, or one that every card reads (--shared).
   n.disk = p.files() * p.file_bytes() * (p.shared ? 1 : d);

@@ -71,6 +71,7 @@ class StagedSide {
   StagedSideConfig c_;
   const StagedParams& p_;
   const CardFiles& files_;
+  const Layout kv_;  // the card's side: where each fragment lies in the region (paged with --block-table)
   std::vector<size_t> blocks_;   // this side's blocks (indexes into files_), in order
   std::vector<Extent> extents_;  // their extents: the pipeline's block j is blocks_[j]
   std::unique_ptr<Memory> region_;

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,28 @@ inline void expect_full_filesystem_refused(const std::string& command) {
   EXPECT_TRUE(disk::contains(r.err, "nothing was written")) << r.err;
   EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
   EXPECT_TRUE(left.empty()) << "left behind: " << (left.empty() ? "" : left[0]);
+}
+
+// --block-table through the cuda double's call log: the device addresses (`key`: "dst"
+// of cuMemcpyHtoDAsync_v2, "src" of cuMemcpyDtoHAsync_v2) of the first `n` calls of
+// `call`, as slots: (address - the lowest of them) / block_bytes. With slot 0 among
+// them, the lowest is the pool's start, so these are the slots the copies used.
+inline std::vector<uint64_t> copy_slots(const std::string& log, const std::string& call, const std::string& key,
+                                        uint64_t block_bytes, size_t n) {
+  std::vector<uint64_t> addr;
+  std::istringstream in(log);
+  std::string line;
+  while (addr.size() < n && std::getline(in, line)) {
+    if (line.find(" " + call + " ") == std::string::npos) continue;
+    const size_t at = line.find(" " + key + "=");
+    if (at == std::string::npos) continue;
+    addr.push_back(std::stoull(line.substr(at + key.size() + 2), nullptr, 16));
+  }
+  if (addr.empty()) return {};
+  const uint64_t base = *std::min_element(addr.begin(), addr.end());
+  std::vector<uint64_t> slots;
+  for (uint64_t a : addr) slots.push_back((a - base) / block_bytes);
+  return slots;
 }
 
 }  // namespace staged

@@ -75,7 +75,7 @@ std::string sample_value(const std::string& sub, const std::string& name, const 
       {"K", "1"}, {"E", "2"}, {"R", "1"}, {"ID", "0"}, {"SECONDS", "10"}, {"DEV:NODE,...", "0:0"},
       {"SIZE[,SIZE...]", "16K,4K"}, {"FROM:TO", "4K:8K"}, {"FILE", "/tmp/ds-help-out"},
       {"FILE.svg", "/tmp/ds-help.svg"}, {"DIR", "/tmp/ds-help-ws2"}, {"NAME|PATH", "Qwen3-32B"},
-      {"TOKENS", "256"}, {"DTYPE", "bf16"}, {"LAYOUT", "vllm-flash"}, {"FORMAT", "json"}, {"B", "sim"}, {"[each]", ""}};
+      {"TOKENS", "256"}, {"DTYPE", "bf16"}, {"LAYOUT", "vllm-flash"}, {"FORMAT", "json"}, {"B", "sim"}, {"P", "256"}, {"[each]", ""}};
   const auto n = by_name.find(sub + " " + name);
   if (n != by_name.end()) return n->second;
   if (type.empty()) return "";
@@ -103,6 +103,7 @@ std::vector<std::string> command_for(const std::string& sub, const std::string& 
       name == "--kv-layout" ||
       name == "--dry-run" || name == "--layerwise")
     args.insert(args.end(), {"--model", "Qwen3-32B"});
+  if (name == "--pool-blocks") args.insert(args.end(), {"--block-table", "random"});
   if (name == "--plot" || name == "--plot-metric") args.insert(args.end(), {"--sweep", "4K:8K"});
   if (name == "--plot-metric") args.insert(args.end(), {"--plot", "/tmp/ds-help.svg"});
   if (name == "--shm-numa-nodes") args[2] = "one_share_host_to_all_device_ce_multi_stream";

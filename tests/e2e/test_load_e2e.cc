@@ -760,3 +760,68 @@ TEST(LoadMix, KilledWorkerIsNamedAndNothingIsLeft) {
 }
 
 }  // namespace
+
+namespace dstest_block_table {
+
+// --block-table: every block copied to the slot the table names (the copies' device
+// addresses in the double's call log) and validated there, at its slot, against the
+// pattern of its index; bad tables one line, exit 2.
+TEST(LoadBlockTable, CopiesLandInTheTablesSlotsAndValidate) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("table");
+  dstest::TempFile table("ds-table");
+  { std::ofstream(table.path()) << "6\n2\n0\n"; }
+  dstest::TempFile log("ds-table-log");
+  std::vector<std::string> args = load_args(ws, {"-s", "64K", "-n", "3", "--iodepth", "1", "--streams", "1",
+                                                 "--validate", "--block-table", table.path(), "--pool-blocks", "7"});
+  args[2] = "cuda";
+  JsonRun r = run_json(args, {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_LOG", log.path()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.result("load")["validated"], true);
+  EXPECT_EQ(dstest::staged::copy_slots(log.text(), "cuMemcpyHtoDAsync_v2", "dst", 65536, 3),
+            (std::vector<uint64_t>{6, 2, 0}));
+  // sim: random tables with fragments and a block layout, validated at their slots.
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"-s", "5000", "-f", "3", "-n", "10", "--block-table", "random:7"},
+        std::vector<std::string>{"--block-layout", "16K,4K,8K", "-n", "9", "-d", "2", "--block-table", "random:3",
+                                 "--sdma", "true"}}) {
+    std::vector<std::string> a = extra;
+    a.push_back("--validate");
+    JsonRun s = run_json(load_args(ws, a));
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_EQ(s.result("load")["validated"], true);
+  }
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(LoadBlockTable, BadTablesAreOneLineExit2) {
+  dstest::TempFile table("ds-table");
+  const std::string t = table.path();
+  struct Bad {
+    std::string text;
+    std::vector<std::string> args;
+    std::string line;
+  } cases[] = {
+      {"1\n1\n", {"--block-table", t}, "--block-table " + t + " line 2: slot 1 is named twice (first on line 1): two blocks cannot share a slot"},
+      {"0\n9\n", {"--block-table", t, "--pool-blocks", "9"}, "--block-table " + t + " line 2: slot 9 is outside the pool of 9 slots (raise --pool-blocks)"},
+      {"0\nx1\n", {"--block-table", t}, "--block-table " + t + " line 2: 'x1' is not a slot id (one per line, from 0)"},
+      {"0\n", {"--block-table", t}, "--block-table " + t + ": 1 slots for 2 blocks (one line per block of the request)"},
+      {"", {"--block-table", "random:x"}, "option --block-table got 'random:x': random's seed is a number (random:7)"},
+      {"", {"--block-table", "/no/such/table"}, "option --block-table got '/no/such/table': not sequential, random[:SEED] or a readable file"},
+      {"", {"--block-table", "random", "--pool-blocks", "1"}, "option --pool-blocks 1: the pool holds fewer slots than the 2 blocks of the request"},
+      {"", {"--pool-blocks", "8"}, "option --pool-blocks sizes a --block-table's pool; give --block-table too"},
+      {"", {"--block-table", "random", "--sweep", "4K:8K"}, "option --block-table places one size's blocks; it cannot go with --sweep"},
+      {"", {"--block-table", "random", "--offload-ratio", "1"}, "option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own"},
+  };
+  for (const Bad& b : cases) {
+    { std::ofstream(t) << b.text; }
+    std::vector<std::string> args = {"load", "--backend", "sim", "--workspace", "/tmp", "-s", "4K", "-n", "2"};
+    args.insert(args.end(), b.args.begin(), b.args.end());
+    if (std::find(b.args.begin(), b.args.end(), "--sweep") != b.args.end()) args.erase(args.begin() + 5, args.begin() + 7);
+    const auto r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << b.line << "\n" << r.err;
+    EXPECT_EQ(r.err, "dev-sandbox: error: " + b.line + "\n") << b.line;
+  }
+}
+
+}  // namespace dstest_block_table

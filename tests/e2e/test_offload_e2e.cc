@@ -476,3 +476,48 @@ TEST(OffloadCleanup, CtrlCLeavesNothingEvenWithKeep) {
 }
 
 }  // namespace
+
+namespace dstest_block_table {
+
+// --block-table: every block copied from the slot the table names (the copies' device
+// addresses in the double's call log), the files validated against the pattern of
+// their block's index, not its slot; a random table with a seed the same every run.
+TEST(OffloadBlockTable, CopiesComeFromTheTablesSlotsAndValidate) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("table");
+  dstest::TempFile table("ds-table");
+  { std::ofstream(table.path()) << "5\n# a comment line\n0\n3\n"; }
+  dstest::TempFile log("ds-table-log");
+  JsonRun r = run_json(offload_args(ws, {"-s", "64K", "-n", "3", "--streams", "1", "--validate", "--block-table",
+                                         table.path(), "--pool-blocks", "8"},
+                                    "cuda"),
+                       {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_LOG", log.path()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("offload");
+  expect_offload_result(x, 1, 3 * 65536, "cuda");
+  EXPECT_TRUE(contains(x.value("brief", ""), "each block at its slot of a 8-block paged pool (--block-table " +
+                                                 table.path() + ")"))
+      << x["brief"];
+  EXPECT_EQ(dstest::staged::copy_slots(log.text(), "cuMemcpyDtoHAsync_v2", "src", 65536, 3),
+            (std::vector<uint64_t>{5, 0, 3}));
+  EXPECT_FALSE(exists(ws));
+}
+
+TEST(OffloadBlockTable, RandomTablesValidateOnSim) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"-s", "5000", "-f", "3", "-n", "10", "--block-table", "random:7"},
+        std::vector<std::string>{"--block-layout", "16K,4K,8K", "-n", "9", "-d", "2", "--block-table", "random",
+                                 "--pool-blocks", "9"},
+        std::vector<std::string>{"-s", "16K", "-n", "6", "-d", "2", "--sdma", "true", "--block-table", "sequential"}}) {
+    const std::string ws = disk_base() + "/" + unique_name("random");
+    std::vector<std::string> args = extra;
+    args.push_back("--validate");
+    JsonRun r = run_json(offload_args(ws, args));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.result("offload")["validated"], true);
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
+}  // namespace dstest_block_table

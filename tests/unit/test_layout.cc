@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "layout/block_table.h"
 #include "layout/layout.h"
 
 namespace {
@@ -129,6 +130,63 @@ TEST(Layout, BlockLayoutPutsEachFragmentKindInItsOwnRegion) {
     }
   }
   EXPECT_EQ(std::count(covered.begin(), covered.end(), true), 1800) << "every byte of the region is one fragment's";
+}
+
+}  // namespace
+
+// Block tables (layout/block_table.h) and a layout placed in a paged pool.
+namespace {
+
+using ds::BlockTable;
+using ds::make_block_table;
+
+TEST(BlockTable, SequentialIsTheContiguousCase) {
+  const BlockTable t = make_block_table("sequential", 5, 0);
+  EXPECT_EQ(t.slots, (std::vector<uint64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(t.pool, 20u);  // the request four times over
+  EXPECT_EQ(t.label, "sequential");
+}
+
+// The same seed gives the same table on every platform (mt19937_64's output is the
+// standard's, the draw and the shuffle are ours): these values are the table.
+TEST(BlockTable, RandomIsASeededShuffleOfThePool) {
+  const BlockTable t = make_block_table("random:7", 6, 0);
+  EXPECT_EQ(t.slots, (std::vector<uint64_t>{10, 0, 13, 17, 18, 11}));
+  EXPECT_EQ(t.pool, 24u);
+  EXPECT_EQ(t.label, "random:7");
+  EXPECT_EQ(make_block_table("random", 4, 5).slots, (std::vector<uint64_t>{1, 4, 0, 2}));
+  EXPECT_EQ(make_block_table("random", 4, 5).label, "random:1");
+  // A whole pool: every slot once.
+  BlockTable all = make_block_table("random:99", 1000, 1000);
+  std::sort(all.slots.begin(), all.slots.end());
+  for (uint64_t s = 0; s < 1000; ++s) ASSERT_EQ(all.slots[s], s);
+  EXPECT_NE(make_block_table("random:99", 1000, 1000).slots, all.slots) << "not shuffled";
+}
+
+TEST(LayoutPaged, UniformTasksMoveToTheirSlots) {
+  // 3 tasks of 2 fragments of 100 bytes, groups of one task, slots 4, 0, 2 of 5.
+  const Layout l = Layout::uniform(100, 3, 2).paged({4, 0, 2}, 5, 1);
+  EXPECT_TRUE(l.is_paged());
+  EXPECT_EQ(l.bytes(), 600u);          // what is moved: unchanged
+  EXPECT_EQ(l.region_bytes(), 1000u);  // the pool: 5 slots of a 200-byte task
+  EXPECT_EQ(l.fragment(0).offset, 800u);  // task 0 at slot 4
+  EXPECT_EQ(l.fragment(1).offset, 900u);
+  EXPECT_EQ(l.fragment(2).offset, 0u);    // task 1 at slot 0
+  EXPECT_EQ(l.fragment(5).offset, 500u);  // task 2 at slot 2, its second fragment
+  EXPECT_EQ(l.fragment(5).bytes, 100u);
+}
+
+TEST(LayoutPaged, BlockRegionsAreThePoolsAndGroupsMoveTogether) {
+  // A block layout (K 64, V 32 each in its own region), 4 tasks in groups of 2 (two
+  // layers per block file): block 0 at slot 3, block 1 at slot 1, a pool of 4 blocks.
+  const Layout l = Layout::block({64, 32}, 4).paged({3, 1}, 4, 2);
+  EXPECT_EQ(l.region_bytes(), 4u * 2u * 96u);
+  // K region: 8 task places of 64; V region starts after it.
+  EXPECT_EQ(l.fragment(0).offset, (3u * 2 + 0) * 64);  // block 0, task 0, K
+  EXPECT_EQ(l.fragment(3).offset, 8u * 64 + (3u * 2 + 1) * 32);  // block 0, task 1, V
+  EXPECT_EQ(l.fragment(4).offset, (1u * 2 + 0) * 64);  // block 1, task 2, K
+  EXPECT_EQ(l.fragment(7).offset, 8u * 64 + (1u * 2 + 1) * 32);
+  EXPECT_THROW(Layout::block({64, 32}, 4).paged({3}, 4, 2), ds::UsageError);
 }
 
 }  // namespace

@@ -1,0 +1,94 @@
+#include "layout/block_table.h"
+
+#include <fstream>
+#include <random>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace ds {
+
+namespace {
+
+// A draw in [0, n) without modulo bias, from the generator's raw 64-bit output.
+uint64_t draw_below(std::mt19937_64& g, uint64_t n) {
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  for (;;) {
+    const uint64_t v = g();
+    if (v < limit) return v % n;
+  }
+}
+
+bool parse_u64(const std::string& s, uint64_t* out) {
+  if (s.empty() || s.size() > 19) return false;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+std::string trimmed(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return {};
+  return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
+}
+
+BlockTable from_file(const std::string& path, uint64_t blocks, uint64_t pool) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("option --block-table got '" + path + "': not sequential, random[:SEED] or a readable file");
+  BlockTable t{{}, pool, path};
+  std::unordered_map<uint64_t, uint64_t> line_of;  // slot -> the line that named it
+  std::string line;
+  uint64_t n = 0;
+  while (t.slots.size() < blocks && std::getline(in, line)) {
+    ++n;
+    const std::string s = trimmed(line);
+    if (s.empty() || s[0] == '#') continue;
+    const std::string at = "--block-table " + path + " line " + std::to_string(n) + ": ";
+    uint64_t slot = 0;
+    if (!parse_u64(s, &slot)) throw UsageError(at + "'" + s + "' is not a slot id (one per line, from 0)");
+    if (slot >= pool)
+      throw UsageError(at + "slot " + s + " is outside the pool of " + std::to_string(pool) +
+                       " slots (raise --pool-blocks)");
+    const auto seen = line_of.emplace(slot, n);
+    if (!seen.second)
+      throw UsageError(at + "slot " + s + " is named twice (first on line " + std::to_string(seen.first->second) +
+                       "): two blocks cannot share a slot");
+    t.slots.push_back(slot);
+  }
+  if (t.slots.size() < blocks)
+    throw UsageError("--block-table " + path + ": " + std::to_string(t.slots.size()) + " slots for " +
+                     std::to_string(blocks) + " blocks (one line per block of the request)");
+  return t;
+}
+
+}  // namespace
+
+BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t pool_in) {
+  const uint64_t pool = pool_in ? pool_in : blocks * kPoolPerRequest;
+  if (pool < blocks)
+    throw UsageError("option --pool-blocks " + std::to_string(pool) + ": the pool holds fewer slots than the " +
+                     std::to_string(blocks) + " blocks of the request");
+  if (spec == "sequential") {
+    BlockTable t{{}, pool, spec};
+    for (uint64_t b = 0; b < blocks; ++b) t.slots.push_back(b);
+    return t;
+  }
+  if (spec == "random" || spec.rfind("random:", 0) == 0) {
+    uint64_t seed = 1;
+    if (spec != "random" && !parse_u64(spec.substr(7), &seed))
+      throw UsageError("option --block-table got '" + spec + "': random's seed is a number (random:7)");
+    std::mt19937_64 g(seed);
+    std::vector<uint64_t> all(static_cast<size_t>(pool));
+    for (uint64_t s = 0; s < pool; ++s) all[static_cast<size_t>(s)] = s;
+    for (uint64_t i = pool - 1; i > 0; --i) std::swap(all[static_cast<size_t>(i)], all[static_cast<size_t>(draw_below(g, i + 1))]);
+    all.resize(static_cast<size_t>(blocks));
+    return {all, pool, "random:" + std::to_string(seed)};
+  }
+  return from_file(spec, blocks, pool);
+}
+
+}  // namespace ds

@@ -1,0 +1,32 @@
+// A paged KV pool's block table (--block-table, --pool-blocks): the device side of a
+// request is a pool of P block slots, and logical block b of the request lives in
+// slot slots[b], as a serving engine's allocator leaves it. `sequential`: slots
+// 0..n-1 (the contiguous case, through the same code); `random[:SEED]`: the first n
+// slots of a seeded shuffle of the pool (Fisher-Yates over std::mt19937_64, whose
+// output the standard fixes, with our own bounded draw: the same table on every
+// platform); FILE: one slot id per line, as a user dumps it from their engine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ds {
+
+struct BlockTable {
+  std::vector<uint64_t> slots;  // per logical block, its slot in the pool
+  uint64_t pool = 0;            // slots in the pool
+  std::string label;            // "random:7", "sequential", "table.txt": how the run names it
+};
+
+// The default pool: enough for the request four times over.
+constexpr uint64_t kPoolPerRequest = 4;
+
+// `spec` as --block-table takes it, for `blocks` logical blocks in a pool of `pool`
+// slots (0: blocks x 4). UsageError (one line, naming --block-table or the file's line)
+// for an unknown word, a bad seed, a pool smaller than the request, a file that
+// cannot be read, a line that is not a slot id, a slot out of the pool, a slot named
+// twice, or fewer lines than blocks.
+BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t pool);
+
+}  // namespace ds
