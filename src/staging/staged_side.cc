@@ -154,7 +154,8 @@ void StagedSide::check_region(const std::string& when) {
 }
 
 // Each of its files read back (through its own descriptor: O_DIRECT, so from the
-// disk, where the pages are not cached) into the first staging buffer.
+// disk; with --buffered from the page cache, which holds what the writes left there)
+// into the first staging buffer.
 void StagedSide::check_files(const std::string& when) {
   const BlockPlaces at(p_);
   const size_t fb = static_cast<size_t>(p_.file_bytes());
