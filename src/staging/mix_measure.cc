@@ -404,14 +404,7 @@ class MixMeasurement : public Measurement {
 };
 
 void MixMeasurement::check() {
-  check_device_count("-d", p_.devices, p_.devices, selected_.probe.device_count, backend_.name());
-  if (p_.sdma && !backend_.has(Capability::kDirect))
-    throw RunError("--sdma true: the " + backend_.name() + " backend has no direct path");
-  if (p_.sdma && !selected_.probe.direct_unavailable.empty())
-    throw RunError("--sdma true: " + selected_.probe.direct_unavailable);
-  if (p_.sdma && !backend_.has(Capability::kDirectD2H))
-    throw RunError("--sdma true: the " + backend_.name() + " backend's direct path does not copy device to host "
-                   "(docs/hardware-status.md), which --offload-ratio's offloads need; use CE copies (--sdma false)");
+  check_staged_request(p_, selected_, true, ", which --offload-ratio's offloads need; use CE copies (--sdma false)");
   std::string note;
   mix_offload_params(p_, ratio_, &note);
   if (!note.empty()) notes_.note(note);

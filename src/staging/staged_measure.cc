@@ -157,14 +157,7 @@ class StagedMeasurement : public Measurement {
         notes_(notes) {}
 
   void check() override {
-    check_device_count("-d", p_.devices, p_.devices, selected_.probe.device_count, backend_.name());
-    if (p_.sdma && !backend_.has(Capability::kDirect))
-      throw RunError("--sdma true: the " + backend_.name() + " backend has no direct path");
-    if (p_.sdma && !selected_.probe.direct_unavailable.empty())
-      throw RunError("--sdma true: " + selected_.probe.direct_unavailable);
-    if (p_.sdma && !load_ && !backend_.has(Capability::kDirectD2H))
-      throw RunError("--sdma true: the " + backend_.name() + " backend's direct path does not copy device to host "
-                     "(docs/hardware-status.md); offload with CE copies (--sdma false)");
+    check_staged_request(p_, selected_, !load_, "; offload with CE copies (--sdma false)");
   }
   const NumaRequest* numa_request() const override { return &p_.numa_request; }
   std::vector<int> placed_devices() const override { return first_devices(p_.devices); }  // card c on c's node

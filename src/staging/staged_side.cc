@@ -198,4 +198,17 @@ MemoryNeeds staged_needs(const StagedParams& p, const Backend& backend) {
   return n;
 }
 
+void check_staged_request(const StagedParams& p, const SelectedBackend& selected, bool offloads,
+                          const std::string& d2h_hint) {
+  const Backend& backend = *selected.backend;
+  check_device_count("-d", p.devices, p.devices, selected.probe.device_count, backend.name());
+  if (!p.sdma) return;
+  if (!backend.has(Capability::kDirect))
+    throw RunError("--sdma true: the " + backend.name() + " backend has no direct path");
+  if (!selected.probe.direct_unavailable.empty()) throw RunError("--sdma true: " + selected.probe.direct_unavailable);
+  if (offloads && !backend.has(Capability::kDirectD2H))
+    throw RunError("--sdma true: the " + backend.name() +
+                   " backend's direct path does not copy device to host (docs/hardware-status.md)" + d2h_hint);
+}
+
 }  // namespace ds

@@ -12,6 +12,7 @@
 
 #include "aio/io_loop.h"
 #include "backend/backend.h"
+#include "backends/select.h"
 #include "memory/buffer.h"
 #include "runner/preflight.h"
 #include "staging/block_files.h"
@@ -88,5 +89,11 @@ class StagedSide {
 // buffers, a fragment's scratch per card, the block files' writer, the regions
 // (where device memory is host memory), the files (one set per card, or one).
 MemoryNeeds staged_needs(const StagedParams& p, const Backend& backend);
+
+// What every staged run checks before it sets up: -d against the cards there are,
+// and --sdma true against the backend's direct path (and, when the run `offloads`,
+// whether that path copies device to host; `d2h_hint` ends that refusal).
+void check_staged_request(const StagedParams& p, const SelectedBackend& selected, bool offloads,
+                          const std::string& d2h_hint);
 
 }  // namespace ds
