@@ -138,16 +138,21 @@ void layout_tasks(Workload& w) {
   w.copies_per_card = mul(w.tasks_per_card, w.task_fragments.size());
 }
 
+// Each engine's block (page) size where the user gives none, from their source (docs/model.md
+// cites it): vLLM 16 for FlashAttention, 64 for FlashMLA and FlashMLASparse; SGLang page 1
+// (fa3, its Hopper default) and 64 for DSA; vLLM-Ascend and SGLang's ascend backend 128.
 std::string engine_defaults_text(const Workload& w) {
   const ModelShape& m = w.model;
   const bool chosen = w.dtype_from.rfind("--kv-dtype", 0) == 0;
   const std::string auto_dtype = chosen ? "the config's dtype" : w.dtype;
+  const std::string dtype = "; both at kv-cache-dtype auto = " + auto_dtype;
+  const std::string ascend = "; on Ascend both 128 (vLLM-Ascend, SGLang's ascend backend)";
   if (m.arch == KvArch::kGqa)
-    return "vLLM: vllm-flash (FlashAttention), SGLang: sglang; both at kv-cache-dtype auto = " + auto_dtype;
-  std::string s = "vLLM: vllm-mla, SGLang: sglang-mla; both at kv-cache-dtype auto = " + auto_dtype;
-  if (m.arch == KvArch::kDsa)
-    s += ", the indexer keys fp8 with their scale; fp8 is stored as fp8_ds_mla (656 B per token), not by default";
-  return s;
+    return "vLLM: vllm-flash (FlashAttention), block 16; SGLang: sglang (fa3 on Hopper), page 1" + ascend + dtype;
+  if (m.arch == KvArch::kMla)
+    return "vLLM: vllm-mla (FlashMLA), block 64; SGLang: sglang-mla (fa3 on Hopper), page 1" + ascend + dtype;
+  return "vLLM: vllm-mla (FlashMLASparse), block 64; SGLang: sglang-mla (dsa), page 64" + dtype +
+         ", the indexer keys fp8 with their scale; fp8 is stored as fp8_ds_mla (656 B per token), not by default";
 }
 
 std::string layout_resolution_note(const Workload& w) {

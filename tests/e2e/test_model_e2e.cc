@@ -181,7 +181,8 @@ TEST(ModelE2E, DryRunListsOneBlocksChunks) {
   // Without --kv-layout and --kv-dtype: what the engines would do with the model.
   RunResult d = run_tool({"copy", "-t", "host_to_device_ce", "--model", "Qwen3-32B", "--tp", "8", "--dry-run"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
-  EXPECT_NE(d.out.find("  engines' defaults     vLLM: vllm-flash (FlashAttention), SGLang: sglang; both at "
+  EXPECT_NE(d.out.find("  engines' defaults     vLLM: vllm-flash (FlashAttention), block 16; SGLang: sglang (fa3 on "
+                       "Hopper), page 1; on Ascend both 128 (vLLM-Ascend, SGLang's ascend backend); both at "
                        "kv-cache-dtype auto = bf16\n"),
             std::string::npos)
       << d.out;
