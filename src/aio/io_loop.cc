@@ -156,8 +156,9 @@ PassResult TransferLoop::run(TransferClient& client) {
         continue;
       }
       // Sleep for a completion unless the client's own work could let another
-      // request go out while the queue has room: then only look, and poll again.
-      const bool look = engine_.in_flight() < depth && client.unblocked_by_own_work();
+      // request go out while the queue has room, or the client times its own work
+      // by when it is seen done: then only look, and poll again.
+      const bool look = (engine_.in_flight() < depth && client.unblocked_by_own_work()) || client.watches_own_work();
       const unsigned got = engine_.reap(look ? 0 : 1, events_.data(), depth);
       backoff.after(look, progressed || got > 0);
       if (got > 0) loop_progress();  // completions are progress for the watchdog

@@ -82,6 +82,10 @@ class TransferClient {
   // Whether a completion of the client's own work would let another request go
   // out (the loop then only looks for completions instead of sleeping in reap).
   virtual bool unblocked_by_own_work() const { return false; }
+  // Whether the client times its own work in flight by when a look finds it done
+  // (load's and offload's copy busy clocks): the loop then only looks (napping
+  // between looks) instead of sleeping in reap, also with the queue full.
+  virtual bool watches_own_work() const { return false; }
   // After every commit and every batch of completions (for busy clocks).
   virtual void engine_changed(bool /*in_flight*/, int64_t /*now_ns*/) {}
 };

@@ -1,5 +1,6 @@
 #include "cases/duplex_result.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,9 @@ void DuplexStages::set_figures(const CaseResult& r) {
   together_gib_s = r.bandwidth_gib_s();
   const double alone = h2d_alone_gib_s + d2h_alone_gib_s;
   percent_of_alone = alone > 0 ? 100.0 * together_gib_s / alone : 0.0;
+  const double longer_alone_ns = std::max(h2d_alone.ns.avg, d2h_alone.ns.avg);
+  perfect_overlap_gib_s = ds::bandwidth_gib_s(h2d_bytes + d2h_bytes, 1, longer_alone_ns * 1e-9);
+  percent_of_perfect_overlap = perfect_overlap_gib_s > 0 ? 100.0 * together_gib_s / perfect_overlap_gib_s : 0.0;
 }
 
 namespace {
@@ -40,7 +44,9 @@ void DuplexStages::add_json(Json& result, const CaseResult&) const {
                       {"h2d", direction_json(h2d_bytes, h2d_block, h2d_count, h2d_together, h2d_gib_s, h2d_alone, h2d_alone_gib_s)},
                       {"d2h", direction_json(d2h_bytes, d2h_block, d2h_count, d2h_together, d2h_gib_s, d2h_alone, d2h_alone_gib_s)},
                       {"together_gib_s", together_gib_s},
-                      {"percent_of_alone", percent_of_alone}};
+                      {"percent_of_alone", percent_of_alone},
+                      {"perfect_overlap_gib_s", perfect_overlap_gib_s},
+                      {"percent_of_perfect_overlap", percent_of_perfect_overlap}};
 }
 
 std::string format_direction_line(const std::string& dir, uint64_t block, uint64_t count, const Stage& copy,
@@ -55,8 +61,9 @@ std::string format_duplex_line(const DuplexStages& s) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "  Duplex: H2D alone %.3f GiB/s, D2H alone %.3f, together H2D %.3f + D2H %.3f = %.3f GiB/s "
-                "(%.1f%% of alone H2D + D2H)\n",
-                s.h2d_alone_gib_s, s.d2h_alone_gib_s, s.h2d_gib_s, s.d2h_gib_s, s.together_gib_s, s.percent_of_alone);
+                "(%.1f%% of alone H2D + D2H; %.1f%% of perfect overlap)\n",
+                s.h2d_alone_gib_s, s.d2h_alone_gib_s, s.h2d_gib_s, s.d2h_gib_s, s.together_gib_s, s.percent_of_alone,
+                s.percent_of_perfect_overlap);
   return line;
 }
 
@@ -99,7 +106,8 @@ Json DuplexStages::encode() const {
           {"ratio", ratio},
           {"blocks", {h2d_block, d2h_block, h2d_count, d2h_count}},
           {"figures",
-           {h2d_alone_gib_s, d2h_alone_gib_s, h2d_gib_s, d2h_gib_s, together_gib_s, percent_of_alone}}};
+           {h2d_alone_gib_s, d2h_alone_gib_s, h2d_gib_s, d2h_gib_s, together_gib_s, percent_of_alone,
+            perfect_overlap_gib_s, percent_of_perfect_overlap}}};
 }
 
 namespace {
@@ -125,6 +133,8 @@ std::shared_ptr<const ResultExtra> decode_duplex(const Json& j) {
   s.d2h_gib_s = f.at(3);
   s.together_gib_s = f.at(4);
   s.percent_of_alone = f.at(5);
+  s.perfect_overlap_gib_s = f.at(6);
+  s.percent_of_perfect_overlap = f.at(7);
   return std::make_shared<const DuplexStages>(std::move(s));
 }
 

@@ -24,9 +24,14 @@ class DuplexStages : public ResultExtra {
   uint64_t h2d_block = 0, d2h_block = 0, h2d_count = 0, d2h_count = 0;
   double ratio = 1;                       // --duplex-ratio: D2H bytes per H2D byte
   // The Duplex line: a, b (alone), c, d (together), e (both directions' bytes over
-  // the together pass's Copy, the result's BW) and p = e / (a + b) x 100.
+  // the together pass's Copy, the result's BW) and p = e / (a + b) x 100; the
+  // perfect overlap f (both directions' bytes over the longer of the two alone
+  // Copies: what together would give if each direction kept its alone speed; with
+  // --duplex-ratio R != 1 the directions' alone times differ and f < a + b) and
+  // q = e / f x 100 (100 when together takes as long as the longer direction alone).
   double h2d_alone_gib_s = 0, d2h_alone_gib_s = 0, h2d_gib_s = 0, d2h_gib_s = 0, together_gib_s = 0;
   double percent_of_alone = 0;
+  double perfect_overlap_gib_s = 0, percent_of_perfect_overlap = 0;
 
   // The figures from the bytes and the stages' averages; `together_gib_s` is the
   // result's BW (its bytes, both directions', over its Copy).
@@ -49,7 +54,7 @@ class DuplexStages : public ResultExtra {
 std::string format_direction_line(const std::string& dir, uint64_t block, uint64_t count, const Stage& copy,
                                   double gib_s);
 // "  Duplex: H2D alone <a> GiB/s, D2H alone <b>, together H2D <c> + D2H <d> = <e> GiB/s
-// (<p>% of alone H2D + D2H)".
+// (<p>% of alone H2D + D2H; <q>% of perfect overlap)".
 std::string format_duplex_line(const DuplexStages& s);
 
 // Registers DuplexStages' decoder; called at the start of the program and by tests.

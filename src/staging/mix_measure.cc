@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -64,6 +65,10 @@ StagedParams mix_offload_params(const StagedParams& load, double ratio, std::str
   return o;
 }
 
+uint64_t mix_device_bytes(const StagedParams& load, const StagedParams& offload) {
+  return load.device_layout().region_bytes() + offload.device_layout().region_bytes();
+}
+
 namespace {
 
 // The three passes of a round, one loop iteration each, in this order.
@@ -71,14 +76,20 @@ enum Pass { kTogether = 0, kLoadAlone = 1, kOffloadAlone = 2, kPasses = 3 };
 // The offload side's pattern owner: apart from every load side's.
 constexpr int kOffloadOwner = 1 << 20;
 
+// A side's pass: its wall and busy times, and its busy times up to the instant the
+// first of the pass's directions ended (all of them when it ended first, or alone).
 struct SideTimes {
-  int64_t wall_ns, io_busy_ns, copy_busy_ns;
+  int64_t wall_ns, io_busy_ns, copy_busy_ns, io_busy_overlap_ns, copy_busy_overlap_ns;
 };
 // One card's loop iteration, written in its worker (a forked child) into memory
 // shared with this process; a direction that did not run is zero.
 struct MixRecord {
   SideTimes load, offload;
   int64_t cpu_ns;  // the worker process's CPU time over the pass
+  // Together: from the later of the two directions' first submissions to the first
+  // direction's end (both running), and the worker's CPU time from the pass's start
+  // to that end. Alone: the pass and its CPU time.
+  int64_t overlap_ns, cpu_overlap_ns;
 };
 // One card's CPUs (its worker's affinity, as placed), written once at setup.
 struct CpuRecord {
@@ -120,7 +131,9 @@ struct MixSetup {
 // offload side's device handle, it runs one pipelined pass each time it is told to.
 class OffloadThread {
  public:
-  OffloadThread(Device& dev, StagedSide& side) : dev_(dev), side_(side), token_(loop_progress_token()) {
+  // `cpu_at_first_end`: set to the process's CPU time when a pass of its side ends first.
+  OffloadThread(Device& dev, StagedSide& side, std::atomic<int64_t>* cpu_at_first_end)
+      : dev_(dev), side_(side), cpu_at_first_end_(cpu_at_first_end), token_(loop_progress_token()) {
     thread_ = std::thread([this] { main(); });
     std::unique_lock<std::mutex> lk(m_);
     cv_.wait(lk, [&] { return ready_; });
@@ -175,6 +188,7 @@ class OffloadThread {
       std::exception_ptr e;
       try {
         t = side_.pipelined();
+        if (t.ended_first && cpu_at_first_end_) cpu_at_first_end_->store(process_cpu_ns());
       } catch (...) {
         e = std::current_exception();
       }
@@ -188,6 +202,7 @@ class OffloadThread {
 
   Device& dev_;
   StagedSide& side_;
+  std::atomic<int64_t>* cpu_at_first_end_;
   const void* token_;
   std::mutex m_;
   std::condition_variable cv_;
@@ -207,7 +222,9 @@ Stage together_stage(const std::string& name, const std::vector<int64_t>& all) {
   return s;
 }
 
-SideTimes side_times(const PipelineTimes& t) { return {t.wall_ns, t.io_busy_ns, t.copy_busy_ns}; }
+SideTimes side_times(const PipelineTimes& t) {
+  return {t.wall_ns, t.io_busy_ns, t.copy_busy_ns, t.io_busy_first_ns, t.copy_busy_first_ns};
+}
 
 // One card: a device handle per side, both sides, the offload side's thread.
 class MixWorker : public LoopWorker {
@@ -216,7 +233,7 @@ class MixWorker : public LoopWorker {
     dev_ = s.backend.open_device(card);
     off_dev_ = s.backend.open_device(card);
     if (!s.backend.device_memory_is_host()) {
-      const uint64_t both = s.load.layout.bytes() + s.offload.layout.bytes();
+      const uint64_t both = mix_device_bytes(s.load, s.offload);
       NeedsText t{"load", "device memory", format_bytes(both) + " of KV regions (load and offload)",
                   "lower -s, -n or --offload-ratio"};
       check_device_needs(both, dev_->free_memory(), card, t);
@@ -228,7 +245,7 @@ class MixWorker : public LoopWorker {
     CpuRecord& mine = s.cpus[card];
     CPU_ZERO(&mine.cpus);
     if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) throw sys_error("sched_getaffinity", errno);
-    thread_ = std::make_unique<OffloadThread>(*off_dev_, *off_);
+    thread_ = std::make_unique<OffloadThread>(*off_dev_, *off_, &cpu_at_first_end_);
   }
   ~MixWorker() override { thread_.reset(); }
 
@@ -268,12 +285,17 @@ class MixWorker : public LoopWorker {
     c.files = &files;
     c.direct_io = s_.direct;
     c.what = what;
+    c.first_end = &first_end_;
     return std::make_unique<StagedSide>(dev, s_.backend, c, placed_.record());
   }
 
   PlacementScope placed_;  // first: the CPUs and memory policy its buffers are made under
   const MixSetup& s_;
   int card_;
+  // Per pass: the first direction's end (both sides' pipelines set it, the first
+  // wins) and the worker's CPU time then, taken by the side that ended first.
+  std::atomic<int64_t> first_end_{INT64_MAX};
+  std::atomic<int64_t> cpu_at_first_end_{0};
   std::unique_ptr<Device> dev_, off_dev_;  // first made, last gone
   std::unique_ptr<StagedSide> load_, off_;
   std::unique_ptr<OffloadThread> thread_;  // after the side it runs
@@ -286,6 +308,7 @@ class MixWorker : public LoopWorker {
 void MixWorker::iterate(int index, IterationRecord& r) {
   const int pass = index % kPasses;
   const bool load = pass != kOffloadAlone, offload = pass != kLoadAlone;
+  first_end_.store(INT64_MAX);
   const int64_t cpu0 = process_cpu_ns();
   const int64_t t0 = now_ns();
   if (offload) thread_->start();
@@ -294,6 +317,7 @@ void MixWorker::iterate(int index, IterationRecord& r) {
   if (load) {
     try {
       lt = load_->pipelined();
+      if (lt.ended_first) cpu_at_first_end_.store(process_cpu_ns());
     } catch (...) {
       load_error = std::current_exception();
     }
@@ -307,6 +331,9 @@ void MixWorker::iterate(int index, IterationRecord& r) {
   rec.cpu_ns = process_cpu_ns() - cpu0;
   rec.load = side_times(lt);
   rec.offload = side_times(ot);
+  const int64_t started = load && offload ? std::max(lt.start_ns, ot.start_ns) : (load ? lt.start_ns : ot.start_ns);
+  rec.overlap_ns = std::max<int64_t>(0, first_end_.load() - started);
+  rec.cpu_overlap_ns = cpu_at_first_end_.load() - cpu0;
   r.submitted = r.start + std::max(lt.submit_ns, ot.submit_ns);
   short_transfers_ += lt.short_transfers + ot.short_transfers;
 }
@@ -464,6 +491,8 @@ MixDirection MixMeasurement::direction(SideTimes MixRecord::*side, const StagedP
   m.io_busy_alone = every("IoBusyAlone", alone, side, &SideTimes::io_busy_ns);
   m.copy_busy_together = every("CopyBusy", kTogether, side, &SideTimes::copy_busy_ns);
   m.copy_busy_alone = every("CopyBusyAlone", alone, side, &SideTimes::copy_busy_ns);
+  m.io_busy_overlap = every("IoBusyOverlap", kTogether, side, &SideTimes::io_busy_overlap_ns);
+  m.copy_busy_overlap = every("CopyBusyOverlap", kTogether, side, &SideTimes::copy_busy_overlap_ns);
   return m;
 }
 
@@ -473,15 +502,26 @@ void MixMeasurement::put_mix(CaseResult& r) const {
   st.offload = direction(&MixRecord::offload, off_, kOffloadAlone);
   st.ratio_asked = ratio_;
   st.ratio = static_cast<double>(off_.layout.bytes()) / static_cast<double>(p_.layout.bytes());
-  // CPU: per measured round every card's together pass summed, over the CPUs any may use.
+  // CPU: per measured round every card's together pass (and its overlap) summed,
+  // over the CPUs any may use; the overlap per round the slowest card's.
   st.cpu.name = "Cpu";
+  st.cpu_overlap.name = "CpuOverlap";
+  st.overlap.name = "Overlap";
   for (size_t it = static_cast<size_t>(p_.warmup * kPasses); it < static_cast<size_t>(setup_->loop_iterations);
        it += kPasses) {
-    int64_t sum = 0;
-    for (int c = 0; c < p_.devices; ++c) sum += record(c, it).cpu_ns;
+    int64_t sum = 0, sum_overlap = 0, overlap = 0;
+    for (int c = 0; c < p_.devices; ++c) {
+      sum += record(c, it).cpu_ns;
+      sum_overlap += record(c, it).cpu_overlap_ns;
+      overlap = std::max(overlap, record(c, it).overlap_ns);
+    }
     st.cpu.samples.push_back(sum);
+    st.cpu_overlap.samples.push_back(sum_overlap);
+    st.overlap.samples.push_back(overlap);
   }
   st.cpu.ns = compute_stats(st.cpu.samples);
+  st.cpu_overlap.ns = compute_stats(st.cpu_overlap.samples);
+  st.overlap.ns = compute_stats(st.overlap.samples);
   cpu_set_t all;
   CPU_ZERO(&all);
   for (int c = 0; c < p_.devices; ++c) CPU_OR(&all, &all, &setup_->cpus[c].cpus);

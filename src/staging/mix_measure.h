@@ -12,6 +12,7 @@
 // shared resource fell short (staging/mix_stages.h).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -31,6 +32,10 @@ constexpr double kMaxOffloadRatio = 64.0;
 // said when R x blocks is not a whole number of blocks; UsageError when R is
 // outside (0, 64].
 StagedParams mix_offload_params(const StagedParams& load, double ratio, std::string* note);
+
+// What one card holds in device memory for both sides: each side's KV region on the
+// card (Layout::region_bytes(): with --block-table the whole paged pool), added.
+uint64_t mix_device_bytes(const StagedParams& load, const StagedParams& offload);
 
 // As measure_staged (staging/staged_measure.h), for both directions at once.
 void measure_mix(const StagedParams& load, double ratio, const SelectedBackend& selected, ResultWriter& writer,

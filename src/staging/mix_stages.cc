@@ -12,9 +12,7 @@
 namespace ds {
 
 std::string mix_verdict(const MixVerdictInput& in) {
-  const bool load_kept = in.load_gib_s >= kMixKeptFraction * in.load_alone_gib_s;
-  const bool offload_kept = in.offload_gib_s >= kMixKeptFraction * in.offload_alone_gib_s;
-  if (load_kept && offload_kept) return "none";
+  if (in.load_kept >= kMixKeptFraction && in.offload_kept >= kMixKeptFraction) return "none";
   if (in.cpu_share >= kMixCpuFraction) return "host CPUs";
   return in.disk_stretch >= in.copy_stretch ? "disk" : "copy";
 }
@@ -29,6 +27,20 @@ double stretch(const Stage& load_together, const Stage& offload_together, const 
   return alone > 0 ? (load_together.ns.avg + offload_together.ns.avg) / alone : 0.0;
 }
 
+// Over the overlap: the busy times in it over the alone busy times of the work done in it.
+double overlap_stretch(const MixDirection& l, const MixDirection& o, Stage MixDirection::*in_overlap,
+                       Stage MixDirection::*alone) {
+  const double same_work = (l.*alone).ns.avg * l.work_in_overlap + (o.*alone).ns.avg * o.work_in_overlap;
+  return same_work > 0 ? ((l.*in_overlap).ns.avg + (o.*in_overlap).ns.avg) / same_work : 0.0;
+}
+
+// MixDirection::kept and work_in_overlap, over an overlap of `o` ns.
+void set_overlap_figures(MixDirection& d, double o) {
+  const double together = d.together.ns.avg, alone = d.alone.ns.avg;
+  d.kept = o > 0 ? std::max(0.0, 1.0 - (together - alone) / o) : 0.0;
+  d.work_in_overlap = alone > 0 ? std::min(1.0, std::max(0.0, 1.0 - (together - o) / alone)) : 0.0;
+}
+
 }  // namespace
 
 void MixStages::set_figures(const CaseResult& r) {
@@ -39,17 +51,28 @@ void MixStages::set_figures(const CaseResult& r) {
   together_gib_s = r.bandwidth_gib_s();
   const double alone = load.alone_gib_s + offload.alone_gib_s;
   percent_of_alone = alone > 0 ? 100.0 * together_gib_s / alone : 0.0;
+  // The perfect overlap: each direction at its alone speed, the pass as long as the longer alone pass.
+  const double longer_ns = std::max(load.alone.ns.avg, offload.alone.ns.avg);
+  perfect_overlap_gib_s = ds::bandwidth_gib_s(load.bytes + offload.bytes, 1, longer_ns * 1e-9);
+  percent_of_perfect_overlap = perfect_overlap_gib_s > 0 ? 100.0 * together_gib_s / perfect_overlap_gib_s : 0.0;
   const double wall = r.stage(r.measured).avg;  // the together pass (the row's IO+Copy)
   cpu_share = wall > 0 && cpus > 0 ? cpu.ns.avg / (wall * cpus) : 0.0;
   disk_stretch = stretch(load.io_busy_together, offload.io_busy_together, load.io_busy_alone, offload.io_busy_alone);
   copy_stretch =
       stretch(load.copy_busy_together, offload.copy_busy_together, load.copy_busy_alone, offload.copy_busy_alone);
+  const double o = overlap.ns.avg;
+  set_overlap_figures(load, o);
+  set_overlap_figures(offload, o);
+  overlap_cpu_share = o > 0 && cpus > 0 ? cpu_overlap.ns.avg / (o * cpus) : 0.0;
+  overlap_disk_stretch = overlap_stretch(load, offload, &MixDirection::io_busy_overlap, &MixDirection::io_busy_alone);
+  overlap_copy_stretch =
+      overlap_stretch(load, offload, &MixDirection::copy_busy_overlap, &MixDirection::copy_busy_alone);
   set_verdict();
 }
 
 void MixStages::set_verdict() {
-  short_of = mix_verdict(
-      {load.alone_gib_s, offload.alone_gib_s, load.gib_s, offload.gib_s, cpu_share, disk_stretch, copy_stretch});
+  short_of =
+      mix_verdict({load.kept, offload.kept, overlap_cpu_share, overlap_disk_stretch, overlap_copy_stretch});
 }
 
 namespace {
@@ -66,7 +89,11 @@ Json direction_json(const MixDirection& d, const char* io) {
           {"alone_io_copy_us", stats_us(d.alone.ns)},
           {"alone_gib_s", d.alone_gib_s},
           {"alone_" + busy, stats_us(d.io_busy_alone.ns)},
-          {"alone_copy_busy_us", stats_us(d.copy_busy_alone.ns)}};
+          {"alone_copy_busy_us", stats_us(d.copy_busy_alone.ns)},
+          {"overlap_" + busy, stats_us(d.io_busy_overlap.ns)},
+          {"overlap_copy_busy_us", stats_us(d.copy_busy_overlap.ns)},
+          {"kept_in_overlap", d.kept},
+          {"work_in_overlap", d.work_in_overlap}};
 }
 
 }  // namespace
@@ -78,11 +105,18 @@ void MixStages::add_json(Json& result, const CaseResult&) const {
                    {"offload", direction_json(offload, "write")},
                    {"together_gib_s", together_gib_s},
                    {"percent_of_alone", percent_of_alone},
+                   {"perfect_overlap_gib_s", perfect_overlap_gib_s},
+                   {"percent_of_perfect_overlap", percent_of_perfect_overlap},
                    {"cpu_us", stats_us(cpu.ns)},
                    {"cpus", cpus},
                    {"cpu_share", cpu_share},
                    {"disk_stretch", disk_stretch},
                    {"copy_stretch", copy_stretch},
+                   {"overlap_us", stats_us(overlap.ns)},
+                   {"overlap_cpu_us", stats_us(cpu_overlap.ns)},
+                   {"overlap_cpu_share", overlap_cpu_share},
+                   {"overlap_disk_stretch", overlap_disk_stretch},
+                   {"overlap_copy_stretch", overlap_copy_stretch},
                    {"short", short_of}};
 }
 
@@ -90,9 +124,9 @@ std::string format_mix_line(const MixStages& s) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "  Mix: load alone %.3f GiB/s, offload alone %.3f, together load %.3f + offload %.3f = %.3f GiB/s "
-                "(%.1f%% of a + b); short: %s\n",
+                "(%.1f%% of perfect overlap); short: %s\n",
                 s.load.alone_gib_s, s.offload.alone_gib_s, s.load.gib_s, s.offload.gib_s, s.together_gib_s,
-                s.percent_of_alone, printable(s.short_of).c_str());
+                s.percent_of_perfect_overlap, printable(s.short_of).c_str());
   return line;
 }
 
@@ -106,19 +140,23 @@ std::string direction_line(const char* dir, const char* measured, const MixDirec
          "  " + measured + "(us)-(Min/Max/Avg/P50/P90)=" + format_stats_us(d.together.ns) + "  BW(GB/s)=" + bw + "\n";
 }
 
-std::string busy_line(const MixStages& s) {
+// Over the overlap: its span, and the together pass's, in ms (averages).
+std::string busy_line(const MixStages& s, double together_ns) {
   char line[256];
   std::snprintf(line, sizeof line,
-                "  Busy: disk %.2fx its time alone, copy %.2fx, host CPUs %.0f%% of %d over the together pass\n",
-                s.disk_stretch, s.copy_stretch, 100.0 * s.cpu_share, s.cpus);
+                "  Busy: disk %.2fx its time alone, copy %.2fx, host CPUs %.0f%% of %d while both ran (%.3f of %.3f "
+                "ms)\n",
+                s.overlap_disk_stretch, s.overlap_copy_stretch, 100.0 * s.overlap_cpu_share, s.cpus,
+                s.overlap.ns.avg * 1e-6, together_ns * 1e-6);
   return line;
 }
 
 }  // namespace
 
-std::string MixStages::block_lines(const CaseResult&) const {
-  return direction_line("Load", "IO+Copy", load) + direction_line("Offload", "Copy+IO", offload) + busy_line(*this) +
-         format_mix_line(*this);
+std::string MixStages::block_lines(const CaseResult& r) const {
+  const double together_ns = r.stages.empty() ? 0.0 : r.stage(r.measured).avg;
+  return direction_line("Load", "IO+Copy", load) + direction_line("Offload", "Copy+IO", offload) +
+         busy_line(*this, together_ns) + format_mix_line(*this);
 }
 
 namespace {
@@ -153,7 +191,9 @@ Json direction_wire(const MixDirection& d) {
           {"io_busy_alone", stage_wire(d.io_busy_alone)},
           {"copy_busy_together", stage_wire(d.copy_busy_together)},
           {"copy_busy_alone", stage_wire(d.copy_busy_alone)},
-          {"gib_s", {d.gib_s, d.alone_gib_s}}};
+          {"io_busy_overlap", stage_wire(d.io_busy_overlap)},
+          {"copy_busy_overlap", stage_wire(d.copy_busy_overlap)},
+          {"gib_s", {d.gib_s, d.alone_gib_s, d.kept, d.work_in_overlap}}};
 }
 
 MixDirection direction_from_wire(const Json& j) {
@@ -167,8 +207,12 @@ MixDirection direction_from_wire(const Json& j) {
   d.io_busy_alone = stage_from_wire(j.at("io_busy_alone"));
   d.copy_busy_together = stage_from_wire(j.at("copy_busy_together"));
   d.copy_busy_alone = stage_from_wire(j.at("copy_busy_alone"));
+  d.io_busy_overlap = stage_from_wire(j.at("io_busy_overlap"));
+  d.copy_busy_overlap = stage_from_wire(j.at("copy_busy_overlap"));
   d.gib_s = j.at("gib_s").at(0);
   d.alone_gib_s = j.at("gib_s").at(1);
+  d.kept = j.at("gib_s").at(2);
+  d.work_in_overlap = j.at("gib_s").at(3);
   return d;
 }
 
@@ -180,12 +224,19 @@ std::shared_ptr<const ResultExtra> decode_mix(const Json& j) {
   s.ratio = j.at("ratio").at(1);
   s.cpu = stage_from_wire(j.at("cpu"));
   s.cpus = j.at("cpus");
+  s.overlap = stage_from_wire(j.at("overlap"));
+  s.cpu_overlap = stage_from_wire(j.at("cpu_overlap"));
   const Json& f = j.at("figures");
   s.together_gib_s = f.at(0);
   s.percent_of_alone = f.at(1);
   s.cpu_share = f.at(2);
   s.disk_stretch = f.at(3);
   s.copy_stretch = f.at(4);
+  s.perfect_overlap_gib_s = f.at(5);
+  s.percent_of_perfect_overlap = f.at(6);
+  s.overlap_cpu_share = f.at(7);
+  s.overlap_disk_stretch = f.at(8);
+  s.overlap_copy_stretch = f.at(9);
   s.short_of = j.at("short");
   return std::make_shared<const MixStages>(std::move(s));
 }
@@ -200,7 +251,7 @@ Stage joined(const std::vector<const Stage*>& parts, const std::string& name) {
 }
 
 void combine_direction(MixDirection& into, const std::vector<const MixDirection*>& parts, const std::string& what) {
-  std::vector<const Stage*> t, a, it, ia, ct, ca;
+  std::vector<const Stage*> t, a, it, ia, ct, ca, io, co;
   into.bytes = into.count = 0;
   for (const MixDirection* p : parts) {
     t.push_back(&p->together);
@@ -209,6 +260,8 @@ void combine_direction(MixDirection& into, const std::vector<const MixDirection*
     ia.push_back(&p->io_busy_alone);
     ct.push_back(&p->copy_busy_together);
     ca.push_back(&p->copy_busy_alone);
+    io.push_back(&p->io_busy_overlap);
+    co.push_back(&p->copy_busy_overlap);
     into.bytes += p->bytes;
     into.count += p->count;
   }
@@ -218,6 +271,8 @@ void combine_direction(MixDirection& into, const std::vector<const MixDirection*
   into.io_busy_alone = joined(ia, into.io_busy_alone.name);
   into.copy_busy_together = joined(ct, into.copy_busy_together.name);
   into.copy_busy_alone = joined(ca, into.copy_busy_alone.name);
+  into.io_busy_overlap = joined(io, into.io_busy_overlap.name);
+  into.copy_busy_overlap = joined(co, into.copy_busy_overlap.name);
 }
 
 }  // namespace
@@ -228,7 +283,11 @@ Json MixStages::encode() const {
           {"ratio", {ratio_asked, ratio}},
           {"cpu", stage_wire(cpu)},
           {"cpus", cpus},
-          {"figures", {together_gib_s, percent_of_alone, cpu_share, disk_stretch, copy_stretch}},
+          {"overlap", stage_wire(overlap)},
+          {"cpu_overlap", stage_wire(cpu_overlap)},
+          {"figures",
+           {together_gib_s, percent_of_alone, cpu_share, disk_stretch, copy_stretch, perfect_overlap_gib_s,
+            percent_of_perfect_overlap, overlap_cpu_share, overlap_disk_stretch, overlap_copy_stretch}},
           {"short", short_of}};
 }
 
@@ -237,19 +296,26 @@ std::shared_ptr<const ResultExtra> MixStages::combine(const std::vector<const Re
   const std::vector<const MixStages*> mine = extra_parts<MixStages>(parts);
   MixStages st = *this;
   std::vector<const MixDirection*> loads, offloads;
+  std::vector<const Stage*> overlaps;
   const MixStages* busiest = mine.front();
+  const MixStages* busiest_in_overlap = mine.front();
   for (const MixStages* p : mine) {
     loads.push_back(&p->load);
     offloads.push_back(&p->offload);
+    overlaps.push_back(&p->overlap);
     if (p->cpu_share > busiest->cpu_share) busiest = p;
+    if (p->overlap_cpu_share > busiest_in_overlap->overlap_cpu_share) busiest_in_overlap = p;
   }
   combine_direction(st.load, loads, combined.name);
   combine_direction(st.offload, offloads, combined.name);
+  st.overlap = slowest_per_iteration(overlaps, combined.name);
   st.set_figures(combined);
   // Each rank its own host: the CPU figures of the one whose CPUs were fullest.
   st.cpu = busiest->cpu;
   st.cpus = busiest->cpus;
   st.cpu_share = busiest->cpu_share;
+  st.cpu_overlap = busiest_in_overlap->cpu_overlap;
+  st.overlap_cpu_share = busiest_in_overlap->overlap_cpu_share;
   st.set_verdict();
   return std::make_shared<const MixStages>(std::move(st));
 }

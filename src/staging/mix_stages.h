@@ -27,22 +27,32 @@ struct MixDirection {
   // Every card's of every measured round: time with >= 1 read or write, resp.
   // copy, in flight, together and alone.
   Stage io_busy_together, io_busy_alone, copy_busy_together, copy_busy_alone;
+  // Every card's of every measured round: its busy times in the together pass up to
+  // the first direction's end (the overlap, both running; to within one look).
+  Stage io_busy_overlap, copy_busy_overlap;
   double gib_s = 0, alone_gib_s = 0;  // bytes over together's, resp. alone's, avg
+  // Over the overlap O (MixStages::overlap), from the passes' averages, the part of
+  // its together pass after O (the other direction done) taken at its alone speed:
+  // its speed as a fraction of its alone speed, kept = 1 - (together - alone) / O
+  // (>= 0; the direction that ended first: alone / together), and the fraction of its
+  // work done in O, work = 1 - (together - O) / alone (0..1; the first: 1).
+  double kept = 0, work_in_overlap = 0;
 };
 
-// The verdict's thresholds (docs/load.md "Load and offload together"): together
-// keeps each direction at >= 90% of its alone bandwidth: nothing fell short; else
-// the host's CPUs when the workers' CPU time in the together pass fills >= 90% of
-// (its wall x the CPUs they may run on); else the disk or the copy, whichever's
-// busy time grew more from alone to together.
+// The verdict's thresholds (docs/load.md "Load and offload together"), all over the
+// overlap (both directions running): each direction kept at >= 90% of its alone
+// speed: nothing fell short; else the host's CPUs when the workers' CPU time in the
+// overlap fills >= 90% of (the overlap x the CPUs they may run on); else the disk or
+// the copy, whichever's busy time in the overlap grew more from its time alone for
+// the same work.
 constexpr double kMixKeptFraction = 0.90;
 constexpr double kMixCpuFraction = 0.90;
 
 struct MixVerdictInput {
-  double load_alone_gib_s, offload_alone_gib_s, load_gib_s, offload_gib_s;
-  double cpu_share;     // CPU time / (together wall x CPUs), 0..(about) 1
-  double disk_stretch;  // (load + offload io busy together) / (the same alone)
-  double copy_stretch;  // (load + offload copy busy together) / (the same alone)
+  double load_kept, offload_kept;  // MixDirection::kept
+  double cpu_share;     // CPU time in the overlap / (overlap x CPUs), 0..(about) 1
+  double disk_stretch;  // (load + offload io busy in the overlap) / (the same alone x work_in_overlap)
+  double copy_stretch;  // (load + offload copy busy in the overlap) / (the same alone x work_in_overlap)
 };
 // "none", "host CPUs", "disk" or "copy" (a tie: disk).
 std::string mix_verdict(const MixVerdictInput& in);
@@ -57,10 +67,22 @@ class MixStages : public ResultExtra {
   // user and system) over the together pass; the CPUs those workers may run on.
   Stage cpu;
   int cpus = 1;
+  // Per measured round, the slowest card's overlap in the together pass: from the
+  // later of the two directions' first submissions to the first direction's end;
+  // every card's CPU time from the pass's start to that end, summed.
+  Stage overlap, cpu_overlap;
   // The Mix line: a, b (alone), c, d (together), e (both directions' bytes over the
-  // together pass, the result's BW), p = e / (a + b) x 100; the Busy line; the verdict.
+  // together pass, the result's BW); the perfect overlap f (both directions' bytes
+  // over the longer of the two alone passes: what together would give if each kept
+  // its alone speed) and q = e / f x 100; p = e / (a + b) x 100 (JSON only: below
+  // 100 even at a perfect overlap when the directions' alone passes differ).
   double together_gib_s = 0, percent_of_alone = 0;
+  double perfect_overlap_gib_s = 0, percent_of_perfect_overlap = 0;
+  // Over the whole together pass (JSON): CPU time / (the pass x CPUs) and the
+  // directions' busy times summed, together over alone.
   double cpu_share = 0, disk_stretch = 0, copy_stretch = 0;
+  // Over the overlap (the Busy line's and the verdict's): MixVerdictInput's.
+  double overlap_cpu_share = 0, overlap_disk_stretch = 0, overlap_copy_stretch = 0;
   std::string short_of;
 
   // The figures from the bytes and the stages' averages; `together_gib_s` is the
@@ -76,15 +98,15 @@ class MixStages : public ResultExtra {
   // :load_alone, :offload_alone), each its own from/to, block, count, IO+Copy, BW.
   std::vector<Json> csv_rows(const CaseResult& r) const override;
   Json encode() const override;
-  // Across ranks: each direction's passes per round the slowest part's, busy times
-  // every part's, bytes and counts summed; the CPU share the highest part's (each
-  // rank its own host's CPUs); the figures and the verdict again.
+  // Across ranks: each direction's passes and the overlap per round the slowest
+  // part's, busy times every part's, bytes and counts summed; the CPU shares the
+  // highest part's (each rank its own host's CPUs); the figures and the verdict again.
   std::shared_ptr<const ResultExtra> combine(const std::vector<const ResultExtra*>& parts, const CombineScope& scope,
                                              const CaseResult& combined) const override;
 };
 
 // "  Mix: load alone <a> GiB/s, offload alone <b>, together load <c> + offload <d> =
-// <e> GiB/s (<p>% of a + b); short: <disk|copy|host CPUs|none>".
+// <e> GiB/s (<q>% of perfect overlap); short: <disk|copy|host CPUs|none>".
 std::string format_mix_line(const MixStages& s);
 
 // Registers MixStages' decoder (called by register_staged_results()).

@@ -11,14 +11,22 @@ namespace ds {
 
 namespace {
 
-// Accumulates the time a count is above zero.
+// Accumulates the time a count is above zero; with a cut (another pipeline's first
+// end), also the time up to it: the first update at or past the cut counts the
+// state held since the last one as it was (to within one look).
 class BusyClock {
  public:
-  void reset() {
+  void reset(const std::atomic<int64_t>* cut) {
     since_ = -1;
     total_ = 0;
+    cut_ = cut;
+    at_cut_ = -1;
   }
   void update(bool busy, int64_t now) {
+    if (cut_ && at_cut_ < 0) {
+      const int64_t c = cut_->load(std::memory_order_acquire);
+      if (now >= c) at_cut_ = total_ + (since_ >= 0 ? std::max<int64_t>(0, c - since_) : 0);
+    }
     if (busy && since_ < 0) since_ = now;
     if (!busy && since_ >= 0) {
       total_ += now - since_;
@@ -26,10 +34,13 @@ class BusyClock {
     }
   }
   int64_t total() const { return total_; }
+  int64_t until_cut() const { return at_cut_ >= 0 ? at_cut_ : total_; }  // all of it when not reached
 
  private:
   int64_t since_ = -1;
   int64_t total_ = 0;
+  const std::atomic<int64_t>* cut_ = nullptr;
+  int64_t at_cut_ = -1;
 };
 
 void push_min(std::vector<size_t>& heap, size_t v) {
@@ -63,12 +74,17 @@ class Pipeline::Pass : public TransferClient {
     for (size_t b = 0; b < std::min(k_, n_); ++b) free_.push_back(b);  // ascending: a min-heap already
     done_ = 0;
     submit_ns = 0;
-    io_busy.reset();
-    copy_busy.reset();
+    io_busy.reset(p_.c_.first_end);
+    copy_busy.reset(p_.c_.first_end);
   }
 
   bool finished() const override { return done_ == n_; }
   bool busy() const override { return !copying_.empty(); }
+  // The copy busy clock ends a copy's time when a look finds it complete: while one
+  // is in flight the loop looks rather than sleeps in reap, also with the queue full
+  // (--staging above --iodepth), so a copy's completion is not first seen when the
+  // next read or write completes.
+  bool watches_own_work() const override { return !copying_.empty(); }
   void engine_changed(bool in_flight, int64_t now) override {
     io_busy.update(in_flight, now);
     copy_busy.update(!copying_.empty(), now);
@@ -254,6 +270,12 @@ PipelineTimes Pipeline::run() {
     const PassResult r = loop_->run(*pass_);
     pass_->io_busy.update(false, r.end_ns);
     pass_->copy_busy.update(false, r.end_ns);
+    if (c_.first_end) {
+      int64_t none = INT64_MAX;
+      t.ended_first = c_.first_end->compare_exchange_strong(none, r.end_ns, std::memory_order_acq_rel);
+    }
+    t.start_ns = r.start_ns;
+    t.end_ns = r.end_ns;
     t.wall_ns = r.wall_ns;
     t.submit_ns = r.submit_ns + pass_->submit_ns;
     t.short_transfers = r.short_transfers;
@@ -263,6 +285,8 @@ PipelineTimes Pipeline::run() {
   }
   t.io_busy_ns = pass_->io_busy.total();
   t.copy_busy_ns = pass_->copy_busy.total();
+  t.io_busy_first_ns = t.ended_first ? t.io_busy_ns : pass_->io_busy.until_cut();
+  t.copy_busy_first_ns = t.ended_first ? t.copy_busy_ns : pass_->copy_busy.until_cut();
   return t;
 }
 

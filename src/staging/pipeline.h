@@ -18,6 +18,7 @@
 // next write is the lowest-numbered block whose copies are complete.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -58,14 +59,26 @@ struct PipelineConfig {
   bool direct_path = false;  // one direct task per block, else one copy per fragment
   // "block 5 (/ws/file)": how a failure names a block.
   std::function<std::string(size_t)> block_name;
+  // Two pipelines timed together (load with offloads, staging/mix_measure.h): the
+  // instant the first of their passes ended, INT64_MAX until then (the caller sets
+  // it so before each pass). run() sets it to its end when it ends first; the busy
+  // clocks also keep their time busy up to it. Null: one pipeline alone.
+  std::atomic<int64_t>* first_end = nullptr;
 };
 
 struct PipelineTimes {
   int64_t wall_ns = 0;     // first submission to last completion
   int64_t submit_ns = 0;   // inside the submission calls (file I/O and copies)
   int64_t io_busy_ns = 0;  // with at least one read (load) or write (offload) in flight
-  int64_t copy_busy_ns = 0;  // with at least one copy in flight (ends when its poll sees it done)
+  // With at least one copy in flight: from its submission until a look finds it
+  // complete (the loop looks at least every nap while a copy is in flight, aio/io_loop.h).
+  int64_t copy_busy_ns = 0;
   uint64_t short_transfers = 0;  // completed by resubmitting the remainder
+  int64_t start_ns = 0, end_ns = 0;  // the pass's first submission and last completion (monotonic)
+  // With a first_end: the busy times up to it (to within one look), and whether this
+  // pass ended first (then they are the whole pass's).
+  int64_t io_busy_first_ns = 0, copy_busy_first_ns = 0;
+  bool ended_first = false;
 };
 
 class Pipeline {

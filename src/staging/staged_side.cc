@@ -44,6 +44,7 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   pc.engine = engine_.get();
   pc.blocks = &extents_;
   pc.direct_path = p_.sdma;
+  pc.first_end = c_.first_end;
   pc.block_name = [this](size_t j) {
     const size_t b = blocks_[j];
     return "block " + std::to_string(b) + " (" + files_.files->path(b) + ")";

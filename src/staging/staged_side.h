@@ -6,6 +6,8 @@
 // load with offloads beside it (--offload-ratio) one of each on the same device.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +34,9 @@ struct StagedSideConfig {
   // gives card c of d the share c, c+d, c+2d, ...: each block written once.
   size_t first_block = 0;
   size_t block_step = 1;
+  // Two sides timed together (load with offloads): the pipeline's first_end
+  // (staging/pipeline.h PipelineConfig), null alone.
+  std::atomic<int64_t>* first_end = nullptr;
 };
 
 class StagedSide {

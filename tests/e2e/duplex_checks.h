@@ -112,6 +112,12 @@ inline void expect_duplex_arithmetic(const json& res, double ratio) {
   EXPECT_DOUBLE_EQ(dx.at("together_gib_s").get<double>(), res.at("bandwidth_gib_s").get<double>());
   const double alone = dx.at("h2d").at("alone_gib_s").get<double>() + dx.at("d2h").at("alone_gib_s").get<double>();
   EXPECT_NEAR(dx.at("percent_of_alone").get<double>(), 100.0 * e / alone, 1e-6);
+  // The perfect overlap: both directions' bytes over the longer alone Copy.
+  const double longer_us = std::max(dx.at("h2d").at("alone_copy_us").at("avg").get<double>(),
+                                    dx.at("d2h").at("alone_copy_us").at("avg").get<double>());
+  const double perfect = (h2d + d2h) / (longer_us * 1e-6) / (1 << 30);
+  EXPECT_NEAR(dx.at("perfect_overlap_gib_s").get<double>(), perfect, perfect * 1e-9);
+  EXPECT_NEAR(dx.at("percent_of_perfect_overlap").get<double>(), 100.0 * e / perfect, 1e-6);
 }
 
 // A duplex run through a double whose copy tasks take 100 ms per 64 KiB, at

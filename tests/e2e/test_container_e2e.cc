@@ -7,6 +7,7 @@
 // io_uring) is refused, with the call, the errno and the fix.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -174,6 +175,50 @@ TEST(Container, LoadRunsWithOneNote) {
   rmdir(ws.c_str());
 }
 
+// The staged measurements that write: offload (device -> staging -> disk) and a load
+// with offloads beside it (load --offload-ratio, two pipelines and a thread per card):
+// validated, every card placed but unbound, the one note, the files removed.
+struct StagedRun {
+  const char* what;
+  std::vector<std::string> args;  // after the sub-command and its workspace
+  const char* result;
+};
+
+const std::vector<StagedRun>& staged_runs() {
+  static const std::vector<StagedRun> runs = {
+      {"offload", {"-s", "64K", "-n", "8", "-d", "2", "-i", "2", "--warmup", "1", "--validate"}, "offload"},
+      {"load",
+       {"-s", "64K", "-n", "8", "-d", "2", "-i", "2", "--warmup", "1", "--offload-ratio", "0.5", "--validate"},
+       "load+offload"},
+  };
+  return runs;
+}
+
+std::vector<std::string> staged_args(const StagedRun& s, const std::string& ws) {
+  std::vector<std::string> args = {"--backend", "sim", s.what, "--create-workspace", "--workspace", ws};
+  args.insert(args.end(), s.args.begin(), s.args.end());
+  return args;
+}
+
+TEST(Container, OffloadAndLoadWithOffloadsRunWithOneNote) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const StagedRun& s : staged_runs()) {
+    SCOPED_TRACE(s.result);
+    const std::string ws = disk_base() + "/" + unique_name("staged");
+    ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+    const JsonRun r = in_container_json(staged_args(s, ws), true);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json x = r.result(s.result);
+    EXPECT_EQ(x["validated"], true);
+    expect_unbound(x["numa"], 2);
+    const auto lines = stderr_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+    EXPECT_TRUE(entries(ws).empty()) << "block files left behind";
+    rmdir(ws.c_str());
+  }
+}
+
 // What was asked for explicitly is refused cleanly: exit 1, one line naming the
 // option, the call, the errno and the fix; nothing started.
 TEST(Container, ExplicitPlacementIsRefusedNamingTheCallAndTheFix) {
@@ -310,6 +355,33 @@ TEST(Container, UnprivilegedInsideTheProfile) {
   const auto lines = stderr_lines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
   EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+}
+
+// The same for offload and load --offload-ratio, their workspace one the
+// unprivileged user may write (the scratch directory opened to it for the run).
+TEST(Container, UnprivilegedOffloadAndLoadWithOffloadsInsideTheProfile) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  ASSERT_EQ(chmod(disk_base().c_str(), 0711), 0);
+  for (const StagedRun& s : staged_runs()) {
+    SCOPED_TRACE(s.result);
+    const std::string ws = disk_base() + "/" + unique_name("nobody");
+    ASSERT_EQ(mkdir(ws.c_str(), 0777), 0);
+    ASSERT_EQ(chmod(ws.c_str(), 0777), 0);  // past the umask
+    RunOptions o;
+    o.wrap = docker_profile(true);
+    o.env = {{"DEV_SANDBOX_SIM_DEVICES", "2"}};
+    o.unprivileged = true;
+    o.memlock_limit = 8L << 20;
+    const RunResult r = run_tool_opts(staged_args(s, ws), o);
+    ASSERT_EQ(r.exit_code, 0) << unprivileged_mode(o.env) << ": " << r.err;
+    EXPECT_NE(r.out.find(std::string("[validation] ") + s.result + " PASS"), std::string::npos) << r.out;
+    const auto lines = stderr_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+    EXPECT_TRUE(entries(ws).empty()) << "block files left behind";
+    rmdir(ws.c_str());
+  }
+  chmod(disk_base().c_str(), 0700);
 }
 
 }  // namespace

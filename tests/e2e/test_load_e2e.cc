@@ -466,10 +466,47 @@ void expect_mix_arithmetic(const json& x) {
   const double cpu = m["cpu_us"]["avg"].get<double>() / (x["copy_us"]["avg"].get<double>() * m["cpus"].get<double>());
   EXPECT_NEAR(m["cpu_share"].get<double>(), cpu, cpu * 1e-9);
   EXPECT_GT(m["cpu_us"]["avg"].get<double>(), 0);
-  const std::string verdict = c >= 0.9 * a && d >= 0.9 * b ? "none"
-                              : cpu >= 0.9                 ? "host CPUs"
-                              : disk >= copy               ? "disk"
-                                                           : "copy";
+  // The perfect overlap: both directions' bytes over the longer alone pass.
+  const double longer_s =
+      std::max(l["alone_io_copy_us"]["avg"].get<double>(), o["alone_io_copy_us"]["avg"].get<double>()) * 1e-6;
+  const double perfect = (l["bytes"].get<double>() + o["bytes"].get<double>()) / longer_s / 1073741824.0;
+  EXPECT_NEAR(m["perfect_overlap_gib_s"].get<double>(), perfect, perfect * 1e-9);
+  EXPECT_NEAR(m["percent_of_perfect_overlap"].get<double>(), 100.0 * e / perfect, 1e-6);
+  // The overlap (both directions running): within the together pass; each
+  // direction's busy times in it within its busy times in the pass.
+  const double ov = m["overlap_us"]["avg"].get<double>();
+  EXPECT_GT(ov, 0);
+  EXPECT_LE(m["overlap_us"]["max"].get<double>(), x["copy_us"]["max"].get<double>());
+  for (const char* busy : {"read_busy_us", "copy_busy_us"})
+    EXPECT_LE(l["overlap_" + std::string(busy)]["avg"].get<double>(), l[busy]["avg"].get<double>()) << busy;
+  for (const char* busy : {"write_busy_us", "copy_busy_us"})
+    EXPECT_LE(o["overlap_" + std::string(busy)]["avg"].get<double>(), o[busy]["avg"].get<double>()) << busy;
+  // Over the overlap: each direction's speed kept and work done (its tail at its alone speed), the
+  // stretches for the same work, the CPU share; the verdict by the documented rule.
+  auto kept = [&](const json& dir) {
+    return std::max(0.0, 1.0 - (dir["io_copy_us"]["avg"].get<double>() - dir["alone_io_copy_us"]["avg"].get<double>()) / ov);
+  };
+  auto work = [&](const json& dir) {
+    const double alone = dir["alone_io_copy_us"]["avg"].get<double>();
+    return std::min(1.0, std::max(0.0, 1.0 - (dir["io_copy_us"]["avg"].get<double>() - ov) / alone));
+  };
+  const double kl = kept(l), ko = kept(o), wl = work(l), wo = work(o);
+  EXPECT_NEAR(l["kept_in_overlap"].get<double>(), kl, 1e-9);
+  EXPECT_NEAR(o["kept_in_overlap"].get<double>(), ko, 1e-9);
+  EXPECT_NEAR(l["work_in_overlap"].get<double>(), wl, 1e-9);
+  EXPECT_NEAR(o["work_in_overlap"].get<double>(), wo, 1e-9);
+  const double odisk = (l["overlap_read_busy_us"]["avg"].get<double>() + o["overlap_write_busy_us"]["avg"].get<double>()) /
+                       (l["alone_read_busy_us"]["avg"].get<double>() * wl + o["alone_write_busy_us"]["avg"].get<double>() * wo);
+  const double ocopy = (l["overlap_copy_busy_us"]["avg"].get<double>() + o["overlap_copy_busy_us"]["avg"].get<double>()) /
+                       (l["alone_copy_busy_us"]["avg"].get<double>() * wl + o["alone_copy_busy_us"]["avg"].get<double>() * wo);
+  EXPECT_NEAR(m["overlap_disk_stretch"].get<double>(), odisk, odisk * 1e-9);
+  EXPECT_NEAR(m["overlap_copy_stretch"].get<double>(), ocopy, ocopy * 1e-9);
+  const double ocpu = m["overlap_cpu_us"]["avg"].get<double>() / (ov * m["cpus"].get<double>());
+  EXPECT_NEAR(m["overlap_cpu_share"].get<double>(), ocpu, ocpu * 1e-9);
+  const std::string verdict = kl >= 0.9 && ko >= 0.9 ? "none"
+                              : ocpu >= 0.9         ? "host CPUs"
+                              : odisk >= ocopy      ? "disk"
+                                                    : "copy";
   EXPECT_EQ(m["short"], verdict);
 }
 
@@ -507,7 +544,12 @@ TEST(LoadMix, BothDirectionsValidateAndTheMixLineAgrees) {
                            " + offload " + fixed3(m["offload"]["gib_s"]) + " = " + fixed3(m["together_gib_s"]) +
                            " GiB/s (";
   EXPECT_TRUE(contains(r.out, line)) << line << "\n" << r.out;
-  EXPECT_TRUE(contains(r.out, "% of a + b); short: " + m["short"].get<std::string>() + "\n")) << r.out;
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f", m["percent_of_perfect_overlap"].get<double>());
+  EXPECT_TRUE(contains(r.out, line + pct + "% of perfect overlap); short: " + m["short"].get<std::string>() + "\n"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "\n  Busy: disk ")) << r.out;
+  EXPECT_TRUE(contains(r.out, " while both ran (")) << r.out;
   EXPECT_TRUE(contains(r.out, "\n  Load: Size(KB)=16 Count=16  IO+Copy(us)-(Min/Max/Avg/P50/P90)=")) << r.out;
   EXPECT_TRUE(contains(r.out, "\n  Offload: Size(KB)=16 Count=8  Copy+IO(us)-(Min/Max/Avg/P50/P90)=")) << r.out;
   EXPECT_TRUE(contains(r.out, "[validation] load+offload PASS")) << r.out;

@@ -5,6 +5,7 @@
 // results; every printed statistic is the JSON one rounded as the table rounds it,
 // every printed bandwidth the JSON one, and the JSON one is bytes per iteration
 // over the stage's average, 2^30 bytes per second.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -237,25 +238,33 @@ TEST(PrintedFigures, DuplexRowsAndLineAreTheJsonFiguresAndTheFormula) {
   }
   const std::string line = line_of(b, "  Duplex: ");
   char tail[64] = {0};
-  double a, bb, c, d, e, pc;
+  double a, bb, c, d, e, pc, pq;
   ASSERT_EQ(std::sscanf(line.c_str(),
                         "  Duplex: H2D alone %lf GiB/s, D2H alone %lf, together H2D %lf + D2H %lf = %lf GiB/s "
-                        "(%lf%% of alone H2D + D2H%63s",
-                        &a, &bb, &c, &d, &e, &pc, tail),
-            7)
+                        "(%lf%% of alone H2D + D2H; %lf%% of perfect overlap%63s",
+                        &a, &bb, &c, &d, &e, &pc, &pq, tail),
+            8)
       << line;
   EXPECT_STREQ(tail, ")") << line;
   char again[512];
   std::snprintf(again, sizeof again,
                 "  Duplex: H2D alone %.3f GiB/s, D2H alone %.3f, together H2D %.3f + D2H %.3f = %.3f GiB/s (%.1f%% of "
-                "alone H2D + D2H)",
+                "alone H2D + D2H; %.1f%% of perfect overlap)",
                 dx.at("h2d").at("alone_gib_s").get<double>(), dx.at("d2h").at("alone_gib_s").get<double>(),
                 dx.at("h2d").at("gib_s").get<double>(), dx.at("d2h").at("gib_s").get<double>(),
-                dx.at("together_gib_s").get<double>(), dx.at("percent_of_alone").get<double>());
+                dx.at("together_gib_s").get<double>(), dx.at("percent_of_alone").get<double>(),
+                dx.at("percent_of_perfect_overlap").get<double>());
   EXPECT_EQ(line, again);
   EXPECT_DOUBLE_EQ(dx.at("together_gib_s").get<double>(), r.at("bandwidth_gib_s").get<double>());
   const double alone = dx.at("h2d").at("alone_gib_s").get<double>() + dx.at("d2h").at("alone_gib_s").get<double>();
   EXPECT_NEAR(dx.at("percent_of_alone").get<double>(), 100 * dx.at("together_gib_s").get<double>() / alone, 1e-9);
+  // The perfect overlap: both directions' bytes over the longer alone Copy.
+  const double longer_s = std::max(dx.at("h2d").at("alone_copy_us").at("avg").get<double>(),
+                                   dx.at("d2h").at("alone_copy_us").at("avg").get<double>()) * 1e-6;
+  const double perfect = (h2d_bytes + d2h_bytes) / longer_s / (1 << 30);
+  EXPECT_NEAR(dx.at("perfect_overlap_gib_s").get<double>(), perfect, perfect * 1e-9);
+  EXPECT_NEAR(dx.at("percent_of_perfect_overlap").get<double>(), 100 * dx.at("together_gib_s").get<double>() / perfect,
+              1e-9);
   // The aggregate: both directions' bytes over the pass's Copy and over its GroupWall.
   expect_formula(dx.at("together_gib_s"), h2d_bytes + d2h_bytes, r.at("copy_us"), "together");
   expect_formula(r.at("wall_bandwidth_gib_s"), h2d_bytes + d2h_bytes, r.at("wall_us"), "together WallBW");

@@ -118,6 +118,7 @@ struct DuplexStagesMirror {
   uint64_t h2d_bytes, d2h_bytes, h2d_block, d2h_block, h2d_count, d2h_count;
   double ratio;
   double h2d_alone_gib_s, d2h_alone_gib_s, h2d_gib_s, d2h_gib_s, together_gib_s, percent_of_alone;
+  double perfect_overlap_gib_s, percent_of_perfect_overlap;
 };
 static_assert(sizeof(DuplexStages) == sizeof(DuplexStagesMirror),
               "DuplexStages changed: carry it in duplex_result and fill it here");
@@ -194,6 +195,8 @@ DuplexStages filled_duplex() {
   d.d2h_gib_s = 9.5;
   d.together_gib_s = 12.75;
   d.percent_of_alone = 58.6;
+  d.perfect_overlap_gib_s = 17.25;
+  d.percent_of_perfect_overlap = 73.9;
   return d;
 }
 
@@ -485,8 +488,49 @@ TEST(ResultExtraCodec, DuplexRoundTrip) {
   EXPECT_EQ(b->h2d_block, 65536u);
   EXPECT_EQ(b->d2h_count, 15u);
   EXPECT_DOUBLE_EQ(b->percent_of_alone, 58.6);
+  EXPECT_DOUBLE_EQ(b->perfect_overlap_gib_s, 17.25);
+  EXPECT_DOUBLE_EQ(b->percent_of_perfect_overlap, 73.9);
   CaseResult r;
   EXPECT_EQ(b->block_lines(r), d.block_lines(r));
+}
+
+// The Duplex line at --duplex-ratio 0.5: 1 GiB of H2D alone in 1 s, 0.5 GiB of D2H
+// alone in 0.5 s, both together in 1 s: 75% of alone H2D + D2H (which no overlap can
+// reach when the directions' alone times differ), 100% of the perfect overlap (both
+// directions' bytes over the longer alone time).
+TEST(DuplexFigures, PerfectOverlapIsBothBytesOverTheLongerAloneTime) {
+  DuplexStages d;
+  d.h2d_bytes = 1ULL << 30;
+  d.d2h_bytes = 1ULL << 29;
+  d.ratio = 0.5;
+  auto stage = [](int64_t ns) {
+    Stage s;
+    s.samples = {ns};
+    s.ns = compute_stats({ns});
+    return s;
+  };
+  d.h2d_alone = stage(1000000000);
+  d.d2h_alone = stage(500000000);
+  d.h2d_together = stage(1000000000);
+  d.d2h_together = stage(500000000);
+  CaseResult r;
+  r.measured = "Copy";
+  r.bytes = d.h2d_bytes + d.d2h_bytes;
+  r.stages = {stage(0), stage(1000000000)};
+  r.stages[0].name = "Submit";
+  r.stages[1].name = "Copy";
+  d.set_figures(r);
+  EXPECT_DOUBLE_EQ(d.together_gib_s, 1.5);
+  EXPECT_DOUBLE_EQ(d.percent_of_alone, 75.0);
+  EXPECT_DOUBLE_EQ(d.perfect_overlap_gib_s, 1.5);
+  EXPECT_DOUBLE_EQ(d.percent_of_perfect_overlap, 100.0);
+  EXPECT_EQ(format_duplex_line(d),
+            "  Duplex: H2D alone 1.000 GiB/s, D2H alone 1.000, together H2D 1.000 + D2H 1.000 = 1.500 GiB/s "
+            "(75.0% of alone H2D + D2H; 100.0% of perfect overlap)\n");
+  Json j;
+  d.add_json(j, r);
+  EXPECT_DOUBLE_EQ(j["duplex"]["percent_of_perfect_overlap"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(j["duplex"]["perfect_overlap_gib_s"].get<double>(), 1.5);
 }
 
 // The gather shape travels as its launches and table; the chunks and their mean

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "layout/block_table.h"
 #include "output/result_extra.h"
 #include "output/text_writer.h"
 #include "staging/mix_measure.h"
@@ -15,27 +16,28 @@
 namespace ds {
 namespace {
 
-// a, b: alone; c, d: together; then the CPU share and the two stretches.
-MixVerdictInput in(double a, double b, double c, double d, double cpu, double disk, double copy) {
-  return {a, b, c, d, cpu, disk, copy};
+// Each direction's speed over the overlap as a fraction of its alone speed; then the
+// CPU share and the two stretches, all over the overlap.
+MixVerdictInput in(double load_kept, double offload_kept, double cpu, double disk, double copy) {
+  return {load_kept, offload_kept, cpu, disk, copy};
 }
 
 TEST(MixVerdict, NothingShortWhileEachDirectionKeepsNinetyPercent) {
-  EXPECT_EQ(mix_verdict(in(10, 4, 9, 3.6, 0.99, 3, 1)), "none");  // exactly 90% each: kept, whatever else
-  EXPECT_EQ(mix_verdict(in(10, 4, 10, 4, 0, 0, 0)), "none");
-  EXPECT_NE(mix_verdict(in(10, 4, 8.99, 4, 0, 1, 1)), "none");  // load under 90%
-  EXPECT_NE(mix_verdict(in(10, 4, 10, 3.59, 0, 1, 1)), "none");  // offload under 90%
+  EXPECT_EQ(mix_verdict(in(0.9, 0.9, 0.99, 3, 1)), "none");  // exactly 90% each: kept, whatever else
+  EXPECT_EQ(mix_verdict(in(1, 1, 0, 0, 0)), "none");
+  EXPECT_NE(mix_verdict(in(0.899, 1, 0, 1, 1)), "none");  // load under 90%
+  EXPECT_NE(mix_verdict(in(1, 0.8975, 0, 1, 1)), "none");  // offload under 90%
 }
 
 TEST(MixVerdict, HostCpusBeforeTheStagesWhenTheirTimeIsFull) {
-  EXPECT_EQ(mix_verdict(in(10, 4, 5, 2, 0.90, 3, 1)), "host CPUs");
-  EXPECT_EQ(mix_verdict(in(10, 4, 5, 2, 0.89, 3, 1)), "disk");
+  EXPECT_EQ(mix_verdict(in(0.5, 0.5, 0.90, 3, 1)), "host CPUs");
+  EXPECT_EQ(mix_verdict(in(0.5, 0.5, 0.89, 3, 1)), "disk");
 }
 
 TEST(MixVerdict, ElseTheStageWhoseBusyTimeGrewMore) {
-  EXPECT_EQ(mix_verdict(in(10, 4, 5, 2, 0.2, 1.8, 1.1)), "disk");
-  EXPECT_EQ(mix_verdict(in(10, 4, 5, 2, 0.2, 1.1, 1.8)), "copy");
-  EXPECT_EQ(mix_verdict(in(10, 4, 5, 2, 0.2, 1.5, 1.5)), "disk");  // a tie: disk
+  EXPECT_EQ(mix_verdict(in(0.5, 0.5, 0.2, 1.8, 1.1)), "disk");
+  EXPECT_EQ(mix_verdict(in(0.5, 0.5, 0.2, 1.1, 1.8)), "copy");
+  EXPECT_EQ(mix_verdict(in(0.5, 0.5, 0.2, 1.5, 1.5)), "disk");  // a tie: disk
 }
 
 StagedParams load_params(uint64_t blocks, uint64_t tasks_per_file = 1) {
@@ -84,6 +86,19 @@ TEST(MixOffloadParams, OutOfRangeIsAUsageError) {
   EXPECT_EQ(mix_offload_params(load_params(4), 64, nullptr).files(), 256u);
 }
 
+// What a card holds for both sides: each side's KV region on the card, with a block
+// table the whole paged pool (Layout::region_bytes()), not the request's bytes.
+TEST(MixDeviceBytes, EachSidesRegionOnTheCard) {
+  StagedParams load = load_params(4);
+  StagedParams off = mix_offload_params(load, 0.5, nullptr);
+  EXPECT_EQ(mix_device_bytes(load, off), load.layout.bytes() + off.layout.bytes());
+  load.table = make_block_table("sequential", 4, 32);  // a pool of 32 blocks' slots
+  off.table = make_block_table("sequential", 2, 16);
+  ASSERT_TRUE(load.device_layout().is_paged());
+  EXPECT_EQ(load.device_layout().region_bytes(), 32 * load.layout.task_bytes());
+  EXPECT_EQ(mix_device_bytes(load, off), 32 * load.layout.task_bytes() + 16 * off.layout.task_bytes());
+}
+
 Stage stage(const std::string& name, std::vector<int64_t> ns) {
   Stage s;
   s.name = name;
@@ -115,6 +130,14 @@ MixStages sample_mix() {
   m.offload.copy_busy_together = stage("CopyBusy", {200, 200});  // copy: 500 / 400 = 1.25x
   m.cpu = stage("Cpu", {500000000});  // 0.5 s of CPU in a 1 s pass on 4 CPUs: 12.5%
   m.cpus = 4;
+  // Both ran for the offload's 0.5 s: 0.4 s of CPU in it on 4 CPUs, 20%.
+  m.overlap = stage("Overlap", {500000000});
+  m.cpu_overlap = stage("CpuOverlap", {400000000});
+  // In the overlap the load's work is none (1 - (1 - 0.5) / 0.5), the offload's all.
+  m.load.io_busy_overlap = stage("IoBusyOverlap", {500, 500});
+  m.offload.io_busy_overlap = stage("IoBusyOverlap", {100, 100});  // disk: 600 / (400 x 0 + 100 x 1) = 6x
+  m.load.copy_busy_overlap = stage("CopyBusyOverlap", {50, 50});
+  m.offload.copy_busy_overlap = stage("CopyBusyOverlap", {200, 200});  // copy: 250 / 100 = 2.5x
   m.ratio_asked = m.ratio = 0.5;
   return m;
 }
@@ -139,22 +162,81 @@ TEST(MixStagesFigures, LineAndVerdictFromTheStages) {
   EXPECT_DOUBLE_EQ(m.offload.gib_s, 1.0);
   EXPECT_DOUBLE_EQ(m.together_gib_s, 1.5);
   EXPECT_DOUBLE_EQ(m.percent_of_alone, 50.0);
+  // Both alone passes 0.5 s: the perfect overlap 1.5 GiB in 0.5 s.
+  EXPECT_DOUBLE_EQ(m.perfect_overlap_gib_s, 3.0);
+  EXPECT_DOUBLE_EQ(m.percent_of_perfect_overlap, 50.0);
+  // Over the whole together pass, as before.
   EXPECT_DOUBLE_EQ(m.disk_stretch, 2.0);
   EXPECT_DOUBLE_EQ(m.copy_stretch, 1.25);
   EXPECT_DOUBLE_EQ(m.cpu_share, 0.125);
+  // Over the overlap: the verdict's.
+  EXPECT_DOUBLE_EQ(m.load.kept, 0.0);
+  EXPECT_DOUBLE_EQ(m.offload.kept, 1.0);
+  EXPECT_DOUBLE_EQ(m.load.work_in_overlap, 0.0);
+  EXPECT_DOUBLE_EQ(m.offload.work_in_overlap, 1.0);
+  EXPECT_DOUBLE_EQ(m.overlap_disk_stretch, 6.0);
+  EXPECT_DOUBLE_EQ(m.overlap_copy_stretch, 2.5);
+  EXPECT_DOUBLE_EQ(m.overlap_cpu_share, 0.2);
   EXPECT_EQ(m.short_of, "disk");
   EXPECT_EQ(format_mix_line(m),
             "  Mix: load alone 2.000 GiB/s, offload alone 1.000, together load 1.000 + offload 1.000 = 1.500 GiB/s "
-            "(50.0% of a + b); short: disk\n");
+            "(50.0% of perfect overlap); short: disk\n");
   const std::string block = m.block_lines(r);
   EXPECT_NE(block.find("  Load: Size(KB)=1024 Count=1024  IO+Copy(us)-(Min/Max/Avg/P50/P90)="), std::string::npos)
       << block;
-  EXPECT_NE(block.find("  Busy: disk 2.00x its time alone, copy 1.25x, host CPUs 12% of 4 over the together pass\n"),
+  EXPECT_NE(block.find("  Busy: disk 6.00x its time alone, copy 2.50x, host CPUs 20% of 4 while both ran (500.000 of "
+                       "1000.000 ms)\n"),
             std::string::npos)
       << block;
-  m.cpu = stage("Cpu", {3600000000});  // 3.6 s of CPU in 1 s on 4 CPUs: 90%
+  m.cpu_overlap = stage("CpuOverlap", {1800000000});  // 1.8 s of CPU in 0.5 s on 4 CPUs: 90%
   m.set_figures(r);
   EXPECT_EQ(m.short_of, "host CPUs");
+  m.cpu = stage("Cpu", {3600000000});  // over the whole pass alone: 90%, the verdict's share is the overlap's
+  m.cpu_overlap = stage("CpuOverlap", {1000000000});
+  m.set_figures(r);
+  EXPECT_EQ(m.short_of, "disk");
+}
+
+// --offload-ratio 0.25: the load alone 1 s (1 GiB), the offload alone 0.25 s (0.25
+// GiB); together the offload takes 0.26 s and the load 1.05 s. Summing the alone
+// speeds (2 GiB/s) no overlap could reach: even a perfect one gives 1.25 GiB in 1 s.
+// Over the whole pass each direction kept >= 95% of its alone speed ("none" by the
+// whole pass); over the 0.26 s overlap the load kept 1 - 0.05 / 0.26 = 81%: it fell
+// short while the offload ran.
+TEST(MixStagesFigures, UnequalDirectionsAgainstThePerfectOverlapAndJudgedOverTheOverlap) {
+  MixStages m;
+  m.load.bytes = 1ULL << 30;
+  m.offload.bytes = 1ULL << 28;
+  m.load.alone = stage("Alone", {1000000000});
+  m.load.together = stage("Together", {1050000000});
+  m.offload.alone = stage("Alone", {250000000});
+  m.offload.together = stage("Together", {260000000});
+  m.overlap = stage("Overlap", {260000000});
+  m.cpu = stage("Cpu", {0});
+  m.cpu_overlap = stage("CpuOverlap", {0});
+  for (MixDirection* d : {&m.load, &m.offload}) {
+    d->io_busy_alone = d->io_busy_together = d->io_busy_overlap = stage("Io", {100});
+    d->copy_busy_alone = d->copy_busy_together = d->copy_busy_overlap = stage("Copy", {100});
+  }
+  m.load.io_busy_overlap = stage("IoBusyOverlap", {200});  // the disk grew, the copy did not
+  CaseResult r = together_result();
+  r.bytes = m.load.bytes + m.offload.bytes;
+  r.stages[1] = stage("IO+Copy", {1050000000});
+  m.set_figures(r);
+  EXPECT_NEAR(m.perfect_overlap_gib_s, 1.25, 1e-12);
+  EXPECT_NEAR(m.percent_of_perfect_overlap, 100.0 / 1.05, 1e-9);  // together 1.05 s, perfect 1 s
+  EXPECT_NEAR(m.percent_of_alone, 100.0 * (1.25 / 1.05) / 2.0, 1e-9);
+  EXPECT_GE(m.load.gib_s, 0.95 * m.load.alone_gib_s);  // the whole pass: kept
+  EXPECT_NEAR(m.load.kept, 1.0 - 0.05 / 0.26, 1e-12);
+  EXPECT_NEAR(m.offload.kept, 0.25 / 0.26, 1e-12);
+  EXPECT_NEAR(m.load.work_in_overlap, 0.21, 1e-12);  // 1 - (1.05 - 0.26) / 1
+  EXPECT_NEAR(m.offload.work_in_overlap, 1.0, 1e-12);
+  EXPECT_NEAR(m.overlap_disk_stretch, 300.0 / 121.0, 1e-12);
+  EXPECT_NEAR(m.overlap_copy_stretch, 200.0 / 121.0, 1e-12);
+  EXPECT_EQ(m.short_of, "disk");
+  EXPECT_EQ(format_mix_line(m),
+            "  Mix: load alone 1.000 GiB/s, offload alone 1.000, together load 0.952 + offload 0.962 = 1.190 GiB/s "
+            "(95.2% of perfect overlap); short: disk\n");
 }
 
 TEST(MixStagesCodec, RoundTripsAndCombinesAcrossRanks) {
@@ -172,6 +254,7 @@ TEST(MixStagesCodec, RoundTripsAndCombinesAcrossRanks) {
   // Two ranks: bytes summed, the CPU share the busier rank's.
   MixStages other = sample_mix();
   other.cpu = stage("Cpu", {3800000000});
+  other.cpu_overlap = stage("CpuOverlap", {1900000000});  // 95% of 4 CPUs over the 0.5 s overlap
   other.set_figures(r);
   CaseResult both = r;
   both.bytes *= 2;
@@ -182,8 +265,12 @@ TEST(MixStagesCodec, RoundTripsAndCombinesAcrossRanks) {
   EXPECT_EQ(c->offload.count, 1024u);
   EXPECT_DOUBLE_EQ(c->load.alone_gib_s, 4.0);
   EXPECT_DOUBLE_EQ(c->cpu_share, other.cpu_share);
+  EXPECT_DOUBLE_EQ(c->overlap_cpu_share, other.overlap_cpu_share);
   EXPECT_EQ(c->short_of, "host CPUs");
   EXPECT_EQ(c->load.io_busy_together.samples.size(), 4u);
+  EXPECT_EQ(c->load.io_busy_overlap.samples.size(), 4u);
+  EXPECT_EQ(c->overlap.samples.size(), 1u);  // per round, the slowest rank's
+  EXPECT_DOUBLE_EQ(c->percent_of_perfect_overlap, 50.0);  // both ranks' bytes over the same passes
 }
 
 }  // namespace
