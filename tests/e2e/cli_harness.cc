@@ -176,7 +176,7 @@ bool is_run_line(const std::string& line) {
       R"(dev-sandbox: backend (ascend|cuda|sim) \((--backend [a-z]+|DEV_SANDBOX_BACKEND=[a-z]+|auto(: [^()]+)?)\)( -- [^\n]+)?)");
   static const std::regex plan(
       R"(dev-sandbox: [A-Za-z0-9_]+ will allocate host [^\n]+ \(filling [^\n]+ at a nominal [0-9.]+ GiB/s, then [0-9]+ (iteration|epoch|round)s? moving [^\n]+ at a nominal [0-9.]+ GiB/s\))");
-  static const std::regex finished(R"(dev-sandbox: finished [A-Za-z0-9_]+ in [0-9]+\.[0-9] s \(setup [0-9]+\.[0-9] s\))");
+  static const std::regex finished(R"(dev-sandbox: finished [A-Za-z0-9_+]+ in [0-9]+\.[0-9] s \(setup [0-9]+\.[0-9] s\))");
   return std::regex_match(line, backend) || std::regex_match(line, plan) || std::regex_match(line, finished);
 }
 

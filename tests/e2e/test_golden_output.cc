@@ -106,6 +106,7 @@ std::string mask_text(const std::string& out) {
       if (line.rfind(mixed, 0) == 0) {
         line = std::regex_replace(line, std::regex(R"(P90\)=[0-9. /]+)"), "P90)=<n> ");
         line = std::regex_replace(line, std::regex(R"(% of [0-9]+ )"), "% of <cpus> ");
+        line = std::regex_replace(line, std::regex(R"(\([0-9.]+ of [0-9.]+ ms\))"), "(<n> of <n> ms)");
         line = std::regex_replace(line, std::regex(R"([0-9]+(\.[0-9]+)?(x|%| GiB/s|,| \+| =| \())"), "<n>$2");
         line = std::regex_replace(line, std::regex(R"(BW\(GB/s\)=[0-9.]+)"), "BW(GB/s)=<n>");
         line = std::regex_replace(line, std::regex(R"(short: .*)"), "short: <verdict>");
