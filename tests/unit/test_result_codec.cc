@@ -318,7 +318,7 @@ TEST(ResultCodec, FilledResultCoversEveryEncodedField) {
   every_member_set(filled_load(), LoadStages{});
   // The duplex figures travel as one array, the blocks as another: each entry set.
   const nlohmann::json f = nlohmann::json::parse(filled_duplex().encode().dump());
-  ASSERT_EQ(f.at("figures").size(), 6u);
+  ASSERT_EQ(f.at("figures").size(), 8u);
   ASSERT_EQ(f.at("blocks").size(), 4u);
   for (const char* k : {"figures", "blocks"})
     for (const auto& v : f.at(k)) EXPECT_NE(v.get<double>(), 0) << k;
