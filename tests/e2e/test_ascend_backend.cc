@@ -1180,6 +1180,114 @@ TEST(AscendEvents, ReusableEventsWhereTheLibraryHasThem) {
   EXPECT_NE(d.out.find("events: aclrtCreateEventExWithFlag (made for reuse, never reset)"), std::string::npos) << d.out;
 }
 
+// The staging pipelines' per-buffer events (load, offload, and both at once), in the
+// order the double logged them: every event that was polled (aclrtQueryEventStatus) was
+// created by `create_call` with ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2) alone (no
+// timestamps, not SYNC) and never waited on or reset: with two streams a timing event
+// would be joined onto the timing stream (aclrtStreamWaitEvent) at every record.
+struct PolledEvents {
+  size_t polled = 0, wrong_flag = 0, wrong_call = 0, waited = 0;
+};
+PolledEvents polled_events(const CallLog& log, const std::string& create_call) {
+  struct Gen {
+    std::string call, flag;
+    bool queried = false, waited = false;
+  };
+  PolledEvents r;
+  for (const auto& kv : log) {
+    std::map<std::string, std::vector<Gen>> gens;  // event pointer -> its lives, in order
+    for (const Call& c : kv.second) {
+      const std::string ev = arg_of(c.args, "event");
+      if (c.name.rfind("aclrtCreateEvent", 0) == 0 && arg_of(c.args, "error").empty())
+        gens[ev].push_back({c.name, arg_of(c.args, "flag")});
+      else if (gens.count(ev) && c.name == "aclrtQueryEventStatus")
+        gens[ev].back().queried = true;
+      else if (gens.count(ev) && (c.name == "aclrtStreamWaitEvent" || c.name == "aclrtResetEvent"))
+        gens[ev].back().waited = true;
+    }
+    for (const auto& g : gens)
+      for (const Gen& life : g.second) {
+        if (!life.queried) continue;
+        ++r.polled;
+        r.wrong_flag += life.flag != "0x2";
+        r.wrong_call += life.call != create_call;
+        r.waited += life.waited;
+      }
+  }
+  return r;
+}
+
+TEST(AscendEvents, StagingPipelinesPollEventsMadeForPolling) {
+  const std::string base = dstest::disk::disk_base();
+  if (base.empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::vector<std::vector<std::string>> runs = {
+      {"load"}, {"offload"}, {"load", "--offload-ratio", "0.5"}};
+  for (const char* lib : {DS_ACL_DOUBLE, DS_ACL_DOUBLE_OLD}) {
+    const bool old = std::string(lib) == DS_ACL_DOUBLE_OLD;
+    for (const auto& head : runs) {
+      SCOPED_TRACE(head[0] + (head.size() > 1 ? " --offload-ratio" : "") + (old ? ", CANN before 8.1" : ""));
+      LogFile log;
+      auto env = double_env(log);
+      env["DEV_SANDBOX_ACL_LIB"] = lib;
+      env["DEV_SANDBOX_ACL_RT_LIB"] = DS_RT_DOUBLE;
+      env["DS_ACL_DOUBLE_DEVICES"] = "2";
+      env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
+      const std::string ws = base + "/" + dstest::disk::unique_name("aclpoll");
+      std::vector<std::string> args = {head[0], "--backend", "ascend", "--create-workspace", "--workspace", ws};
+      args.insert(args.end(), head.begin() + 1, head.end());
+      for (const char* a : {"-s", "64K", "-n", "6", "-d", "2", "-i", "2", "--warmup", "0", "--staging", "2",
+                            "--streams", "2", "--validate"})
+        args.push_back(a);
+      const RunResult r = run_tool(args, env);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+      const CallLog calls = log.read();
+      const PolledEvents p = polled_events(calls, old ? "aclrtCreateEventWithFlag" : "aclrtCreateEventExWithFlag");
+      EXPECT_GE(p.polled, 2u * 2u) << "a polled event per staging buffer on each card";
+      EXPECT_EQ(p.wrong_flag, 0u) << "polling events are ACL_EVENT_CAPTURE_STREAM_PROGRESS alone";
+      EXPECT_EQ(p.wrong_call, 0u);
+      EXPECT_EQ(p.waited, 0u) << "a polling event is never joined onto the timing stream";
+      for (const auto& kv : calls) expect_clean_process(kv.second, kv.first);
+      EXPECT_FALSE(dstest::disk::exists(ws));
+    }
+  }
+  LogFile log;
+  auto env = double_env(log);
+  const RunResult d = run_tool({"doctor"}, env);
+  EXPECT_NE(d.out.find("polling events (staging reuse): aclrtCreateEventExWithFlag(ACL_EVENT_CAPTURE_STREAM_PROGRESS): "
+                       "no timestamps, never waited on, polled with aclrtQueryEventStatus"),
+            std::string::npos)
+      << d.out;
+  env["DEV_SANDBOX_ACL_LIB"] = DS_ACL_DOUBLE_OLD;
+  const RunResult o = run_tool({"doctor"}, env);
+  EXPECT_NE(o.out.find("polling events (staging reuse): aclrtCreateEventWithFlag(ACL_EVENT_CAPTURE_STREAM_PROGRESS)"),
+            std::string::npos)
+      << o.out;
+}
+
+// The double refuses the event flags the runtime refuses (flag 0 above all), so the
+// backend's flags are checked against the runtime's rules.
+TEST(AscendRuntimeDouble, RefusesEventFlagsTheRuntimeRefuses) {
+  LogFile log;
+  setenv("DEV_SANDBOX_ACL_LIB", DS_ACL_DOUBLE, 1);
+  setenv("DEV_SANDBOX_ACL_RT_LIB", DS_RT_DOUBLE, 1);
+  setenv("DS_ACL_DOUBLE_LOG", log.path().c_str(), 1);
+  setenv("DS_ACL_DOUBLE_DEVICES", "1", 1);
+  using namespace ds::acl;
+  auto backend = ds::make_ascend_backend();
+  backend->init_process();
+  auto dev = backend->open_device(0);
+  const AclLibrary& lib = load_acl_library();
+  aclrtEvent e = nullptr;
+  EXPECT_NE(lib.aclrtCreateEventExWithFlag(&e, 0), 0) << "the Ex call refuses flag 0";
+  EXPECT_NE(lib.aclrtCreateEventWithFlag(&e, 0), 0);
+  EXPECT_NE(lib.aclrtCreateEventExWithFlag(&e, 0x40u | ACL_EVENT_SYNC), 0) << "IPC goes alone";
+  ASSERT_EQ(lib.aclrtCreateEventExWithFlag(&e, ACL_EVENT_CAPTURE_STREAM_PROGRESS), 0);
+  EXPECT_EQ(lib.aclrtDestroyEvent(e), 0);
+  auto polling = dev->create_polling_event();  // the backend's own: accepted
+  EXPECT_NE(polling, nullptr);
+}
+
 // Kernels 5.10 and older: the odirect and shm cases run (pages locked first, as UCM
 // does), and doctor says so; a refusal by the runtime names the call, error and kernel.
 TEST(AscendKernel510, OdirectAndShmCasesRunWithTheirPagesLockedFirst) {

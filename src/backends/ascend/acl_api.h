@@ -158,6 +158,13 @@ enum aclrtMemLocationType : int {
 
 constexpr uint32_t ACL_EVENT_TIME_LINE = 0x00000008u;
 constexpr uint32_t ACL_EVENT_SYNC = 0x00000001u;
+// An event only polled (aclrtQueryEventStatus) for a stream's progress: no timestamps,
+// no cross-stream waits, not one of the device's limited SYNC events. hicann/runtime
+// acl_rt.h (1.15.0 and 1.17.0), docs 07_event_management.md and the dev guide's memory
+// pool reuse example (aclrtCreateEventExWithFlag with it, then aclrtQueryEventStatus);
+// the runtime's own name for the bit is RT_EVENT_STREAM_MARK 0x2 (runtime/event.h, also
+// in the older fwkacllib runtime headers), which aclrtCreateEventWithFlag passes on.
+constexpr uint32_t ACL_EVENT_CAPTURE_STREAM_PROGRESS = 0x00000002u;
 
 // aclrtEventRecordedStatus (CANN docs, aclrtQueryEventStatus): NOT_READY also covers an
 // event whose record was not executed because an earlier task failed.

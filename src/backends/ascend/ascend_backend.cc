@@ -471,6 +471,31 @@ class AscendDevice : public Device {
     return event;
   }
 
+  // The staging pipelines' events (one per staging buffer, recorded after its copies,
+  // polled with aclrtQueryEventStatus until they completed): ACL_EVENT_CAPTURE_STREAM_
+  // PROGRESS alone, as the CANN docs' memory-pool reuse example has it. No TIME_LINE
+  // (the docs: timestamps slow the event calls), no SYNC: never joined onto the timing
+  // stream (record() waits and resets only SYNC events), so a record is one call and a
+  // poll one query. aclrtCreateEventExWithFlag where exported (reused as is; it refuses
+  // flag 0), else aclrtCreateEventWithFlag (a CANN before 8.1: the runtime takes the bit
+  // as RT_EVENT_STREAM_MARK; an event nothing waits on needs no reset), else the default
+  // event of aclrtCreateEvent (timestamps on: doctor's "polling events" says so).
+  std::unique_ptr<Event> create_polling_event() override {
+    aclrtEvent e = nullptr;
+    bool reusable = false;
+    if (lib_.aclrtCreateEventExWithFlag) {
+      lib_.check(lib_.aclrtCreateEventExWithFlag(&e, ACL_EVENT_CAPTURE_STREAM_PROGRESS), "aclrtCreateEventExWithFlag",
+                 where_);
+      reusable = true;
+    } else if (lib_.aclrtCreateEventWithFlag) {
+      lib_.check(lib_.aclrtCreateEventWithFlag(&e, ACL_EVENT_CAPTURE_STREAM_PROGRESS), "aclrtCreateEventWithFlag",
+                 where_);
+    } else {
+      lib_.check(lib_.aclrtCreateEvent(&e), "aclrtCreateEvent", where_);
+    }
+    return std::make_unique<AscendEvent>(lib_, e, /*sync=*/false, reusable, streams_);
+  }
+
   // aclrtEventElapsedTime is documented for two events of one stream only, while the
   // engine time of several streams spans events of different streams. So on a device
   // with more than one stream each record is also joined onto one timing stream: it
@@ -700,7 +725,7 @@ class AscendDevice : public Device {
       }
       copy_sync({dst->device_ptr(), back.data(), kBytes}, CopyDir::kH2D);
       stream = create_stream();
-      done = create_event();
+      done = create_polling_event();
       const CopyDesc d{dst->device_ptr(), src->device_ptr(), kBytes};
       direct_task(&d, 1, *stream);
       // Recorded on its stream only (record() would join a timing stream of the device's
@@ -1105,6 +1130,15 @@ class AscendBackend : public Backend {
     p.facts.push_back({"events", lib.aclrtCreateEventExWithFlag
                                      ? "aclrtCreateEventExWithFlag (made for reuse, never reset)"
                                      : "aclrtCreateEventWithFlag, reset with aclrtResetEvent after each wait"});
+    p.facts.push_back(
+        {"polling events (staging reuse)",
+         lib.aclrtCreateEventExWithFlag
+             ? "aclrtCreateEventExWithFlag(ACL_EVENT_CAPTURE_STREAM_PROGRESS): no timestamps, never waited on, "
+               "polled with aclrtQueryEventStatus"
+         : lib.aclrtCreateEventWithFlag
+             ? "aclrtCreateEventWithFlag(ACL_EVENT_CAPTURE_STREAM_PROGRESS): no timestamps, never waited on, "
+               "polled with aclrtQueryEventStatus"
+             : "aclrtCreateEventWithFlag not exported: aclrtCreateEvent's default events (timestamps on)"});
     const std::string forced = ffts_desc_mode();
     p.facts.push_back(
         {"FFTS+ context descriptors",

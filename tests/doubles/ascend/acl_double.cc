@@ -979,8 +979,23 @@ aclError aclrtDestroyStream(void* stream) {
   return dsdouble::kSuccess;
 }
 
+// The flags the runtime takes (hicann/runtime api_c_event.cc, api_error.cc): for
+// aclrtCreateEventWithFlag some of 0x1|0x2|0x4|0x8 or 0x10/0x20 alone; for the Ex call
+// also 0x40 (IPC, alone); never 0 (the Ex call: "cannot be 0").
+bool event_flag_valid(const char* call, uint32_t flag) {
+  if (std::strcmp(call, "aclrtCreateEvent") == 0) return true;
+  const bool ex = std::strcmp(call, "aclrtCreateEventExWithFlag") == 0;
+  for (uint32_t alone : {0x10u, 0x20u, 0x40u})
+    if (flag & alone) return flag == alone && (ex || alone != 0x40u);
+  return (flag & 0xFu) != 0 && (flag & ~0xFu) == 0;
+}
+
 aclError create_event(const char* call, void** event, uint32_t flag) {
   if (aclError rc = enter(call, true)) return rc;
+  if (!event_flag_valid(call, flag)) {
+    log_call(call, fmt("flag=0x%x error=invalid", flag));
+    return fail(dsdouble::kInvalidParam, fmt("%s: flag 0x%x is not a valid event flag", call, flag));
+  }
   DEvent* e = new DEvent();
   e->flags = flag;
   e->ex = std::strcmp(call, "aclrtCreateEventExWithFlag") == 0;
