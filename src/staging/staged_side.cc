@@ -1,5 +1,6 @@
 #include "staging/staged_side.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,53 @@
 #include "memory/pattern.h"
 
 namespace ds {
+
+namespace {
+
+// A descriptor closed when it goes.
+struct OwnedFd {
+  int fd = -1;
+  ~OwnedFd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+// `n` bytes from offset 0 of `fd` (`path`) into `buf`, for --validate; `buf` and `n`
+// are kDirectAlign-aligned. A read may come back short, and through an O_DIRECT
+// descriptor the next one must start at an aligned offset again (else EINVAL): what a
+// short read brought past its last aligned boundary is read again from there. One that
+// brings less than an aligned unit from an aligned offset makes no aligned progress:
+// the rest is then read through a buffered descriptor of the same file (the page cache,
+// which O_DIRECT writes keep coherent), and `note` says so.
+void read_back(int fd, const std::string& path, char* buf, size_t n, std::string& note) {
+  const int flags = fcntl(fd, F_GETFL);
+  const bool direct = flags >= 0 && (flags & O_DIRECT) != 0;
+  OwnedFd buffered;
+  size_t got = 0;
+  while (got < n) {
+    const int from = buffered.fd >= 0 ? buffered.fd : fd;
+    const ssize_t r = pread(from, buf + got, n - got, static_cast<off_t>(got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw sys_error("pread(" + path + ") for --validate", errno);
+    if (r == 0) throw RunError("validation failed: " + path + " ends at " + std::to_string(got));
+    size_t next = got + static_cast<size_t>(r);
+    if (direct && buffered.fd < 0 && next < n && next % kDirectAlign != 0) {
+      const size_t aligned = next / kDirectAlign * kDirectAlign;
+      if (aligned > got) {
+        next = aligned;  // the tail past it read again, aligned
+      } else {
+        buffered.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (buffered.fd < 0) throw sys_error("open(" + path + ") to read it back buffered for --validate", errno);
+        note = "--validate: an O_DIRECT read of " + path + " returned " + std::to_string(r) + " bytes at offset " +
+               std::to_string(got) + ", less than the " + std::to_string(kDirectAlign) +
+               " bytes O_DIRECT moves at a time: the rest of the file was read back buffered (from the page cache)";
+      }
+    }
+    got = next;
+  }
+}
 
 StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& config, WorkerPlacement& record)
     : dev_(dev), c_(config), p_(*config.p), files_(*config.files), kv_(p_.device_layout()) {
@@ -31,6 +79,7 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   // aclrtMallocHost memory answers EFAULT) our own registered mapping (make_io_buffer).
   staging_ = make_io_buffer(dev_, backend, k * fb, p_.sdma, c_.direct_io, std::string(c_.what) + " buffers");
   host_ = static_cast<char*>(staging_.host);
+  notes_ = staging_.note;
   check_odirect_aligned(host_, std::string("the ") + c_.what + " buffers are");
   // First touched here, on the card's node's CPUs (untimed); where the pages are.
   std::memset(host_, 0, k * fb);
@@ -161,14 +210,10 @@ void StagedSide::check_files(const std::string& when) {
   const BlockPlaces at(p_);
   const size_t fb = static_cast<size_t>(p_.file_bytes());
   for (size_t b : blocks_) {
-    size_t got = 0;
-    while (got < fb) {
-      const ssize_t n = pread(files_.extents[b].fd, host_ + got, fb - got, static_cast<off_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw sys_error("pread(" + files_.files->path(b) + ") for --validate", errno);
-      if (n == 0) throw RunError("validation failed: " + files_.files->path(b) + " ends at " + std::to_string(got));
-      got += static_cast<size_t>(n);
-    }
+    std::string said;
+    read_back(files_.extents[b].fd, files_.files->path(b), host_, fb, said);
+    if (!said.empty() && notes_.find("--validate: an O_DIRECT read of") == std::string::npos)
+      notes_ += (notes_.empty() ? "" : "\n") + said;  // the first file's: one line
     uint64_t i = 0, off = 0;
     if (check_block(p_, at, files_.owner, b, host_, &i, &off))
       mismatch(when, i, off - at.file_offset(i), "in the file differs from the device");

@@ -64,7 +64,9 @@ class StagedSide {
   void check(const std::string& when);
 
   void finish();  // the pipeline and the disk-alone pass gone (drained)
-  const std::string& note() const { return staging_.note; }
+  // What the worker has to say, a line each: the staging buffers' note, and a
+  // read-back that had to go buffered (read_back below).
+  const std::string& note() const { return notes_; }
   Memory& region() { return *region_; }
 
  private:
@@ -83,6 +85,7 @@ class StagedSide {
   std::unique_ptr<Memory> region_;
   IoBuffer staging_;
   char* host_ = nullptr;  // the staging buffers, back to back
+  std::string notes_;
   std::unique_ptr<Memory> scratch_;  // one fragment, for the untimed fill and checks
   std::unique_ptr<IoEngine> engine_;
   BufferRing ring_;
@@ -100,5 +103,10 @@ MemoryNeeds staged_needs(const StagedParams& p, const Backend& backend);
 // whether that path copies device to host; `d2h_hint` ends that refusal).
 void check_staged_request(const StagedParams& p, const SelectedBackend& selected, bool offloads,
                           const std::string& d2h_hint);
+
+// --validate's read-back of a block file: `n` bytes from offset 0 of `fd` into
+// `buf` (both aligned to kDirectAlign), continued after a short read at an aligned
+// offset where `fd` is O_DIRECT; `note` set where the rest had to be read buffered.
+void read_back(int fd, const std::string& path, char* buf, size_t n, std::string& note);
 
 }  // namespace ds

@@ -370,6 +370,40 @@ TEST(OffloadFailures, ValidateCatchesACorruptedWrite) {
   EXPECT_EQ(run_tool(plain, env).exit_code, 0);
 }
 
+// --validate reads each file back through its O_DIRECT descriptor; a read that comes
+// back short (the shim: every pread of more than B bytes answers B) is continued at an
+// aligned offset (an unaligned one is EINVAL through O_DIRECT), and where a read brings
+// less than 4 KiB the rest is read buffered, with a note.
+TEST(OffloadFailures, ShortReadBackIsContinuedAlignedOrBuffered) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  for (const char* bytes : {"6000", "100"}) {
+    SCOPED_TRACE(bytes);
+    const std::string ws = disk_base() + "/" + unique_name("shortread");
+    const std::vector<std::string> args = {"offload", "--backend", "sim", "--create-workspace", "--workspace", ws,
+                                           "-s", "64K", "-n", "3", "-i", "1", "--warmup", "0", "--validate"};
+    JsonRun r = run_json(args, {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_PREAD_SHORT", bytes}});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "corrupt_shim: pid ")) << "the shim did nothing: " << r.err;
+    const json x = r.result("offload");
+    EXPECT_EQ(x["validated"], true);
+    std::string readback;
+    for (const auto& n : x["notes"])
+      if (contains(n.get<std::string>(), "--validate: an O_DIRECT read of ")) readback = n.get<std::string>();
+    if (std::string(bytes) == "6000") {
+      EXPECT_EQ(readback, "") << "6000 bytes reach an aligned 4096: no fallback";
+    } else {
+      EXPECT_EQ(readback.rfind("--validate: an O_DIRECT read of " + ws + "/", 0), 0u) << readback;
+      EXPECT_TRUE(contains(readback, " returned 100 bytes at offset 0, less than the 4096 bytes O_DIRECT moves at a "
+                                     "time: the rest of the file was read back buffered (from the page cache)"))
+          << readback;
+      EXPECT_EQ(lines_starting(r.err, "dev-sandbox: note: offload: --validate: an O_DIRECT read of ").size(), 1u)
+          << r.err;
+    }
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
 // A copy skipped by the engine (the shim: the 5th memcpy of 16 KiB in the card's
 // process, after the 4 that fill its region: block 0's D2H copy) is caught.
 TEST(OffloadFailures, ValidateCatchesASkippedCopy) {

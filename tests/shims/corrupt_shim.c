@@ -27,6 +27,11 @@
  *   DS_SHIM_OFFSET=O        the byte flipped (default 0)
  *   DS_SHIM_PREAD=1         count pread/pread64 calls (aio --engine psync) as the
  *                           reads, instead of io_getevents completions
+ *   DS_SHIM_PREAD_SHORT=B   a pread/pread64 call asking more than B bytes reads them
+ *                           all but answers B, a short read (the caller must ask for
+ *                           the rest, at an unaligned offset when B is not 4 KiB
+ *                           aligned: EINVAL through O_DIRECT)
+ *   DS_SHIM_PREAD_SHORT_NTH=N  only the N-th such call in a process (default 0: every one)
  *
  * Every tampering is said on stderr ("corrupt_shim: ..."), so a test that sees no
  * failure can tell whether the shim did anything.
@@ -58,6 +63,9 @@ static unsigned long g_read_nth;    /* DS_SHIM_READ_NTH; 0: reads untouched */
 static size_t g_offset;             /* DS_SHIM_OFFSET */
 static long g_read_error;           /* DS_SHIM_READ_ERROR; 0: reads keep their result */
 static int g_pread;                 /* DS_SHIM_PREAD: the reads are pread calls */
+static size_t g_pread_short;        /* DS_SHIM_PREAD_SHORT; 0: preads keep their length */
+static unsigned long g_pread_short_nth; /* DS_SHIM_PREAD_SHORT_NTH; 0: every long pread */
+static unsigned long g_long_preads; /* pread calls asking more than DS_SHIM_PREAD_SHORT */
 static unsigned long g_write_nth;   /* DS_SHIM_WRITE_NTH; 0: writes untouched */
 static long g_write_error;          /* DS_SHIM_WRITE_ERROR */
 static unsigned long g_pwrite_enospc; /* DS_SHIM_PWRITE_ENOSPC */
@@ -77,6 +85,8 @@ __attribute__((constructor)) static void shim_init(void) {
   g_offset = env_ul("DS_SHIM_OFFSET");
   g_read_error = (long)env_ul("DS_SHIM_READ_ERROR");
   g_pread = env_ul("DS_SHIM_PREAD") == 1;
+  g_pread_short = (size_t)env_ul("DS_SHIM_PREAD_SHORT");
+  g_pread_short_nth = env_ul("DS_SHIM_PREAD_SHORT_NTH");
   g_write_nth = env_ul("DS_SHIM_WRITE_NTH");
   g_write_error = (long)env_ul("DS_SHIM_WRITE_ERROR");
   g_pwrite_enospc = env_ul("DS_SHIM_PWRITE_ENOSPC");
@@ -285,7 +295,14 @@ static ssize_t tamper_pread(const char* name, pread_fn* real, int fd, void* buf,
   }
   void* to = dma_target(fd, buf, n);
   if (to != buf) return (*real)(fd, to, n, off);  /* the kernel answers EFAULT */
-  const ssize_t got = (*real)(fd, buf, n, off);
+  ssize_t got = (*real)(fd, buf, n, off);
+  if (g_pread_short != 0 && n > g_pread_short && got > (ssize_t)g_pread_short) {
+    const unsigned long k = __atomic_add_fetch(&g_long_preads, 1, __ATOMIC_SEQ_CST);
+    if (g_pread_short_nth == 0 || k == g_pread_short_nth) {
+      if (k == 1 || k == g_pread_short_nth) say("short pread", k);
+      got = (ssize_t)g_pread_short;
+    }
+  }
   if (!g_pread || g_read_nth == 0 || got <= 0) return got;
   const unsigned long k = __atomic_add_fetch(&g_reads, 1, __ATOMIC_SEQ_CST);
   if (k == g_read_nth && g_read_error) {
