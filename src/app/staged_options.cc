@@ -106,6 +106,12 @@ double parse_offload_ratio(const StagedArgs& a) {
 // --block-table, --pool-blocks: the card's paged pool, a slot per block file.
 void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
   const bool given = a.table_option && a.table_option->count() > 0;
+  // A pool past 2^40 slots is no card's: refused here, in words, not as a bad number.
+  const bool digits = !a.pool_blocks.empty() && a.pool_blocks.size() <= 19 &&
+                      a.pool_blocks.find_first_not_of("0123456789") == std::string::npos;
+  if (digits && std::stoull(a.pool_blocks) > kMaxPoolBlocks)
+    throw UsageError("option --pool-blocks got '" + a.pool_blocks + "': a pool of more than " +
+                     std::to_string(kMaxPoolBlocks) + " slots (2^40) is more than any card holds");
   const uint64_t pool = parse_count("--pool-blocks", a.pool_blocks, 0);
   if (!given) {
     if (pool != 0) throw UsageError("option --pool-blocks sizes a --block-table's pool; give --block-table too");

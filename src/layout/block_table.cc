@@ -19,6 +19,29 @@ uint64_t draw_below(std::mt19937_64& g, uint64_t n) {
   }
 }
 
+// The first `n` places of a Fisher-Yates shuffle of 0..pool-1 run from the front
+// (place i swapped with a draw from [i, pool)), which are settled after n draws: only
+// the places a swap touched are kept (a sparse map), so the table costs O(n) time and
+// memory whatever the pool (a pool of 1e9 slots for a 16-block request: 16 draws).
+std::vector<uint64_t> random_slots(uint64_t seed, uint64_t n, uint64_t pool) {
+  std::mt19937_64 g(seed);
+  std::unordered_map<uint64_t, uint64_t> moved;  // place -> the slot there, where not its own
+  moved.reserve(static_cast<size_t>(2 * n));
+  auto at = [&moved](uint64_t place) {
+    const auto it = moved.find(place);
+    return it == moved.end() ? place : it->second;
+  };
+  std::vector<uint64_t> slots;
+  slots.reserve(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t j = i + draw_below(g, pool - i);
+    const uint64_t here = at(i), there = at(j);
+    moved[j] = here;
+    slots.push_back(there);  // place i is final now (later draws start past it)
+  }
+  return slots;
+}
+
 bool parse_u64(const std::string& s, uint64_t* out) {
   if (s.empty() || s.size() > 19) return false;
   uint64_t v = 0;
@@ -81,12 +104,7 @@ BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t p
     uint64_t seed = 1;
     if (spec != "random" && !parse_u64(spec.substr(7), &seed))
       throw UsageError("option --block-table got '" + spec + "': random's seed is a number (random:7)");
-    std::mt19937_64 g(seed);
-    std::vector<uint64_t> all(static_cast<size_t>(pool));
-    for (uint64_t s = 0; s < pool; ++s) all[static_cast<size_t>(s)] = s;
-    for (uint64_t i = pool - 1; i > 0; --i) std::swap(all[static_cast<size_t>(i)], all[static_cast<size_t>(draw_below(g, i + 1))]);
-    all.resize(static_cast<size_t>(blocks));
-    return {all, pool, "random:" + std::to_string(seed)};
+    return {random_slots(seed, blocks, pool), pool, "random:" + std::to_string(seed)};
   }
   return from_file(spec, blocks, pool);
 }

@@ -2,9 +2,10 @@
 // request is a pool of P block slots, and logical block b of the request lives in
 // slot slots[b], as a serving engine's allocator leaves it. `sequential`: slots
 // 0..n-1 (the contiguous case, through the same code); `random[:SEED]`: the first n
-// slots of a seeded shuffle of the pool (Fisher-Yates over std::mt19937_64, whose
-// output the standard fixes, with our own bounded draw: the same table on every
-// platform); FILE: one slot id per line, as a user dumps it from their engine.
+// places of a seeded shuffle of the pool (a front-to-back Fisher-Yates over
+// std::mt19937_64, whose output the standard fixes, with our own bounded draw: the same
+// table on every platform), drawn without the pool (O(n) whatever --pool-blocks); FILE:
+// one slot id per line, as a user dumps it from their engine.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,8 @@ struct BlockTable {
 
 // The default pool: enough for the request four times over.
 constexpr uint64_t kPoolPerRequest = 4;
+// The largest --pool-blocks taken (2^40 slots).
+constexpr uint64_t kMaxPoolBlocks = uint64_t{1} << 40;
 
 // `spec` as --block-table takes it, for `blocks` logical blocks in a pool of `pool`
 // slots (0: blocks x 4). UsageError (one line, naming --block-table or the file's line)

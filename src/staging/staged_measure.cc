@@ -177,7 +177,8 @@ class StagedMeasurement : public Measurement {
     return {command(), "host memory",
             format_bytes(p_.file_bytes()) + " x " + std::to_string(p_.staging_buffers()) + " staging buffers per card" +
                 (backend_.device_memory_is_host() ? " and the cards' KV regions" : ""),
-            "lower --staging, -s, -n or -d"};
+            p_.table.slots.empty() || !backend_.device_memory_is_host() ? "lower --staging, -s, -n or -d"
+                                                                         : "lower --pool-blocks, --staging, -s, -n or -d"};
   }
   void prepare() override;
 

@@ -852,6 +852,9 @@ TEST(LoadBlockTable, BadTablesAreOneLineExit2) {
       {"", {"--block-table", "/no/such/table"}, "option --block-table got '/no/such/table': not sequential, random[:SEED] or a readable file"},
       {"", {"--block-table", "random", "--pool-blocks", "1"}, "option --pool-blocks 1: the pool holds fewer slots than the 2 blocks of the request"},
       {"", {"--pool-blocks", "8"}, "option --pool-blocks sizes a --block-table's pool; give --block-table too"},
+      {"", {"--block-table", "random", "--pool-blocks", "100000000000000000"},
+       "option --pool-blocks got '100000000000000000': a pool of more than 1099511627776 slots (2^40) is more than any "
+       "card holds"},
       {"", {"--block-table", "random", "--sweep", "4K:8K"}, "option --block-table places one size's blocks; it cannot go with --sweep"},
       {"", {"--block-table", "random", "--offload-ratio", "1"}, "option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own"},
   };
@@ -864,6 +867,25 @@ TEST(LoadBlockTable, BadTablesAreOneLineExit2) {
     EXPECT_EQ(r.exit_code, 2) << b.line << "\n" << r.err;
     EXPECT_EQ(r.err, "dev-sandbox: error: " + b.line + "\n") << b.line;
   }
+}
+
+// A pool of a billion slots for a 16-block request: the table is 16 draws (no shuffle
+// of the pool), and the pool's memory, which no machine here has, is refused up front
+// in one line that names --pool-blocks, before anything is allocated or written.
+TEST(LoadBlockTable, AHugePoolIsRefusedUpFrontNotShuffled) {
+  const std::string ws = ::testing::TempDir() + unique_name("hugepool");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "16", "--block-table",
+                           "random:3", "--pool-blocks", "1000000000"});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error: not enough memory for load: it needs 59.60 TiB of host memory")
+                .size(),
+            1u)
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "lower --pool-blocks, --staging, -s, -n or -d\n")) << r.err;
+  EXPECT_LT(s, 20.0) << "generous: a shuffle of the pool took seconds and gigabytes";
+  EXPECT_FALSE(exists(ws)) << "refused before the workspace was made";
 }
 
 }  // namespace dstest_block_table

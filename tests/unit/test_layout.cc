@@ -148,19 +148,44 @@ TEST(BlockTable, SequentialIsTheContiguousCase) {
 }
 
 // The same seed gives the same table on every platform (mt19937_64's output is the
-// standard's, the draw and the shuffle are ours): these values are the table.
+// standard's, the draw and the shuffle are ours): these values are the table. (Since
+// the shuffle runs front to back without the pool, not the whole pool back to front.)
 TEST(BlockTable, RandomIsASeededShuffleOfThePool) {
   const BlockTable t = make_block_table("random:7", 6, 0);
-  EXPECT_EQ(t.slots, (std::vector<uint64_t>{10, 0, 13, 17, 18, 11}));
+  EXPECT_EQ(t.slots, (std::vector<uint64_t>{15, 16, 22, 12, 5, 9}));
   EXPECT_EQ(t.pool, 24u);
   EXPECT_EQ(t.label, "random:7");
-  EXPECT_EQ(make_block_table("random", 4, 5).slots, (std::vector<uint64_t>{1, 4, 0, 2}));
+  EXPECT_EQ(make_block_table("random", 4, 5).slots, (std::vector<uint64_t>{3, 0, 2, 1}));
   EXPECT_EQ(make_block_table("random", 4, 5).label, "random:1");
   // A whole pool: every slot once.
   BlockTable all = make_block_table("random:99", 1000, 1000);
   std::sort(all.slots.begin(), all.slots.end());
   for (uint64_t s = 0; s < 1000; ++s) ASSERT_EQ(all.slots[s], s);
   EXPECT_NE(make_block_table("random:99", 1000, 1000).slots, all.slots) << "not shuffled";
+}
+
+// A pool far larger than the request is never materialised: 16 slots of a pool of a
+// billion (or of 2^64 - 1) are 16 draws, distinct, in the pool, the same for a seed;
+// a prefix of a longer table (the shuffle settles its places in order).
+TEST(BlockTable, RandomDrawsTheRequestsSlotsWithoutThePool) {
+  for (const uint64_t pool : {uint64_t{1000000000}, UINT64_MAX}) {
+    const BlockTable t = make_block_table("random:3", 16, pool);
+    ASSERT_EQ(t.slots.size(), 16u);
+    EXPECT_EQ(t.pool, pool);
+    std::vector<uint64_t> sorted = t.slots;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end()) << "a slot drawn twice";
+    for (uint64_t s : t.slots) EXPECT_LT(s, pool);
+    EXPECT_EQ(make_block_table("random:3", 16, pool).slots, t.slots);
+    EXPECT_NE(make_block_table("random:4", 16, pool).slots, t.slots);
+    const BlockTable longer = make_block_table("random:3", 40, pool);
+    EXPECT_TRUE(std::equal(t.slots.begin(), t.slots.end(), longer.slots.begin()));
+  }
+  EXPECT_EQ(make_block_table("random:3", 16, 1000000000).slots[0], 671831467u);
+  // Every slot of a small pool still comes out once, shuffled.
+  BlockTable all = make_block_table("random:5", 7, 7);
+  std::sort(all.slots.begin(), all.slots.end());
+  EXPECT_EQ(all.slots, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6}));
 }
 
 TEST(LayoutPaged, UniformTasksMoveToTheirSlots) {
