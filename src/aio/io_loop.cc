@@ -34,14 +34,18 @@ constexpr unsigned kIdleCommits = 100000;
 // look that finds nothing is followed by a nap of kNapNs: a completion is seen at
 // most kNapNs late, and only after kSpinNs of waiting for it. (The kernel lets a
 // sleep run late by the thread's timer slack, 50 us by default: the napping thread's
-// is set to 1 ns before its first nap, where prctl allows it.)
+// is set to 1 ns before its first nap, where prctl allows it.) Where a CPU is there for
+// every thread that must run and the copies are DMA, the loop spins instead
+// (look_nap_rule): a nap would let a completion wait up to kNapNs, bandwidth lost at
+// small blocks.
 constexpr int64_t kSpinNs = 100 * 1000;
 constexpr int64_t kNapNs = 20 * 1000;
 
 class LookBackoff {
  public:
+  explicit LookBackoff(bool nap) : nap_(nap) {}
   void after(bool looked, bool progressed) {
-    if (!looked || progressed) {
+    if (!nap_ || !looked || progressed) {
       quiet_since_ = -1;
       return;
     }
@@ -60,10 +64,21 @@ class LookBackoff {
   }
 
  private:
+  bool nap_;
   int64_t quiet_since_ = -1;  // since when looks found nothing (-1: the last one found something)
 };
 
 }  // namespace
+
+LookNapRule look_nap_rule(int cpus, int busy_threads, bool copies_on_host_cpus) {
+  const std::string napping = "transfer loop: napping " + std::to_string(kNapNs / 1000) + " us after " +
+                              std::to_string(kSpinNs / 1000) + " us idle (";
+  const std::string counts = std::to_string(cpus) + " CPUs for " + std::to_string(busy_threads) + " busy threads";
+  if (copies_on_host_cpus) return {true, napping + "the copies run on host CPUs)"};
+  if (cpus <= 0) return {true, napping + "the CPUs this process may use are not known)"};
+  if (busy_threads > cpus) return {true, napping + counts + ")"};
+  return {false, "transfer loop: spinning while copies are in flight (" + counts + ")"};
+}
 
 TransferLoop::TransferLoop(IoEngine& engine, IoOp op, const std::vector<Extent>& units, TransferNames names)
     : engine_(engine),
@@ -98,7 +113,7 @@ PassResult TransferLoop::run(TransferClient& client) {
   retry_head_ = retry_count_ = 0;
   moved_ = 0;
   unsigned idle_commits = 0;
-  LookBackoff backoff;
+  LookBackoff backoff(nap_);
   try {
     const int64_t start = now_ns();
     r.start_ns = start;

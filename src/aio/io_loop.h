@@ -90,6 +90,20 @@ class TransferClient {
   virtual void engine_changed(bool /*in_flight*/, int64_t /*now_ns*/) {}
 };
 
+// Whether a TransferLoop, looking for its client's own work (load, offload: a copy's
+// completion) while nothing completes, naps 20 us per look after 100 us of looks
+// (io_loop.cc). It naps where spinning would take a CPU from a thread that must run:
+// where the copies are work of host CPUs (sim's copy threads, the test doubles'
+// streams), or where the threads that must run at once (`busy_threads`: each card's
+// transfer loop, the host threads that do its copies, psync's I/O threads) outnumber
+// the CPUs this process may use (`cpus`, usable_cpus(); 0: not known, nap). On a card
+// with a CPU for each it spins, and sees a completion as soon as it lands.
+struct LookNapRule {
+  bool nap = true;
+  std::string line;  // the decision in words, for a note and doctor
+};
+LookNapRule look_nap_rule(int cpus, int busy_threads, bool copies_on_host_cpus);
+
 // How a TransferLoop names a unit in its failures: "shard 3" by default; load names
 // its block and file, and the engine's method.
 struct TransferNames {
@@ -109,6 +123,8 @@ class TransferLoop {
  public:
   TransferLoop(IoEngine& engine, IoOp op, const std::vector<Extent>& units, TransferNames names = {});
   PassResult run(TransferClient& client);
+  // Nap after fruitless looks (look_nap_rule; the default) or spin.
+  void set_nap(bool nap) { nap_ = nap; }
 
  private:
   [[noreturn]] void fail(size_t unit, uint64_t want, uint64_t at, int64_t result) const;
@@ -123,6 +139,7 @@ class TransferLoop {
   std::vector<size_t> retries_;       // FIFO ring of units whose remainder is to be queued
   size_t retry_head_ = 0, retry_count_ = 0;
   size_t moved_ = 0;                  // units completely moved in this pass
+  bool nap_ = true;
 };
 
 class RingClient;

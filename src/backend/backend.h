@@ -224,6 +224,11 @@ class Backend {
   virtual int64_t event_resolution_ns() const { return 0; }
   // Device memory lives in host RAM (sim): the host memory check counts it.
   virtual bool device_memory_is_host() const { return false; }
+  // The copies are work of host CPUs: sim's copy threads, or a runtime library that
+  // says so (the test doubles export dev_sandbox_double_copies_on_host_cpus; no vendor
+  // library does). The staging pipelines' transfer loop then naps between fruitless
+  // looks instead of spinning (aio/io_loop.h look_nap_rule). Asked after init_process.
+  virtual bool copies_on_host_cpus() const { return false; }
   // Empty when memory from Device::alloc_pinned can be the buffer of an O_DIRECT read or
   // write; else why not. The disk buffers copies also use (load's staging, aio
   // --io-type alloc) are then memory we map and register (memory/buffer.h make_io_buffer).

@@ -122,6 +122,44 @@ std::string container_evidence() {
   return "";
 }
 
+int cpu_max_cpus(const std::string& cpu_max) {
+  std::istringstream in(cpu_max);
+  std::string quota;
+  long long period = 0;
+  if (!(in >> quota >> period) || quota == "max" || period <= 0) return 0;
+  char* end = nullptr;
+  const long long q = std::strtoll(quota.c_str(), &end, 10);
+  if (!end || *end != '\0' || q <= 0) return 0;
+  return static_cast<int>((q + period - 1) / period);
+}
+
+namespace {
+
+// The quota of this process's cgroup: v2 (the cpu.max of the path /proc/self/cgroup
+// names under "0::"), else v1's cpu controller at its mount.
+int cgroup_quota_cpus() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("0::", 0) == 0) {
+      const int n = cpu_max_cpus(read_first_line("/sys/fs/cgroup" + line.substr(3) + "/cpu.max"));
+      if (n > 0) return n;
+    }
+  const std::string quota = read_first_line("/sys/fs/cgroup/cpu/cpu.cfs_quota_us");
+  const std::string period = read_first_line("/sys/fs/cgroup/cpu/cpu.cfs_period_us");
+  return quota.empty() || period.empty() ? 0 : cpu_max_cpus(quota + " " + period);
+}
+
+}  // namespace
+
+int usable_cpus() {
+  const std::vector<int> allowed = allowed_cpus();
+  int cpus = allowed.empty() ? online_cpus() : static_cast<int>(allowed.size());
+  const int quota = cgroup_quota_cpus();
+  if (quota > 0 && (cpus <= 0 || quota < cpus)) cpus = quota;
+  return cpus;
+}
+
 std::vector<int> allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -30,5 +30,11 @@ std::string container_evidence();
 // The CPUs this thread may use (its affinity: a container's cpuset, taskset),
 // ascending; empty when the kernel does not say.
 std::vector<int> allowed_cpus();
+// The CPUs a cgroup's cpu.max ("QUOTA PERIOD" or "max PERIOD", cgroup v2) lets run at
+// once, rounded up; 0 when it sets no limit or cannot be read.
+int cpu_max_cpus(const std::string& cpu_max);
+// The CPUs this process may keep busy at once: its affinity (allowed_cpus, else the
+// online CPUs), capped by its cgroup's CPU quota (cgroup v2 cpu.max, v1 cfs_quota_us).
+int usable_cpus();
 
 }  // namespace ds

@@ -287,6 +287,7 @@ class MixWorker : public LoopWorker {
     c.direct_io = s_.direct;
     c.what = what;
     c.first_end = &first_end_;
+    c.pipelines_per_card = 2;  // the load and the offload at once
     return std::make_unique<StagedSide>(dev, s_.backend, c, placed_.record());
   }
 

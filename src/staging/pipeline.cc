@@ -223,6 +223,7 @@ Pipeline::Pipeline(PipelineConfig config, int streams) : c_(std::move(config)) {
   names.name_method = true;
   loop_ = std::make_unique<TransferLoop>(*c_.engine, load ? IoOp::kRead : IoOp::kWrite, *c_.blocks,
                                          std::move(names));
+  loop_->set_nap(c_.nap);
   if (load)
     pass_ = std::make_unique<Reads>(*this);
   else

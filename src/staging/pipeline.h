@@ -57,6 +57,7 @@ struct PipelineConfig {
   std::vector<StagedCopy> copies;
   size_t copies_per_block = 1;
   bool direct_path = false;  // one direct task per block, else one copy per fragment
+  bool nap = true;           // its transfer loop naps between fruitless looks (look_nap_rule)
   // "block 5 (/ws/file)": how a failure names a block.
   std::function<std::string(size_t)> block_name;
   // Two pipelines timed together (load with offloads, staging/mix_measure.h): the

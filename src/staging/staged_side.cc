@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/sysinfo.h"
 #include "core/units.h"
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
@@ -60,6 +62,12 @@ void read_back(int fd, const std::string& path, char* buf, size_t n, std::string
   }
 }
 
+int look_nap_threads(const StagedParams& p, int pipelines_per_card, bool copies_on_host_cpus) {
+  const int per_pipeline = 1 + (copies_on_host_cpus ? std::max(1, p.streams) : 0) +
+                           (p.engine == AioEngineKind::kPsync ? static_cast<int>(p.iodepth) : 0);
+  return p.devices * pipelines_per_card * per_pipeline;
+}
+
 StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& config, WorkerPlacement& record)
     : dev_(dev), c_(config), p_(*config.p), files_(*config.files), kv_(p_.device_layout()) {
   for (size_t b = c_.first_block; b < files_.extents.size(); b += c_.block_step) {
@@ -94,6 +102,12 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   pc.blocks = &extents_;
   pc.direct_path = p_.sdma;
   pc.first_end = c_.first_end;
+  const bool host_copies = backend.copies_on_host_cpus();
+  const LookNapRule nap = look_nap_rule(usable_cpus(), look_nap_threads(p_, c_.pipelines_per_card, host_copies),
+                                        host_copies);
+  pc.nap = nap.nap;
+  // Said where it costs: a card's DMA copies seen up to a nap late, for want of CPUs.
+  if (nap.nap && !host_copies) notes_ += (notes_.empty() ? "" : "\n") + nap.line;
   pc.block_name = [this](size_t j) {
     const size_t b = blocks_[j];
     return "block " + std::to_string(b) + " (" + files_.files->path(b) + ")";

@@ -37,7 +37,16 @@ struct StagedSideConfig {
   // Two sides timed together (load with offloads): the pipeline's first_end
   // (staging/pipeline.h PipelineConfig), null alone.
   std::atomic<int64_t>* first_end = nullptr;
+  // The pipelines each card runs at once (2: load --offload-ratio's load and offload),
+  // for the transfer loop's nap rule (look_nap_threads).
+  int pipelines_per_card = 1;
 };
+
+// The threads that must run at once while every card's pipelines run, for
+// look_nap_rule: per pipeline its transfer loop, the host threads of its copies where
+// the copies are host work (one per stream), and psync's I/O threads (one per request
+// in flight); libaio and io_uring complete in the kernel.
+int look_nap_threads(const StagedParams& p, int pipelines_per_card, bool copies_on_host_cpus);
 
 class StagedSide {
  public:

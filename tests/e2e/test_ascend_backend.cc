@@ -1286,6 +1286,9 @@ TEST(AscendRuntimeDouble, RefusesEventFlagsTheRuntimeRefuses) {
   EXPECT_EQ(lib.aclrtDestroyEvent(e), 0);
   auto polling = dev->create_polling_event();  // the backend's own: accepted
   EXPECT_NE(polling, nullptr);
+  // The double's copies are memcpy on its stream threads, and it says so: the staging
+  // pipelines' transfer loop naps rather than spin on them (look_nap_rule).
+  EXPECT_TRUE(backend->copies_on_host_cpus());
 }
 
 // Kernels 5.10 and older: the odirect and shm cases run (pages locked first, as UCM

@@ -491,3 +491,24 @@ TEST(AioWorkspace, FilesystemTypeAndMemoryBacking) {
 }
 
 }  // namespace
+
+// The transfer loop's nap (look_nap_rule): it naps where the copies are host CPU work,
+// where the CPUs are not known, and where the threads that must run outnumber the
+// CPUs; with a CPU for each it spins. The decision, not a timing.
+TEST(LookNapRule, NapsOnlyWhereSpinningWouldTakeACpuThatIsNeeded) {
+  const ds::LookNapRule scarce = ds::look_nap_rule(2, 3, false);
+  EXPECT_TRUE(scarce.nap);
+  EXPECT_EQ(scarce.line, "transfer loop: napping 20 us after 100 us idle (2 CPUs for 3 busy threads)");
+  const ds::LookNapRule spare = ds::look_nap_rule(16, 3, false);
+  EXPECT_FALSE(spare.nap);
+  EXPECT_EQ(spare.line, "transfer loop: spinning while copies are in flight (16 CPUs for 3 busy threads)");
+  EXPECT_FALSE(ds::look_nap_rule(2, 2, false).nap) << "a CPU for each thread: spin";
+  EXPECT_TRUE(ds::look_nap_rule(2, 3, false).nap);
+  const ds::LookNapRule host = ds::look_nap_rule(192, 2, true);
+  EXPECT_TRUE(host.nap) << "sim, the doubles: the copies need the CPUs the loop would spin on";
+  EXPECT_EQ(host.line, "transfer loop: napping 20 us after 100 us idle (the copies run on host CPUs)");
+  const ds::LookNapRule unknown = ds::look_nap_rule(0, 1, false);
+  EXPECT_TRUE(unknown.nap);
+  EXPECT_EQ(unknown.line,
+            "transfer loop: napping 20 us after 100 us idle (the CPUs this process may use are not known)");
+}

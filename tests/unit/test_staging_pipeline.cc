@@ -21,6 +21,7 @@
 #include "load/load_measure.h"
 #include "staging/staged_stages.h"
 #include "staging/pipeline.h"
+#include "staging/staged_side.h"
 #include "output/text_writer.h"
 
 namespace ds {
@@ -503,3 +504,22 @@ TEST(LoadStages, LineCarriesTheFiguresAsJsonHasThem) {
 
 }  // namespace
 }  // namespace ds
+
+// The threads the nap rule counts: per pipeline (each card, twice with --offload-ratio)
+// its loop, a host thread per stream where the copies are host work, psync's threads.
+TEST(LookNapThreads, CountsEveryThreadThatMustRun) {
+  ds::StagedParams p;
+  p.devices = 8;
+  p.streams = 4;
+  p.iodepth = 16;
+  p.engine = ds::AioEngineKind::kLibaio;
+  EXPECT_EQ(ds::look_nap_threads(p, 1, false), 8);  // a card's DMA: only the loops
+  EXPECT_EQ(ds::look_nap_threads(p, 1, true), 8 * (1 + 4));
+  EXPECT_EQ(ds::look_nap_threads(p, 2, false), 16);
+  p.engine = ds::AioEngineKind::kPsync;
+  EXPECT_EQ(ds::look_nap_threads(p, 1, false), 8 * (1 + 16));
+  // 8 cards of DMA with libaio on a 16-CPU host spin; on 4 CPUs they nap.
+  p.engine = ds::AioEngineKind::kLibaio;
+  EXPECT_FALSE(ds::look_nap_rule(16, ds::look_nap_threads(p, 1, false), false).nap);
+  EXPECT_TRUE(ds::look_nap_rule(4, ds::look_nap_threads(p, 1, false), false).nap);
+}

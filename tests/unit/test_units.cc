@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "core/sysinfo.h"
+
 #include "core/error.h"
 #include "core/units.h"
 
@@ -73,4 +75,17 @@ TEST(FormatKib, WholeAndFractional) {
   EXPECT_EQ(format_kib(16384), "16");
   EXPECT_EQ(format_kib(512ull << 20), "524288");
   EXPECT_EQ(format_kib(1000), "0.977");
+}
+
+// A cgroup v2 cpu.max: "QUOTA PERIOD" lets QUOTA/PERIOD CPUs run (rounded up); "max"
+// or anything unreadable sets no limit (0).
+TEST(Sysinfo, CpuMaxCpus) {
+  EXPECT_EQ(ds::cpu_max_cpus("max 100000"), 0);
+  EXPECT_EQ(ds::cpu_max_cpus("200000 100000"), 2);
+  EXPECT_EQ(ds::cpu_max_cpus("150000 100000"), 2);
+  EXPECT_EQ(ds::cpu_max_cpus("50000 100000"), 1);
+  EXPECT_EQ(ds::cpu_max_cpus("-1 100000"), 0);  // cgroup v1's "no quota", as cfs_quota_us says it
+  EXPECT_EQ(ds::cpu_max_cpus(""), 0);
+  EXPECT_EQ(ds::cpu_max_cpus("abc 100000"), 0);
+  EXPECT_GE(ds::usable_cpus(), 1);
 }

@@ -131,6 +131,7 @@ AclLibrary open_libraries() {
   bind(handle, "aclrtUnSubscribeReport", lib.aclrtUnSubscribeReport);
   bind(handle, "aclrtProcessReport", lib.aclrtProcessReport);
   bind(handle, "aclrtLaunchCallback", lib.aclrtLaunchCallback);
+  lib.copies_on_host_cpus = dlsym(handle, "dev_sandbox_double_copies_on_host_cpus") != nullptr;
 
   // The runtime library with the FFTS+ launch. Its stream handles are only valid in
   // the instance AscendCL itself uses, so: the one named explicitly, else the one

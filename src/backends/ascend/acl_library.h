@@ -12,6 +12,7 @@ namespace acl {
 
 struct AclLibrary {
   std::string path;     // libascendcl.so actually opened
+  bool copies_on_host_cpus = false;  // exports dev_sandbox_double_copies_on_host_cpus (the test double)
   std::string rt_path;  // libruntime.so actually opened, empty if none
   std::string rt_why;   // why the runtime library or its FFTS+ entry point is missing
 

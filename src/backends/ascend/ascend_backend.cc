@@ -985,6 +985,7 @@ class AscendBackend : public Backend {
   std::string name() const override { return "ascend"; }
   std::string label_prefix() const override { return "acl"; }
   std::string direct_method() const override { return "FFTS-SDMA"; }
+  bool copies_on_host_cpus() const override { return lib_ && lib_->copies_on_host_cpus; }
   // aclrtEventElapsedTime documents none; event timestamps (aclrtEventGetTimestamp) are whole microseconds.
   std::string event_timer() const override { return "AscendCL events"; }
   int64_t event_resolution_ns() const override { return 1000; }

@@ -627,6 +627,7 @@ class CudaBackend : public Backend {
   std::string name() const override { return "cuda"; }
   std::string label_prefix() const override { return "cuda"; }
   std::string direct_method() const override { return "BATCH"; }
+  bool copies_on_host_cpus() const override { return cuda_driver().copies_on_host_cpus; }
   // cuEventElapsedTime: "a resolution of around 0.5 microseconds" (CUDA driver API docs).
   std::string event_timer() const override { return "CUDA events"; }
   int64_t event_resolution_ns() const override { return 500; }

@@ -66,6 +66,7 @@ void* open_library() {
 void bind(void* h) {
   CudaDriver d;
   d.library_path = opened_path(h, "libcuda.so.1");
+  d.copies_on_host_cpus = dlsym(h, "dev_sandbox_double_copies_on_host_cpus") != nullptr;
   const auto init = reinterpret_cast<PFN_cuInit>(dlsym(h, "cuInit"));
   if (!init) throw RunError("cuda: " + d.library_path + " exports no cuInit; it is not a CUDA driver");
   const CUresult r = init(0);

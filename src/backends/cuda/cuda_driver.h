@@ -25,6 +25,7 @@ struct CudaDriver {
   bool has_batch() const { return cuMemcpyBatchAsync || has_graphs(); }
 
   std::string library_path;  // the file dlopen actually opened
+  bool copies_on_host_cpus = false;  // exports dev_sandbox_double_copies_on_host_cpus (the test double)
   std::string resolved_by;   // cuGetProcAddress_v2, cuGetProcAddress or dlsym
   // Optional entry points this driver does not have: "symbol (why)".
   std::vector<std::string> absent;

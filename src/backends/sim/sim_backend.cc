@@ -127,6 +127,7 @@ class SimBackend : public Backend {
   std::string direct_method() const override { return "SDMA"; }
   bool has(Capability cap) const override { return cap != Capability::kKernelCopy; }
   bool device_memory_is_host() const override { return true; }
+  bool copies_on_host_cpus() const override { return true; }  // memcpy on copy threads
   // Pinned and registered memory is mmap + mlock here: RLIMIT_MEMLOCK applies.
   bool mlocks(HostLock) const override { return true; }
   // The copy thread's ring: a producer blocked on a full ring behind a held copy thread would wait forever.

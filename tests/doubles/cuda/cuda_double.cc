@@ -657,6 +657,11 @@ CUresult batch_common(const char* call, CUdeviceptr* dsts, CUdeviceptr* srcs, si
 
 }  // namespace
 
+// The copies of this double are memcpy calls on its stream threads, host CPU work:
+// the backend reads this symbol (no vendor library has it) and the staging pipelines'
+// transfer loop naps instead of spinning (src/aio/io_loop.h look_nap_rule).
+extern "C" __attribute__((visibility("default"))) const int dev_sandbox_double_copies_on_host_cpus = 1;
+
 extern "C" {
 
 CUresult cuInit(unsigned int Flags) {
