@@ -9,6 +9,7 @@
 #include "core/suggest.h"
 #include "cases/duplex_result.h"
 #include "cases/gather_result.h"
+#include "cases/table_result.h"
 #include "staging/staged_stages.h"
 
 namespace ds {
@@ -272,6 +273,7 @@ int run_cli(int argc, char** argv) {
   register_staged_results();
   register_duplex_result();
   register_gather_result();
+  register_table_result();
   Cli cli(std::vector<std::string>(argv + 1, argv + argc), std::vector<std::string>(argv, argv + argc));
   if (cli.bare()) {
     std::cerr << cli.usage();

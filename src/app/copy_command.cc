@@ -12,6 +12,7 @@
 #include "cluster/across_ranks.h"
 #include "app/sweep_options.h"
 #include "cases/catalog.h"
+#include "cases/table_result.h"
 #include "core/error.h"
 #include "core/suggest.h"
 #include "core/units.h"
@@ -33,6 +34,9 @@ struct CopyArgs {
   CLI::Option* frags_option = nullptr;
   CLI::Option* devices_option = nullptr;
   bool list_cases = false;  // --list
+  // --block-table / --pool-blocks (the device side), --host-block-table /
+  // --host-pool-blocks (the host side); empty: that side contiguous per block.
+  std::string block_table, pool_blocks = "0", host_block_table, host_pool_blocks = "0";
 };
 
 std::vector<const CaseSpec*> offered_cases(const Backend& b) {
@@ -100,6 +104,44 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
     write_plot_file(a.sweep.plot,
                     bandwidth_plot_svg(results, selected.backend->name(), parse_plot_metric(a.sweep.plot_metric)),
                     stderr_notes());
+}
+
+// One side's --block-table and --pool-blocks (or the host side's), for `blocks`
+// logical blocks; no table given: none (and a pool without a table is refused).
+BlockTable parse_side_table(const std::string& spec, const std::string& pool_text, const std::string& option,
+                            const std::string& pool_option, uint64_t blocks) {
+  const uint64_t pool = parse_count(pool_option, pool_text, 0);
+  if (spec.empty()) {
+    if (pool != 0) throw UsageError("option " + pool_option + " sizes a " + option + "'s pool; give " + option + " too");
+    return {};
+  }
+  return make_block_table(spec, blocks, pool, option, pool_option);
+}
+
+// --block-table, --host-block-table: each side's paged pool, a slot per logical block
+// (a task, or with --model a block's tasks), checked here (the pools' bytes included).
+void parse_block_tables(const CopyArgs& a, const std::optional<Workload>& workload, CopyParams& p) {
+  p.tasks_per_block = workload ? std::max<uint64_t>(1, workload->tasks_per_block) : 1;
+  const uint64_t blocks = p.layout.tasks() / p.tasks_per_block;
+  p.device_table = parse_side_table(a.block_table, a.pool_blocks, "--block-table", "--pool-blocks", blocks);
+  p.host_table =
+      parse_side_table(a.host_block_table, a.host_pool_blocks, "--host-block-table", "--host-pool-blocks", blocks);
+  if (p.device_table.slots.empty() && p.host_table.slots.empty()) return;
+  if (!a.sweep.sweep.empty())
+    throw UsageError(std::string("option ") + (a.block_table.empty() ? "--host-block-table" : "--block-table") +
+                     " places one size's blocks; it cannot go with --sweep");
+  p.placement();  // the pools' bytes: a UsageError when they overflow
+}
+
+// The table options a run was given, for its equivalent command: the resolved seed
+// and pool, so the command places every block where this run did.
+std::string table_options(const CopyParams& p) {
+  std::string s;
+  if (!p.device_table.slots.empty())
+    s += " --block-table " + p.device_table.label + " --pool-blocks " + std::to_string(p.device_table.pool);
+  if (!p.host_table.slots.empty())
+    s += " --host-block-table " + p.host_table.label + " --host-pool-blocks " + std::to_string(p.host_table.pool);
+  return s;
 }
 
 // What the command line asks for, checked as far as it can be without a backend
@@ -177,6 +219,7 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
                        (model_type.empty() ? type_option : a.iodirect.empty() ? "--iodirect" : "--sdma"));
     names.push_back(quick_mode_case(model_type, a.iodirect, a.sdma));
   }
+  parse_block_tables(a, workload, p);
   if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
   if (a.model.dry_run && !workload) throw UsageError("option --dry-run needs --model NAME|PATH");
   check_format(a.out.format);
@@ -205,9 +248,21 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
         if (!each || k == i) cmd += " -t " + plan.names[k];
       cmd += " --block-layout " + task_label(*workload) + " -n " + std::to_string(workload->tasks_per_card) +
              " -d " + std::to_string(p.devices) + " -i " + std::to_string(p.iterations);
+      // A table slots a logical block; without --model every task is one, so only then
+      // does the equivalent command place the blocks as this run does.
+      if (p.tasks_per_block == 1) cmd += table_options(p);
       cmds.push_back(cmd);
     }
     std::cout << dry_run_text(*workload, cmds.front(), false);
+    if (!p.device_table.slots.empty() || !p.host_table.slots.empty()) {
+      TableShape t;
+      t.device = TableSide::of(p.device_table);
+      t.host = TableSide::of(p.host_table);
+      std::cout << format_table_line(t).substr(2);  // the result's line, unindented
+      if (p.tasks_per_block > 1)
+        std::cout << "each slot holds a block's " << p.tasks_per_block
+                  << " tasks together, which only --model places: the equivalent command has no table\n";
+    }
     for (size_t i = 1; i < cmds.size(); ++i) std::cout << "equivalent: " << cmds[i] << "\n";
     return 0;
   }
@@ -252,6 +307,20 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
                 "(its own SDMA context on the direct path), each fragment kind in its own region "
                 "(e.g. 128K,16K,32K); Size(KB) is the block, Count the tasks")
       ->type_name("SIZE[,SIZE...]");
+  c->add_option("--block-table", args->block_table,
+                "the device side of every case a paged KV pool: each block at the slot the table names, "
+                "sequential, random[:SEED] (a seeded shuffle of the pool) or FILE (one slot id per line, as dumped "
+                "from an engine); every card the same table; the host side stays contiguous per block")
+      ->type_name("sequential|random[:SEED]|FILE");
+  c->add_option("--pool-blocks", args->pool_blocks,
+                "slots in the device's paged pool, one block's bytes each (0: 4 x the request's blocks) (default 0)")
+      ->type_name("P");
+  c->add_option("--host-block-table", args->host_block_table,
+                "the host side paged too: each block at its slot of a host pool (as --block-table)")
+      ->type_name("sequential|random[:SEED]|FILE");
+  c->add_option("--host-pool-blocks", args->host_pool_blocks,
+                "slots in the host side's pool (0: 4 x the request's blocks) (default 0)")
+      ->type_name("P");
   c->add_option("-S,--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
   add_stream_options(c, args->params);
   c->add_option("--duplex-ratio", args->params.duplex_ratio,

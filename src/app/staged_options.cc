@@ -105,6 +105,10 @@ double parse_offload_ratio(const StagedArgs& a) {
 
 // --block-table, --pool-blocks: the card's paged pool, a slot per block file.
 void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
+  if (!a.host_block_table.empty())
+    throw UsageError("option --host-block-table: " + std::string(loads(a) ? "load" : "offload") +
+                     "'s host side is its staging buffers, each one block as the store moves it, not a pool to "
+                     "page; copy takes it");
   const bool given = a.table_option && a.table_option->count() > 0;
   // A pool past 2^40 slots is no card's: refused here, in words, not as a bad number.
   const bool digits = !a.pool_blocks.empty() && a.pool_blocks.size() <= 19 &&
@@ -214,6 +218,10 @@ void add_staged_options(CLI::App* c, StagedArgs& a) {
                                  "seeded shuffle of the pool) or FILE (one slot id per line, as dumped from an engine); "
                                  "the block files stay contiguous per block")
                        ->type_name("sequential|random[:SEED]|FILE");
+  c->add_option("--host-block-table", a.host_block_table,
+                "not here: the host side is the staging buffers, one block each (copy --host-block-table pages "
+                "a host pool)")
+      ->type_name("sequential|random[:SEED]|FILE");
   c->add_option("--pool-blocks", a.pool_blocks,
                 "slots in the card's paged pool, one block file's bytes each (0: 4 x the request's blocks) "
                 "(default 0)")

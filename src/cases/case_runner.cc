@@ -2,6 +2,7 @@
 #include "cases/copy_buffers.h"
 #include "cases/duplex_runner.h"
 #include "cases/gather_result.h"
+#include "cases/table_result.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -27,19 +28,27 @@ char* copy_address(const Buffer& buf, CopyMethod method) {
   return static_cast<char*>(buf.host);
 }
 
-CopyPlan plan_fragments(const Buffer& src, const Buffer& dst, const Layout& layout, CopyDir dir, CopyMethod method,
+const Layout& layout_of(const CopyPlacement& at, const Buffer& buf) { return at.side(is_device_kind(buf.kind)); }
+
+uint64_t region_of(const CopyPlacement& at, BufKind kind) { return at.side(is_device_kind(kind)).region_bytes(); }
+
+CopyPlan plan_fragments(const Buffer& src, const Buffer& dst, const CopyPlacement& at, CopyDir dir, CopyMethod method,
                         int streams, SubmitMode mode) {
+  const Layout& from = layout_of(at, src);
+  const Layout& to = layout_of(at, dst);
+  if (from.fragments() != to.fragments() || from.fragments_per_task() != to.fragments_per_task())
+    throw RunError("a copy plan needs the same fragments on both sides");
   CopyPlan plan;
   plan.dir = dir;
-  plan.fragments_per_task = layout.fragments_per_task();
+  plan.fragments_per_task = from.fragments_per_task();
   plan.streams = streams;
   plan.submit_mode = mode;
   char* s = copy_address(src, method);
   char* t = copy_address(dst, method);
-  plan.copies.reserve(static_cast<size_t>(layout.fragments()));
-  for (uint64_t i = 0; i < layout.fragments(); ++i) {
-    const Fragment f = layout.fragment(i);
-    plan.copies.push_back({t + f.offset, s + f.offset, static_cast<size_t>(f.bytes)});
+  plan.copies.reserve(static_cast<size_t>(from.fragments()));
+  for (uint64_t i = 0; i < from.fragments(); ++i) {
+    const Fragment f = from.fragment(i);
+    plan.copies.push_back({t + to.fragment(i).offset, s + f.offset, static_cast<size_t>(f.bytes)});
   }
   return plan;
 }
@@ -165,11 +174,11 @@ class CopyWorker : public LoopWorker {
  public:
   CopyWorker(int w, const CaseSpec& spec, const CopyParams& p, Backend& backend, const MemoryNeeds& needs,
              SharedSource& shared, Notes& say)
-      : placed_(p.numa, w), w_(w), spec_(spec), p_(p), say_(say) {
+      : placed_(p.numa, w), w_(w), spec_(spec), p_(p), at_(p.placement()), say_(say) {
     dev_ = backend.open_device(w);
     if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
       NeedsText t = needs_text(spec, p);
-      t.lower = "lower -s or -n";
+      t.lower = p.device_table.slots.empty() ? "lower -s or -n" : "lower -s, -n or --pool-blocks";
       check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
     }
     const Buffer* src = make_buffers(shared);
@@ -189,13 +198,13 @@ class CopyWorker : public LoopWorker {
   // and after `done`), every iteration, warm-up included, so that warm-up runs
   // under the same conditions as the measured iterations.
   void before_iteration(int) override {
-    if (p_.validate_each) clear_fragments(*dev_, dst_, owner(), p_.layout, staging_.get());
+    if (p_.validate_each) clear_fragments(*dev_, dst_, owner(), layout_of(at_, dst_), staging_.get());
   }
   void after_iteration(int index) override {
     if (!p_.validate_each) return;
     const std::string when = index < p_.warmup ? " warm-up iteration " + std::to_string(index)
                                                : " iteration " + std::to_string(index - p_.warmup);
-    check_fragments(*dev_, dst_, owner(), p_.layout, spec_.name, w_, when, staging_.get());
+    check_fragments(*dev_, dst_, owner(), layout_of(at_, dst_), spec_.name, w_, when, staging_.get());
   }
 
   void iterate(int, IterationRecord& r) override {
@@ -209,7 +218,7 @@ class CopyWorker : public LoopWorker {
     if (ungated_.empty()) ungated_ = init_->ungated();
     init_.reset();
     note_ = worker_notes(*dev_, notes_, ungated_);
-    if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), p_.layout, spec_.name, w_);
+    if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), layout_of(at_, dst_), spec_.name, w_);
   }
   std::string note() const override { return note_; }
   const WorkerPlacement* placement() const override {
@@ -220,7 +229,9 @@ class CopyWorker : public LoopWorker {
   // The source (its own, the shared region registered here, or the shared one) and
   // the destination; the source this worker copies from.
   const Buffer* make_buffers(SharedSource& shared) {
-    const size_t per = static_cast<size_t>(p_.layout.bytes());
+    // Each side its region: the request's bytes, or a block table's pool.
+    const size_t per = static_cast<size_t>(region_of(at_, spec_.src));
+    const size_t per_dst = static_cast<size_t>(region_of(at_, spec_.dst));
     // Only the direct path reads host memory through its registration; a CE copy from
     // memory the device could not register reads it unregistered, and says so.
     const bool direct = spec_.method == CopyMethod::kDirect;
@@ -243,16 +254,17 @@ class CopyWorker : public LoopWorker {
       own_src_ =
           direct ? make_buffer(spec_.src, *dev_, per) : make_buffer_for_ce(spec_.src, *dev_, per, &unregistered);
       unregistered_note("source", spec_.src, unregistered);
-      fill_fragments(*dev_, own_src_, w_, p_.layout);
+      fill_fragments(*dev_, own_src_, w_, layout_of(at_, own_src_));
       src = &own_src_;
     }
     if (spec_.dst == BufKind::kShm) {
       // This device's own part of the one region (every part page aligned).
-      char* part = static_cast<char*>(shared.shm->ptr()) + static_cast<size_t>(shared_part_stride(per)) * w_;
-      dst_ = direct ? register_region(BufKind::kShm, *dev_, part, per)
-                    : register_region_for_ce(BufKind::kShm, *dev_, part, per, &unregistered);
+      char* part = static_cast<char*>(shared.shm->ptr()) + static_cast<size_t>(shared_part_stride(per_dst)) * w_;
+      dst_ = direct ? register_region(BufKind::kShm, *dev_, part, per_dst)
+                    : register_region_for_ce(BufKind::kShm, *dev_, part, per_dst, &unregistered);
     } else {
-      dst_ = direct ? make_buffer(spec_.dst, *dev_, per) : make_buffer_for_ce(spec_.dst, *dev_, per, &unregistered);
+      dst_ = direct ? make_buffer(spec_.dst, *dev_, per_dst)
+                    : make_buffer_for_ce(spec_.dst, *dev_, per_dst, &unregistered);
     }
     unregistered_note("destination", spec_.dst, unregistered);
     return src;
@@ -290,7 +302,7 @@ class CopyWorker : public LoopWorker {
 
   // A copy per fragment of the layout, from `src` to the destination.
   CopyPlan plan_copies(const Buffer& src) const {
-    return plan_fragments(src, dst_, p_.layout, direction(spec_), spec_.method, p_.streams, p_.submit_mode);
+    return plan_fragments(src, dst_, at_, direction(spec_), spec_.method, p_.streams, p_.submit_mode);
   }
 
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
@@ -306,6 +318,7 @@ class CopyWorker : public LoopWorker {
   int w_;
   const CaseSpec& spec_;
   const CopyParams& p_;
+  const CopyPlacement at_;  // each side's fragments: contiguous, or at a block table's slots
   Notes& say_;
   std::unique_ptr<Device> dev_;  // first made, last gone
   Buffer own_src_, dst_;
@@ -326,17 +339,20 @@ int participating_devices(const CaseSpec& spec, const CopyParams& p) {
 MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backend& backend) {
   const Layout& layout = p.layout;
   const auto dd = static_cast<uint64_t>(participating_devices(spec, p));
-  const uint64_t per = layout.bytes();
+  // Each buffer its side's region: the request's bytes, or a block table's pool.
+  const CopyPlacement at = p.placement();
+  const uint64_t per = region_of(at, spec.src), per_dst = region_of(at, spec.dst);
   MemoryNeeds n;
   auto add = [&](uint64_t bytes, const char* what) { n.add_host(what, bytes); };
   auto host_of = [&](BufKind k) { return !is_device_kind(k) || backend.device_memory_is_host(); };
   const uint64_t src_copies = spec.shared_src ? 1 : dd;
   if (spec.src == BufKind::kShm) n.shm = per;
-  if (spec.dst == BufKind::kShm) n.shm = checked_mul(shared_part_stride(per), dd, "shared destination bytes");
+  if (spec.dst == BufKind::kShm) n.shm = checked_mul(shared_part_stride(per_dst), dd, "shared destination bytes");
   if (host_of(spec.src)) add(checked_mul(per, src_copies, "source bytes"), "sources");
-  if (host_of(spec.dst)) add(spec.dst == BufKind::kShm ? n.shm : checked_mul(per, dd, "destination bytes"), "destinations");
+  if (host_of(spec.dst))
+    add(spec.dst == BufKind::kShm ? n.shm : checked_mul(per_dst, dd, "destination bytes"), "destinations");
   if (is_device_kind(spec.src)) n.device_per_device += per;  // own source, or device 0's shared one
-  if (is_device_kind(spec.dst)) n.device_per_device += per;
+  if (is_device_kind(spec.dst)) n.device_per_device += per_dst;
   // The gather kernel's descriptor table: 40 bytes a fragment in device memory, and
   // its host image while it is built (copy_kernel.cu's GatherDesc).
   if (spec.method == CopyMethod::kKernelGather) {
@@ -365,7 +381,7 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   const bool src_locked = mlocked(spec.src) && !(spec.src == BufKind::kShm && spec.method == CopyMethod::kMemcpy);
   uint64_t locked = 0;
   if (src_locked) locked += spec.shared_src ? per : checked_mul(per, procs_share, "locked bytes");
-  if (mlocked(spec.dst)) locked += checked_mul(per, procs_share, "locked bytes");
+  if (mlocked(spec.dst)) locked += checked_mul(per_dst, procs_share, "locked bytes");
   n.locked_per_process = locked;
   n.devices = static_cast<int>(dd);
   n.device_in_host = backend.device_memory_is_host();
@@ -417,12 +433,12 @@ class CopyMeasurement : public Measurement {
   void prepare() override {
     const bool src = spec_.shared_src && spec_.src == BufKind::kShm;
     if (!src && !(spec_.shared_dst && spec_.dst == BufKind::kShm)) return;
-    const Layout& layout = p_.layout;
+    const Layout layout = p_.placement().host;  // shared memory is host memory: the host side's
     const std::vector<int>& nodes = p_.numa.shm_nodes;
     // A shared destination: one page-aligned part per device, each written by its own.
     const size_t bytes = static_cast<size_t>(
-        src ? layout.bytes()
-            : shared_part_stride(layout.bytes()) * static_cast<uint64_t>(participating_devices(spec_, p_)));
+        src ? layout.region_bytes()
+            : shared_part_stride(layout.region_bytes()) * static_cast<uint64_t>(participating_devices(spec_, p_)));
     shared_.shm = ShmRegion::create(bytes, nodes.empty());
     shared_.shm->unlink();
     if (!nodes.empty()) {
@@ -457,8 +473,9 @@ class CopyMeasurement : public Measurement {
     if (spec_.topology != Topology::kFork && spec_.shared_src) {
       PlacementScope on_device0(p_.numa, 0);  // the one source sits with device 0
       shared_.coordinator = backend_.open_device(0);
-      shared_.buffer = make_buffer(spec_.src, *shared_.coordinator, static_cast<size_t>(p_.layout.bytes()));
-      fill_fragments(*shared_.coordinator, shared_.buffer, 0, p_.layout);
+      const CopyPlacement at = p_.placement();
+      shared_.buffer = make_buffer(spec_.src, *shared_.coordinator, static_cast<size_t>(region_of(at, spec_.src)));
+      fill_fragments(*shared_.coordinator, shared_.buffer, 0, layout_of(at, shared_.buffer));
     }
     run_workers();
     shared_.buffer = Buffer();
@@ -493,6 +510,7 @@ class CopyMeasurement : public Measurement {
       g.table_bytes = r.copies * kGatherDescriptorBytes;
       r.extras.put(g);
     }
+    put_tables(r, p_.device_table, p_.host_table);  // their seed and pool: every card the same tables
     r.iterations = p_.iterations;
     r.warmup = p_.warmup;
     r.measured = "Copy";

@@ -8,6 +8,7 @@
 #include "backends/select.h"
 #include "cases/case_spec.h"
 #include "copy_methods/initiator.h"
+#include "layout/block_table.h"
 #include "layout/layout.h"
 #include "output/result.h"
 #include "runner/preflight.h"
@@ -44,6 +45,18 @@ struct CopyParams {
   NumaPlan numa;
   // --duplex-ratio: the duplex cases' D2H bytes per H2D byte.
   double duplex_ratio = 1.0;
+  // --block-table / --host-block-table (and their --pool-blocks): where each logical
+  // block (tasks_per_block tasks of the layout) lies on the device side and on the
+  // host side; no slots: that side contiguous per block. Every card the same table.
+  BlockTable device_table, host_table;
+  uint64_t tasks_per_block = 1;  // a logical block's tasks: 1, or --model ucm's layers
+
+  // `l` (the layout, or the duplex cases' D2H layout) on each side: device memory
+  // paged by device_table, host memory by host_table.
+  CopyPlacement placement(const Layout& l) const {
+    return {placed_by(l, host_table, tasks_per_block), placed_by(l, device_table, tasks_per_block)};
+  }
+  CopyPlacement placement() const { return placement(layout); }
 };
 
 // Devices a case runs on: 1 for single-card cases, else -d.

@@ -16,9 +16,15 @@ namespace ds {
 // Address a copy of `buf` uses: device memory by its device address; host memory
 // by its CPU address, except on the direct path, which reads the mapped address.
 char* copy_address(const Buffer& buf, CopyMethod method);
-// A copy per fragment of `layout`, from `src` to `dst` at the same offsets, in
-// direction `dir`, over `streams` streams submitted in `mode` (multi-stream CE).
-CopyPlan plan_fragments(const Buffer& src, const Buffer& dst, const Layout& layout, CopyDir dir, CopyMethod method,
+// Where `buf`'s fragments lie: the placement's device side for device memory, its
+// host side for every host kind.
+const Layout& layout_of(const CopyPlacement& at, const Buffer& buf);
+// Bytes a buffer of `kind` needs for the placement: its side's region (a paged pool's).
+uint64_t region_of(const CopyPlacement& at, BufKind kind);
+// A copy per fragment of the placement, fragment i from its offset in `src`'s side
+// to its offset in `dst`'s side (a block table's slot on a paged side), in direction
+// `dir`, over `streams` streams submitted in `mode` (multi-stream CE).
+CopyPlan plan_fragments(const Buffer& src, const Buffer& dst, const CopyPlacement& at, CopyDir dir, CopyMethod method,
                         int streams, SubmitMode mode);
 // Every fragment of `layout` in `buf` gets the pattern of (owner, fragment index).
 void fill_fragments(Device& dev, const Buffer& buf, int owner, const Layout& layout);

@@ -17,6 +17,7 @@
 
 #include "cases/copy_buffers.h"
 #include "cases/duplex_result.h"
+#include "cases/table_result.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/units.h"
@@ -64,33 +65,37 @@ auto in_direction(const char* dir, F&& f) -> decltype(f()) {
 // end, and time a direction by the other's.
 class DuplexWorker : public LoopWorker {
  public:
-  DuplexWorker(int w, const CaseSpec& spec, const CopyParams& p, const Layout& down, Backend& backend,
-               const MemoryNeeds& needs, DirTimes* times, const ShmRegion* shm)
-      : placed_(p.numa, w), w_(w), up_owner_(shm ? 0 : w), spec_(spec), p_(p), down_(down), times_(times) {
+  // up, down: each direction's sides (a block table's pool on the device side, each
+  // direction its own pool of the same table).
+  DuplexWorker(int w, const CaseSpec& spec, const CopyParams& p, const CopyPlacement& up, const CopyPlacement& down,
+               Backend& backend, const MemoryNeeds& needs, DirTimes* times, const ShmRegion* shm)
+      : placed_(p.numa, w), w_(w), up_owner_(shm ? 0 : w), spec_(spec), p_(p), up_at_(up), down_at_(down),
+        down_(down.host), times_(times) {
     dev_ = backend.open_device(w);
     down_dev_ = backend.open_device(w);
     if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
       NeedsText t{spec.name, "device memory", "", "lower -s, -n or --duplex-ratio"};
       check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
     }
-    up_dst_ = own(BufKind::kDevice, p.layout.bytes());
-    down_src_ = own(BufKind::kDevice, down.bytes());
+    up_dst_ = own(BufKind::kDevice, up.device.region_bytes());
+    down_src_ = own(BufKind::kDevice, down.device.region_bytes());
+    const uint64_t up_host = up.host.region_bytes(), down_host = down.host.region_bytes();
     if (shm) {
       // The region: the H2D source (filled by the parent), then a part per card.
       char* base = static_cast<char*>(shm->ptr());
-      const uint64_t head = shared_part_stride(p.layout.bytes());
-      up_src_ = region(base, p.layout.bytes());
-      down_dst_ = region(base + head + shared_part_stride(down.bytes()) * static_cast<uint64_t>(w), down.bytes());
+      const uint64_t head = shared_part_stride(up_host);
+      up_src_ = region(base, up_host);
+      down_dst_ = region(base + head + shared_part_stride(down_host) * static_cast<uint64_t>(w), down_host);
     } else {
-      up_src_ = own(spec.src, p.layout.bytes());
-      down_dst_ = own(spec.src, down.bytes());
-      fill_fragments(*dev_, up_src_, w, p.layout);
+      up_src_ = own(spec.src, up_host);
+      down_dst_ = own(spec.src, down_host);
+      fill_fragments(*dev_, up_src_, w, up.host);
     }
-    fill_fragments(*dev_, down_src_, kD2HOwner + w, down);
-    up_ = make_initiator(spec.method, *dev_, plan(up_src_, up_dst_, p.layout, CopyDir::kH2D));
+    fill_fragments(*dev_, down_src_, kD2HOwner + w, down.device);
+    up_ = make_initiator(spec.method, *dev_, plan(up_src_, up_dst_, up, CopyDir::kH2D));
     down_init_ = make_initiator(spec.method, *down_dev_, plan(down_src_, down_dst_, down, CopyDir::kD2H));
     if (p.validate_each)
-      staging_ = alloc_pageable(static_cast<size_t>(std::max(p.layout.largest_fragment(), down.largest_fragment())));
+      staging_ = alloc_pageable(static_cast<size_t>(std::max(p.layout.largest_fragment(), down.host.largest_fragment())));
     if (!shm) {  // a shared region is the run's, not the card's
       placed_.record().add_buffer("h2d source", up_src_.host, up_src_.bytes);
       placed_.record().add_buffer("d2h destination", down_dst_.host, down_dst_.bytes);
@@ -100,7 +105,7 @@ class DuplexWorker : public LoopWorker {
   void before_iteration(int index) override {
     if (!p_.validate_each) return;
     const int pass = index % kPasses;
-    if (pass != kD2HAlone) clear_fragments(*dev_, up_dst_, up_owner_, p_.layout, staging_.get());
+    if (pass != kD2HAlone) clear_fragments(*dev_, up_dst_, up_owner_, up_at_.device, staging_.get());
     if (pass != kH2DAlone) clear_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, staging_.get());
   }
   // --validate each: what the pass copied, after every pass (warm-up included).
@@ -111,7 +116,7 @@ class DuplexWorker : public LoopWorker {
                              std::to_string(round < p_.warmup ? round : round - p_.warmup) +
                              (pass == kTogether ? " (together)" : " (alone)");
     if (pass != kD2HAlone)
-      check_fragments(*dev_, up_dst_, up_owner_, p_.layout, spec_.name, w_, " H2D" + when, staging_.get());
+      check_fragments(*dev_, up_dst_, up_owner_, up_at_.device, spec_.name, w_, " H2D" + when, staging_.get());
     if (pass != kH2DAlone)
       check_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, spec_.name, w_, " D2H" + when, staging_.get());
   }
@@ -147,7 +152,7 @@ class DuplexWorker : public LoopWorker {
     notes.insert(notes.end(), notes_.begin(), notes_.end());
     note_ = encode_worker_notes(notes);
     if (p_.validate && !p_.validate_each) {
-      check_fragments(*dev_, up_dst_, up_owner_, p_.layout, spec_.name, w_, " H2D");
+      check_fragments(*dev_, up_dst_, up_owner_, up_at_.device, spec_.name, w_, " H2D");
       check_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, spec_.name, w_, " D2H");
     }
   }
@@ -177,8 +182,8 @@ class DuplexWorker : public LoopWorker {
     if (std::find_if(notes_.begin(), notes_.end(), [&](const WorkerNote& x) { return x.text == n; }) == notes_.end())
       notes_.push_back({"", n});
   }
-  CopyPlan plan(const Buffer& src, const Buffer& dst, const Layout& layout, CopyDir dir) const {
-    return plan_fragments(src, dst, layout, dir, spec_.method, p_.streams, p_.submit_mode);
+  CopyPlan plan(const Buffer& src, const Buffer& dst, const CopyPlacement& at, CopyDir dir) const {
+    return plan_fragments(src, dst, at, dir, spec_.method, p_.streams, p_.submit_mode);
   }
 
   PlacementScope placed_;
@@ -186,7 +191,9 @@ class DuplexWorker : public LoopWorker {
   int up_owner_;  // whose pattern the H2D source holds: the card's, or 0 for the one shared source
   const CaseSpec& spec_;
   const CopyParams& p_;
-  const Layout& down_;
+  const CopyPlacement& up_at_;
+  const CopyPlacement& down_at_;
+  const Layout& down_;  // where the D2H destination's fragments lie (the host side)
   DirTimes* times_;  // this worker's, one per loop iteration
   std::unique_ptr<Device> dev_, down_dev_;  // H2D's (and the buffers'), D2H's
   Buffer up_src_, up_dst_, down_src_, down_dst_;
@@ -215,7 +222,8 @@ Stage stage_of(const std::string& name, std::vector<int64_t> samples) {
 class DuplexMeasurement : public Measurement {
  public:
   DuplexMeasurement(const CaseSpec& spec, const CopyParams& p, Backend& backend)
-      : spec_(spec), p_(p), backend_(backend), down_(duplex_d2h_layout(p)) {}
+      : spec_(spec), p_(p), backend_(backend), down_(duplex_d2h_layout(p)), up_at_(p.placement()),
+        down_at_(p.placement(down_)) {}
 
   const NumaRequest* numa_request() const override { return &p_.numa_request; }
   std::vector<int> placed_devices() const override { return first_devices(p_.devices); }
@@ -229,7 +237,9 @@ class DuplexMeasurement : public Measurement {
   }
   MemoryNeeds needs() const override {
     const auto d = static_cast<uint64_t>(p_.devices);
-    const uint64_t both = p_.layout.bytes() + down_.bytes();
+    // Each side its regions: the request's bytes, or a block table's pools.
+    const uint64_t both = up_at_.host.region_bytes() + down_at_.host.region_bytes();
+    const uint64_t both_device = up_at_.device.region_bytes() + down_at_.device.region_bytes();
     MemoryNeeds n;
     if (shared()) {
       n.shm = region_bytes();
@@ -238,7 +248,7 @@ class DuplexMeasurement : public Measurement {
       n.add_host(std::string(label_kind(spec_.src)) + " buffers (H2D sources, D2H destinations)",
                  checked_mul(both, d, "duplex bytes"));
     }
-    if (backend_.device_memory_is_host()) n.add_host("device buffers", checked_mul(both, d, "duplex bytes"));
+    if (backend_.device_memory_is_host()) n.add_host("device buffers", checked_mul(both_device, d, "duplex bytes"));
     n.add_host("staging", checked_mul(std::max(p_.layout.largest_fragment(), down_.largest_fragment()), d, "staging"));
     n.add_host("records", d * static_cast<uint64_t>(kPasses) * static_cast<uint64_t>(p_.warmup + p_.iterations) *
                               (sizeof(IterationRecord) + sizeof(DirTimes)));
@@ -246,7 +256,7 @@ class DuplexMeasurement : public Measurement {
     if (!shared() && host_lock_of(spec_.src, &how) && backend_.mlocks(how) && how != HostLock::kRegistration)
       n.locked_per_process = both;
     n.devices = p_.devices;
-    n.device_per_device = both;
+    n.device_per_device = both_device;
     n.device_in_host = backend_.device_memory_is_host();
     return n;
   }
@@ -271,8 +281,8 @@ class DuplexMeasurement : public Measurement {
     if (!shared()) return;
     shm_ = ShmRegion::create(static_cast<size_t>(region_bytes()));
     shm_->unlink();
-    for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
-      const Fragment f = p_.layout.fragment(i);
+    for (uint64_t i = 0; i < up_at_.host.fragments(); ++i) {
+      const Fragment f = up_at_.host.fragment(i);
       pattern_fill(static_cast<char*>(shm_->ptr()) + f.offset, static_cast<size_t>(f.bytes), pattern_key(0, i));
     }
   }
@@ -292,7 +302,7 @@ class DuplexMeasurement : public Measurement {
     run_workers();
   }
   std::unique_ptr<LoopWorker> make_worker(size_t, int w) override {
-    return std::make_unique<DuplexWorker>(w, spec_, p_, down_, backend_, needs(),
+    return std::make_unique<DuplexWorker>(w, spec_, p_, up_at_, down_at_, backend_, needs(),
                                           times() + static_cast<size_t>(w) * loop_iterations_, shm_.get());
   }
   void describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) override;
@@ -302,8 +312,9 @@ class DuplexMeasurement : public Measurement {
   bool shared() const { return spec_.src == BufKind::kShm; }
   // The shared region: the H2D source, then each card's D2H part, each page aligned.
   uint64_t region_bytes() const {
-    return shared_part_stride(p_.layout.bytes()) +
-           checked_mul(shared_part_stride(down_.bytes()), static_cast<uint64_t>(p_.devices), "shared region bytes");
+    return shared_part_stride(up_at_.host.region_bytes()) +
+           checked_mul(shared_part_stride(down_at_.host.region_bytes()), static_cast<uint64_t>(p_.devices),
+                       "shared region bytes");
   }
   // A direction's Copy in a pass, per measured round: the slowest card's.
   Stage direction_stage(const std::string& name, int pass, bool h2d) const {
@@ -324,6 +335,7 @@ class DuplexMeasurement : public Measurement {
   CopyParams p_;
   Backend& backend_;
   const Layout down_;
+  const CopyPlacement up_at_, down_at_;  // each direction's sides (device side paged by --block-table)
   size_t loop_iterations_ = 0;
   std::unique_ptr<SharedMapping> times_;
   std::unique_ptr<ShmRegion> shm_;
@@ -343,6 +355,7 @@ void DuplexMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
   r.submit_mode = submit_mode_name(p_.submit_mode);
   r.frags = p_.layout.frags_option();
   r.copies = d * (p_.layout.fragments() + down_.fragments());
+  put_tables(r, p_.device_table, p_.host_table);  // both directions by the same tables, each its own pools
   r.iterations = p_.iterations;
   r.warmup = p_.warmup;
   r.measured = "Copy";

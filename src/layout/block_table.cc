@@ -59,9 +59,10 @@ std::string trimmed(const std::string& s) {
   return s.substr(a, s.find_last_not_of(" \t\r") - a + 1);
 }
 
-BlockTable from_file(const std::string& path, uint64_t blocks, uint64_t pool) {
+BlockTable from_file(const std::string& path, uint64_t blocks, uint64_t pool, const std::string& option,
+                      const std::string& pool_option) {
   std::ifstream in(path);
-  if (!in) throw UsageError("option --block-table got '" + path + "': not sequential, random[:SEED] or a readable file");
+  if (!in) throw UsageError("option " + option + " got '" + path + "': not sequential, random[:SEED] or a readable file");
   BlockTable t{{}, pool, path};
   std::unordered_map<uint64_t, uint64_t> line_of;  // slot -> the line that named it
   std::string line;
@@ -70,12 +71,12 @@ BlockTable from_file(const std::string& path, uint64_t blocks, uint64_t pool) {
     ++n;
     const std::string s = trimmed(line);
     if (s.empty() || s[0] == '#') continue;
-    const std::string at = "--block-table " + path + " line " + std::to_string(n) + ": ";
+    const std::string at = option + " " + path + " line " + std::to_string(n) + ": ";
     uint64_t slot = 0;
     if (!parse_u64(s, &slot)) throw UsageError(at + "'" + s + "' is not a slot id (one per line, from 0)");
     if (slot >= pool)
       throw UsageError(at + "slot " + s + " is outside the pool of " + std::to_string(pool) +
-                       " slots (raise --pool-blocks)");
+                       " slots (raise " + pool_option + ")");
     const auto seen = line_of.emplace(slot, n);
     if (!seen.second)
       throw UsageError(at + "slot " + s + " is named twice (first on line " + std::to_string(seen.first->second) +
@@ -83,17 +84,18 @@ BlockTable from_file(const std::string& path, uint64_t blocks, uint64_t pool) {
     t.slots.push_back(slot);
   }
   if (t.slots.size() < blocks)
-    throw UsageError("--block-table " + path + ": " + std::to_string(t.slots.size()) + " slots for " +
+    throw UsageError(option + " " + path + ": " + std::to_string(t.slots.size()) + " slots for " +
                      std::to_string(blocks) + " blocks (one line per block of the request)");
   return t;
 }
 
 }  // namespace
 
-BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t pool_in) {
+BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t pool_in, const std::string& option,
+                            const std::string& pool_option) {
   const uint64_t pool = pool_in ? pool_in : blocks * kPoolPerRequest;
   if (pool < blocks)
-    throw UsageError("option --pool-blocks " + std::to_string(pool) + ": the pool holds fewer slots than the " +
+    throw UsageError("option " + pool_option + " " + std::to_string(pool) + ": the pool holds fewer slots than the " +
                      std::to_string(blocks) + " blocks of the request");
   if (spec == "sequential") {
     BlockTable t{{}, pool, spec};
@@ -103,10 +105,19 @@ BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t p
   if (spec == "random" || spec.rfind("random:", 0) == 0) {
     uint64_t seed = 1;
     if (spec != "random" && !parse_u64(spec.substr(7), &seed))
-      throw UsageError("option --block-table got '" + spec + "': random's seed is a number (random:7)");
+      throw UsageError("option " + option + " got '" + spec + "': random's seed is a number (random:7)");
     return {random_slots(seed, blocks, pool), pool, "random:" + std::to_string(seed)};
   }
-  return from_file(spec, blocks, pool);
+  return from_file(spec, blocks, pool, option, pool_option);
+}
+
+Layout placed_by(const Layout& layout, const BlockTable& table, uint64_t group) {
+  return table.slots.empty() ? layout : layout.paged(table.slots, table.pool, group);
+}
+
+std::string table_text(const BlockTable& table) {
+  if (table.slots.empty()) return {};
+  return table.label + " in a pool of " + std::to_string(table.pool) + " slots";
 }
 
 }  // namespace ds

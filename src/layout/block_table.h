@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "layout/layout.h"
+
 namespace ds {
 
 struct BlockTable {
@@ -30,6 +32,16 @@ constexpr uint64_t kMaxPoolBlocks = uint64_t{1} << 40;
 // for an unknown word, a bad seed, a pool smaller than the request, a file that
 // cannot be read, a line that is not a slot id, a slot out of the pool, a slot named
 // twice, or fewer lines than blocks.
-BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t pool);
+// `option`, `pool_option`: the names the lines give (copy's host side: --host-block-table,
+// --host-pool-blocks).
+BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t pool,
+                            const std::string& option = "--block-table", const std::string& pool_option = "--pool-blocks");
+
+// `layout` with its tasks in groups of `group` (a logical block's tasks) placed at
+// the table's slots (Layout::paged); no slots: `layout` as it is.
+Layout placed_by(const Layout& layout, const BlockTable& table, uint64_t group);
+
+// How a run names a table: "random:7 in a pool of 256" (seed and pool), or "" for none.
+std::string table_text(const BlockTable& table);
 
 }  // namespace ds

@@ -83,6 +83,17 @@ class Layout {
   int frags_option_ = 0;
 };
 
+// Where a copy's two sides lie (copy's --block-table, --host-block-table): the host
+// side's fragments and the device side's, the same fragments in order, each side
+// contiguous per block or placed in a paged pool (Layout::paged). A buffer is sized
+// to its side's region_bytes() and every copy goes from its fragment's offset on one
+// side to the same fragment's offset on the other.
+struct CopyPlacement {
+  Layout host;
+  Layout device;
+  const Layout& side(bool device_side) const { return device_side ? device : host; }
+};
+
 // "128K,16K,32K": one task's fragments, as --block-layout takes them; over 8 that
 // repeat a shorter run, the shortest run repeated: "61x[144K,16896]" (an engine
 // layout's layers; K and V of one size are "128x[32K]").
