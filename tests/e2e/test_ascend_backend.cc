@@ -25,6 +25,7 @@
 #include "disk_fixtures.h"
 #include "duplex_checks.h"
 #include "json_checks.h"
+#include "table_checks.h"
 #include "memory/buffer.h"
 
 using namespace dstest;
@@ -1987,5 +1988,39 @@ TEST(AscendDuplex, AFailingDirectionIsNamed) {
               std::string::npos)
         << r.err;
     for (const auto& kv : log.read()) expect_clean_process(kv.second, kv.first);
+  }
+}
+
+// copy --block-table on the direct path: every SDMA context of a task moves a chunk
+// from its host slot to the device slot the table names (and back for D2H), as the
+// double runs them (the direct path is H2D only on ascend); per-chunk CE copies
+// both ways the same; each validated at its slot.
+TEST(AscendBlockTable, DirectContextsAndCeCopiesUseTheTablesSlots) {
+  dstest::TempFile dev("ds-dev-table"), host("ds-host-table");
+  { std::ofstream(dev.path()) << "6\n2\n0\n"; }
+  { std::ofstream(host.path()) << "3\n0\n1\n"; }
+  struct Way {
+    const char* name;
+    const char* call;
+    bool h2d;
+  };
+  const Way ways[] = {
+      {"all_host_to_all_device_ffts_direct_h2d", "rtFftsPlusTaskLaunchWithFlag[]", true},
+      {"device_to_host_ce", "aclrtMemcpyAsync", false},
+      {"host_to_device_ce", "aclrtMemcpyAsync", true},
+  };
+  for (const Way& w : ways) {
+    SCOPED_TRACE(w.name);
+    LogFile log;
+    JsonRun r = run_json({"copy", "--backend", "ascend", "-t", w.name, "-s", "64K", "-n", "3", "-d", "1", "-i", "1",
+                          "--warmup", "0", "--validate", "each", "--block-table", dev.path(), "--pool-blocks", "7",
+                          "--host-block-table", host.path(), "--host-pool-blocks", "4"},
+                         double_env(log));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.result(w.name)["validated"], true);
+    const std::vector<uint64_t> d = {6, 2, 0}, h = {3, 0, 1};
+    std::map<uint64_t, uint64_t> want;  // source slot -> destination slot
+    for (size_t i = 0; i < 3; ++i) want[w.h2d ? h[i] : d[i]] = w.h2d ? d[i] : h[i];
+    EXPECT_EQ(dstest::table::slot_pairs(log.text(), w.call, 65536, 3), want);
   }
 }

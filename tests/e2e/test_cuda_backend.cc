@@ -16,6 +16,7 @@
 #include "cli_harness.h"
 #include "duplex_checks.h"
 #include "json_checks.h"
+#include "table_checks.h"
 
 using namespace dstest;
 
@@ -1371,4 +1372,52 @@ TEST(CudaDuplex, AFailingDirectionIsNamed) {
     EXPECT_NE(r.err.find(w.text), std::string::npos) << r.err;
     expect_all_released(log.calls());
   }
+}
+
+// ---- copy --block-table: every method at the table's slots ----
+
+// Each method's copies leave the host slot and land at the device slot the tables
+// name (the reverse for D2H): the per-chunk copies, the batched call's copies and
+// the gather kernel's descriptor table, as the double's call log shows them, with
+// the host side contiguous and paged; every chunk validated at its slot.
+TEST(CudaBlockTable, EveryMethodCopiesAtTheTablesSlots) {
+  TempFile dev("ds-dev-table"), host("ds-host-table");
+  { std::ofstream(dev.path()) << "6\n2\n0\n"; }
+  { std::ofstream(host.path()) << "3\n0\n1\n"; }
+  struct Way {
+    const char* name;
+    const char* call;  // the log line of one copy: its dst= and src=
+    bool h2d;
+  };
+  const Way ways[] = {
+      {"host_to_device_ce", "cuMemcpyHtoDAsync_v2", true},
+      {"host_to_device_ce_multi_stream", "cuMemcpyHtoDAsync_v2", true},
+      {"host_to_device_batch_ce", "cuMemcpyBatchAsync[]", true},
+      {"host_to_device_sm_gather", "cuLaunchKernel", true},
+      {"device_to_host_ce", "cuMemcpyDtoHAsync_v2", false},
+      {"device_to_host_batch_ce", "cuMemcpyBatchAsync[]", false},
+      {"device_to_host_sm_gather", "cuLaunchKernel", false},
+  };
+  for (const Way& w : ways)
+    for (bool paged_host : {false, true}) {
+      SCOPED_TRACE(std::string(w.name) + (paged_host ? " with --host-block-table" : ""));
+      CallLog log;
+      std::vector<std::string> args = {"copy", "--backend", "cuda", "-t", w.name, "-s", "64K", "-n", "3", "-d", "1",
+                                       "-i", "1", "--warmup", "0", "--validate", "each", "--block-table", dev.path(),
+                                       "--pool-blocks", "7"};
+      if (paged_host) args.insert(args.end(), {"--host-block-table", host.path(), "--host-pool-blocks", "4"});
+      JsonRun r = run_json(args, double_env(log));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const json res = r.result(w.name);
+      EXPECT_EQ(res["validated"], true);
+      EXPECT_EQ(res["copies_per_iteration"], 3);
+      EXPECT_EQ(res["block_table"]["device"]["pool_blocks"], 7);
+      EXPECT_EQ(res["block_table"]["device"]["kind"], "file");
+      const std::vector<uint64_t> d = {6, 2, 0};
+      const std::vector<uint64_t> h = paged_host ? std::vector<uint64_t>{3, 0, 1} : std::vector<uint64_t>{0, 1, 2};
+      std::map<uint64_t, uint64_t> want;  // source slot -> destination slot
+      for (size_t i = 0; i < 3; ++i) want[w.h2d ? h[i] : d[i]] = w.h2d ? d[i] : h[i];
+      EXPECT_EQ(dstest::table::slot_pairs(log.text(), w.call, 65536, 3), want);
+      expect_all_released(log.calls());
+    }
 }

@@ -162,6 +162,22 @@ TEST(NothingBuiltWhileTimed, CudaCopyEngineLayout) {
                                      cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
 }
 
+// copy --block-table / --host-block-table: both sides paged, the tables and the plan
+// at their slots made at setup, for every method (the gather's table too, and duplex).
+TEST(NothingBuiltWhileTimed, CudaCopyBlockTable) {
+  const std::vector<std::string> tables = {"--block-table", "random:7", "--host-block-table", "random:3"};
+  for (const char* c : {"host_to_device_ce", "host_to_device_batch_ce", "all_host_to_all_device_ffts_direct_h2d",
+                        "host_to_device_sm_gather", "all_host_to_all_device_duplex_ce_multi_stream"})
+    expect_nothing_built_while_timed(copy_args("cuda", c, tables), cuda_env(DS_CUDA_DOUBLE),
+                                     "DS_CUDA_DOUBLE_BUILD_LOG");
+}
+
+TEST(NothingBuiltWhileTimed, AscendCopyBlockTable) {
+  for (const char* c : {"host_to_device_batch_ce", "all_host_to_all_device_ffts_direct_h2d"})
+    expect_nothing_built_while_timed(copy_args("ascend", c, {"--block-table", "random:7"}), ascend_env(),
+                                     "DS_ACL_DOUBLE_BUILD_LOG");
+}
+
 // A driver without cuMemcpyBatchAsync (12.4): batches and direct tasks are graphs,
 // each instantiated once at setup.
 TEST(NothingBuiltWhileTimed, CudaGraphFallbackCopy) {

@@ -149,6 +149,9 @@ std::string run_task(void* arg) {
                 "64 MiB (MEMCPY_ASYNC_UNIT_SIZE)", i, len);
       break;
     }
+    // Each context as it runs, under a name of its own (not a call): where it went.
+    log_call("rtFftsPlusTaskLaunchWithFlag[]", fmt("i=%u dst=%p src=%p len=%u", i, reinterpret_cast<void*>(dst),
+                                                   reinterpret_cast<void*>(src), len));
     std::string why;
     void* from = t->api->resolve_sdma(src, len, false, &why);
     void* to = from ? t->api->resolve_sdma(dst, len, true, &why) : nullptr;

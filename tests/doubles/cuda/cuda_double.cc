@@ -649,6 +649,8 @@ CUresult batch_common(const char* call, CUdeviceptr* dsts, CUdeviceptr* srcs, si
       return CUDA_ERROR_INVALID_VALUE;
     }
     copies.push_back({vp(dsts[i]), vp(srcs[i]), sizes[i]});
+    // Each copy of the batch, under a name of its own (not a call): where it went.
+    log_line("cuMemcpyBatchAsync[]", "i=%zu dst=%p src=%p bytes=%zu", i, vp(dsts[i]), vp(srcs[i]), sizes[i]);
   }
   check_batch_arrays(dsts, srcs, sizes, count);
   return enqueue_copies(call, hStream, std::move(copies));

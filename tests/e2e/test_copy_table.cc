@@ -1,0 +1,178 @@
+// copy --block-table / --host-block-table on sim: every case places each block at
+// the slot its side's table names and validates it there; the result says the
+// tables (seed and pool); bad tables and what does not combine are one line, exit 2.
+// Which slots the copies used, per method, is checked through the doubles' call logs
+// (test_cuda_backend.cc, test_ascend_backend.cc: CudaBlockTable, AscendBlockTable).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "cli_harness.h"
+#include "json_checks.h"
+
+using namespace dstest;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+std::vector<std::string> sim_cases() {
+  const RunResult r = run_tool({"copy", "--backend", "sim", "--list"});
+  std::vector<std::string> names;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);  // the title
+  while (std::getline(in, line)) {
+    const std::vector<std::string> w = split_ws(line);
+    if (!w.empty()) names.push_back(w[0]);
+  }
+  return names;
+}
+
+}  // namespace
+
+// Every case, odd fragments over two cards, the device side paged and the host side
+// contiguous or paged too: each iteration's every chunk validated at its slot.
+TEST(CopyBlockTable, EveryCaseValidatesAtTheTablesSlots) {
+  const std::vector<std::string> names = sim_cases();
+  ASSERT_GT(names.size(), 20u);
+  for (const std::string& n : names)
+    for (bool host : {false, true}) {
+      SCOPED_TRACE(n + (host ? " --host-block-table" : ""));
+      std::vector<std::string> args = {"copy", "--backend", "sim", "-t", n, "-s", "5000", "-f", "3", "-n", "10",
+                                       "-d", "2", "-i", "2", "--warmup", "1", "--validate", "each",
+                                       "--block-table", "random:5"};
+      if (host) args.insert(args.end(), {"--host-block-table", "random:2", "--host-pool-blocks", "11"});
+      JsonRun r = run_json(args);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const json res = r.result(n);
+      EXPECT_EQ(res["validated"], true);
+      EXPECT_EQ(res["validate"], "each");
+      const json& t = res["block_table"];
+      EXPECT_EQ(t["device"]["kind"], "random");
+      EXPECT_EQ(t["device"]["seed"], 5);
+      EXPECT_EQ(t["device"]["pool_blocks"], 40);  // 4 x the 10 blocks
+      EXPECT_EQ(t["device"]["blocks"], 10);
+      if (host) {
+        EXPECT_EQ(t["host"]["seed"], 2);
+        EXPECT_EQ(t["host"]["pool_blocks"], 11);
+      } else {
+        EXPECT_TRUE(t["host"].is_null()) << t.dump();
+      }
+    }
+}
+
+// A block layout and an engine layout (ucm: a block's layers are its tasks, one slot
+// each block), and a FILE table: validated at their slots; the copies per iteration
+// stay the request's.
+TEST(CopyBlockTable, LayoutsAndFileTablesValidate) {
+  TempFile table("ds-copy-table");
+  { std::ofstream(table.path()) << "# dumped\n5\n0\n\n3\n"; }
+  JsonRun r = run_json({"copy", "--backend", "sim", "-t", "host_to_device_ce_multi_stream", "--block-layout",
+                        "16K,4K,8K", "-n", "3", "-d", "1", "-i", "2", "--validate", "each", "--block-table",
+                        table.path(), "--pool-blocks", "6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.result("host_to_device_ce_multi_stream")["copies_per_iteration"], 9);
+  EXPECT_EQ(r.result("host_to_device_ce_multi_stream")["block_table"]["device"]["file"], table.path());
+  for (const char* layout : {"ucm", "vllm-flash"}) {
+    SCOPED_TRACE(layout);
+    JsonRun m = run_json({"copy", "--backend", "sim", "-t", "device_to_host_batch_ce", "--model", "Qwen3-32B", "--tp",
+                          "8", "--input-len", "512", "--kv-layout", layout, "-d", "1", "-i", "1", "--validate",
+                          "each", "--block-table", "random:9", "--host-block-table", "random"});
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    const json res = m.result("device_to_host_batch_ce");
+    EXPECT_EQ(res["validated"], true);
+    EXPECT_EQ(res["block_table"]["device"]["blocks"], 4);  // 512 tokens in blocks of 128
+    EXPECT_EQ(res["block_table"]["host"]["table"], "random:1");
+  }
+}
+
+// The text result's line, with the seed and the pool that make it repeatable.
+TEST(CopyBlockTable, TheResultSaysTheTables) {
+  const RunResult r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "4K", "-n", "10", "-d",
+                                "1", "-i", "2", "--block-table", "random:7", "--pool-blocks", "12"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\n  Block table: device random:7, 10 blocks in a pool of 12 slots; host contiguous "
+                              "per block\n"))
+      << r.out;
+  const RunResult plain = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "4K", "-n", "10",
+                                    "-d", "1", "-i", "2"});
+  EXPECT_FALSE(contains(plain.out, "Block table")) << plain.out;
+}
+
+// The dry run: the tables, and an equivalent command that places every block the same.
+TEST(CopyBlockTable, TheDryRunSaysTheTables) {
+  const RunResult r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "--model", "Qwen3-32B", "--tp",
+                                "8", "--input-len", "512", "--kv-layout", "vllm-flash", "--block-table", "random",
+                                "--host-block-table", "sequential", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, " -n 4 -d 8 -i 128 --block-table random:1 --pool-blocks 16 --host-block-table "
+                              "sequential --host-pool-blocks 16\n"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "\nBlock table: device random:1, 4 blocks in a pool of 16 slots; host sequential, 4 "
+                              "blocks in a pool of 16 slots\n"))
+      << r.out;
+}
+
+// A copy skipped in a paged pool is caught at its slot (the corrupt shim skips the
+// 43rd 12 KiB memcpy: iteration 1's block 2; test_validate_each.cc counts them).
+TEST(CopyBlockTable, ASkippedCopyIsCaughtAtItsSlot) {
+  const auto r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "12K", "-n", "4", "-i", "4",
+                           "--validate", "each", "--block-table", "random:7"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM},
+                           {"DS_SHIM_MEMCPY_SIZE", "12288"},
+                           {"DS_SHIM_MEMCPY_NTH", "43"},
+                           {"DS_SHIM_MEMCPY_SKIP", "1"},
+                           {"DS_SHIM_OFFSET", "0"}});
+  EXPECT_TRUE(contains(r.err, "skipped memcpy 43")) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "validation failed: case host_to_device_ce device 0 iteration 1 block 2 "
+                              "first differing offset 0"))
+      << r.err;
+}
+
+TEST(CopyBlockTable, BadTablesAndCombinationsAreOneLineExit2) {
+  TempFile table("ds-copy-table");
+  const std::string t = table.path();
+  struct Bad {
+    std::string text;
+    std::vector<std::string> args;
+    std::string line;
+  } cases[] = {
+      {"1\n1\n", {"--block-table", t}, "--block-table " + t + " line 2: slot 1 is named twice (first on line 1): two blocks cannot share a slot"},
+      {"0\n9\n", {"--block-table", t, "--pool-blocks", "9"}, "--block-table " + t + " line 2: slot 9 is outside the pool of 9 slots (raise --pool-blocks)"},
+      {"0\n", {"--block-table", t}, "--block-table " + t + ": 1 slots for 2 blocks (one line per block of the request)"},
+      {"3\n3\n", {"--host-block-table", t}, "--host-block-table " + t + " line 2: slot 3 is named twice (first on line 1): two blocks cannot share a slot"},
+      {"0\n8\n", {"--host-block-table", t}, "--host-block-table " + t + " line 2: slot 8 is outside the pool of 8 slots (raise --host-pool-blocks)"},
+      {"", {"--block-table", "random:x"}, "option --block-table got 'random:x': random's seed is a number (random:7)"},
+      {"", {"--host-block-table", "/no/such/table"}, "option --host-block-table got '/no/such/table': not sequential, random[:SEED] or a readable file"},
+      {"", {"--block-table", "random", "--pool-blocks", "1"}, "option --pool-blocks 1: the pool holds fewer slots than the 2 blocks of the request"},
+      {"", {"--host-block-table", "random", "--host-pool-blocks", "1"}, "option --host-pool-blocks 1: the pool holds fewer slots than the 2 blocks of the request"},
+      {"", {"--pool-blocks", "8"}, "option --pool-blocks sizes a --block-table's pool; give --block-table too"},
+      {"", {"--host-pool-blocks", "8"}, "option --host-pool-blocks sizes a --host-block-table's pool; give --host-block-table too"},
+      {"", {"--block-table", "random", "--sweep", "4K:8K"}, "option --block-table places one size's blocks; it cannot go with --sweep"},
+      {"", {"--host-block-table", "random", "--sweep", "4K:8K"}, "option --host-block-table places one size's blocks; it cannot go with --sweep"},
+  };
+  for (const Bad& b : cases) {
+    { std::ofstream(t) << b.text; }
+    std::vector<std::string> args = {"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "4K", "-n", "2"};
+    args.insert(args.end(), b.args.begin(), b.args.end());
+    if (std::find(b.args.begin(), b.args.end(), "--sweep") != b.args.end()) args.erase(args.begin() + 5, args.begin() + 7);
+    const auto r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << b.line << "\n" << r.err;
+    EXPECT_EQ(r.err, "dev-sandbox: error: " + b.line + "\n") << b.line;
+  }
+  // load and offload: the host side is the staging buffers.
+  for (const char* cmd : {"load", "offload"}) {
+    const auto r = run_tool({cmd, "--backend", "sim", "--workspace", "/tmp", "-s", "4K", "-n", "2",
+                             "--host-block-table", "random"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "dev-sandbox: error: option --host-block-table: " + std::string(cmd) +
+                         "'s host side is its staging buffers, each one block as the store moves it, not a pool to "
+                         "page; copy takes it\n");
+  }
+}
