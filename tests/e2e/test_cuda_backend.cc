@@ -1421,3 +1421,18 @@ TEST(CudaBlockTable, EveryMethodCopiesAtTheTablesSlots) {
       expect_all_released(log.calls());
     }
 }
+
+// The device side is the pool: a pool that does not fit the card is refused up front,
+// before anything is allocated, naming --pool-blocks.
+TEST(CudaBlockTable, APoolThatDoesNotFitIsRefusedUpFront) {
+  CallLog log;
+  const RunResult r = run_tool({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "64M", "-n", "16", "-d",
+                                "1", "-i", "1", "--block-table", "random", "--pool-blocks", "400"},
+                               double_env(log));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("dev-sandbox: error: not enough device memory: host_to_device_ce needs 25.00 GiB on device 0 "
+                       "but 16.00 GiB is free; lower -s, -n or --pool-blocks\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(count_calls(log.calls(), "cuMemAlloc_v2"), 0);
+}
