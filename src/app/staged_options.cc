@@ -218,10 +218,8 @@ void add_staged_options(CLI::App* c, StagedArgs& a) {
                                  "seeded shuffle of the pool) or FILE (one slot id per line, as dumped from an engine); "
                                  "the block files stay contiguous per block")
                        ->type_name("sequential|random[:SEED]|FILE");
-  c->add_option("--host-block-table", a.host_block_table,
-                "not here: the host side is the staging buffers, one block each (copy --host-block-table pages "
-                "a host pool)")
-      ->type_name("sequential|random[:SEED]|FILE");
+  // Not listed (group ""): taken only to refuse it with why (copy --host-block-table pages a host pool).
+  c->add_option("--host-block-table", a.host_block_table)->group("");
   c->add_option("--pool-blocks", a.pool_blocks,
                 "slots in the card's paged pool, one block file's bytes each (0: 4 x the request's blocks) "
                 "(default 0)")
