@@ -119,12 +119,17 @@ void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
   const uint64_t pool = parse_count("--pool-blocks", a.pool_blocks, 0);
   if (!given) {
     if (pool != 0) throw UsageError("option --pool-blocks sizes a --block-table's pool; give --block-table too");
+    // Without a table the blocks are contiguous already: a second pass would measure the same.
+    if (a.compare_contiguous)
+      throw UsageError("option --compare-contiguous measures a --block-table's blocks against contiguous ones; give "
+                       "--block-table too");
     return;
   }
   if (!a.sweep.sweep.empty()) throw UsageError("option --block-table places one size's blocks; it cannot go with --sweep");
   if (a.offload_option && a.offload_option->count() > 0)
     throw UsageError("option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own");
   plan.p.table = make_block_table(a.block_table, plan.p.files(), pool);
+  plan.p.compare_contiguous = a.compare_contiguous;
   checked_mul(plan.p.table.pool * plan.p.tasks_per_file, plan.p.layout.task_bytes(), "the pool's bytes");
 }
 
@@ -224,6 +229,9 @@ void add_staged_options(CLI::App* c, StagedArgs& a) {
                 "slots in the card's paged pool, one block file's bytes each (0: 4 x the request's blocks) "
                 "(default 0)")
       ->type_name("P");
+  c->add_flag("--compare-contiguous", a.compare_contiguous,
+              "with --block-table: each round also the pipelined pass with the blocks contiguous (slots 0, 1, ... of "
+              "the same pool), and the Paged line says the paged pass's share of it");
   c->add_flag("--create-workspace", a.create_workspace,
               "make a --workspace that does not exist (with its parents; removed again after the run)");
   c->add_flag("--shared", a.shared,

@@ -36,6 +36,7 @@ struct StagedArgs {
   CLI::Option* layout_option = nullptr;
   std::string block_table, pool_blocks = "0";  // --block-table (empty: none), --pool-blocks
   std::string host_block_table;  // --host-block-table: refused (the host side is the staging buffers)
+  bool compare_contiguous = false;             // --compare-contiguous
   CLI::Option* table_option = nullptr;
   std::string offload_ratio;  // load --offload-ratio (not given: load alone)
   CLI::Option* offload_option = nullptr;

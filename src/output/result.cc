@@ -17,6 +17,10 @@ double CaseResult::bandwidth_gb_s() const { return ds::bandwidth_gb_s(bytes, 1, 
 
 double CaseResult::wall_bandwidth_gib_s() const { return ds::bandwidth_gib_s(bytes, 1, stage("Wall").avg * 1e-9); }
 
+double CaseResult::mean_chunk_bytes() const {
+  return copies ? static_cast<double>(bytes) / static_cast<double>(copies) : 0.0;
+}
+
 std::string ranks_text(const std::vector<int>& ranks) {
   if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]);
   bool contiguous = !ranks.empty();

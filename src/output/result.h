@@ -82,6 +82,8 @@ struct CaseResult {
   double bandwidth_gib_s() const;       // bytes / the measured stage's avg, 2^30 bytes/s
   double bandwidth_gb_s() const;        // the same, 10^9 bytes/s
   double wall_bandwidth_gib_s() const;  // bytes / Wall avg
+  // The mean size of one copy (a chunk): bytes / copies per iteration; 0 with none.
+  double mean_chunk_bytes() const;
 };
 
 // What the run was: the header of JSON output, and doctor-like context.

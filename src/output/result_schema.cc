@@ -228,6 +228,8 @@ std::vector<Column> make_columns() {
       field<&CaseResult::frags>("frags", all),
       optional_text<&CaseResult::layout>("layout", all),
       field<&CaseResult::copies>("copies_per_iteration", all).combined_by(&sum<&CaseResult::copies>),
+      derived("mean_chunk_bytes", kInJson | kInCsv,
+              [](const CaseResult& r, const Show&) { return Json(r.mean_chunk_bytes()); }),
       field<&CaseResult::iterations>("iterations", all),
       field<&CaseResult::warmup>("warmup", all),
       optional_text<&CaseResult::submit_mode>("submit_mode", all),
@@ -291,7 +293,7 @@ Json csv_stage_row(const CaseResult& r, const std::string& suffix, const Stage& 
   Json row = Json::object();
   for (const Column& c : result_columns())
     if (c.in(kInCsv)) row[c.key] = c.value(r, ShowContext{});
-  for (const char* k : {"copies_per_iteration", "submit_us", "wall_us", "start_skew_us", "wall_bandwidth_gib_s",
+  for (const char* k : {"copies_per_iteration", "mean_chunk_bytes", "submit_us", "wall_us", "start_skew_us", "wall_bandwidth_gib_s",
                         "setup_s", "retries"})
     row.erase(k);
   row["name"] = r.name + ":" + suffix;

@@ -70,7 +70,7 @@ const std::vector<Column>& result_columns();
 // a direction; load, offload: a stage alone): the result's CSV cells that hold for it
 // too (the case, method, cards, streams, iterations, ...), named "<name>:<suffix>",
 // `stage` as its Copy column and BW the `bytes` over its avg; the result's own
-// passes' cells (copies per iteration, Submit, Wall, StartSkew, WallBW, setup,
+// passes' cells (copies per iteration and their mean size, Submit, Wall, StartSkew, WallBW, setup,
 // retries) left out, so empty. The caller changes what else differs.
 Json csv_stage_row(const CaseResult& r, const std::string& suffix, const Stage& stage, uint64_t bytes);
 

@@ -20,6 +20,12 @@ unsigned StagedParams::staging_buffers() const {
   return static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(k, files())));
 }
 
+Layout StagedParams::contiguous_layout() const {
+  std::vector<uint64_t> slots(static_cast<size_t>(files()));
+  for (size_t b = 0; b < slots.size(); ++b) slots[b] = b;
+  return layout.paged(slots, table.pool, tasks_per_file);
+}
+
 BlockPlaces::BlockPlaces(const StagedParams& p)
     : per_task_(p.layout.fragments_per_task()),
       tasks_per_file_(p.tasks_per_file),

@@ -26,6 +26,7 @@
 #include "runner/preflight.h"
 #include "runner/shared_mapping.h"
 #include "measurement/measurement.h"
+#include "measurement/paged_figure.h"
 #include "runner/timed_loop.h"
 #include "staging/block_files.h"
 #include "staging/staged_side.h"
@@ -35,8 +36,10 @@ namespace ds {
 
 namespace {
 
-// The three passes of a round, one loop iteration each, in this order.
-enum Pass { kPipelined = 0, kDiskAlone = 1, kCopyAlone = 2, kPasses = 3 };
+// The passes of a round, one loop iteration each, in this order: three, and with
+// --compare-contiguous a fourth (the pipelined pass with the blocks contiguous).
+enum Pass { kPipelined = 0, kDiskAlone = 1, kCopyAlone = 2, kContiguous = 3 };
+int passes_of(const StagedParams& p) { return p.compare_contiguous ? 4 : 3; }
 
 // What a worker's iteration says beyond the loop's record: the time with at
 // least one read, resp. copy, in flight (pipelined passes only).
@@ -81,11 +84,11 @@ class StagedWorker : public LoopWorker {
   }
 
   void before_iteration(int index) override {
-    if (s_.p.validate && index % kPasses == kPipelined) side_->poison();
+    if (s_.p.validate && index % passes_of(s_.p) == kPipelined) side_->poison();
   }
 
   void iterate(int index, IterationRecord& r) override {
-    const int pass = index % kPasses;
+    const int pass = index % passes_of(s_.p);
     PipelineTimes t;
     if (pass == kPipelined) {
       t = side_->pipelined();
@@ -95,6 +98,8 @@ class StagedWorker : public LoopWorker {
       b.copy_busy_ns = t.copy_busy_ns;
     } else if (pass == kDiskAlone) {
       t = side_->disk_alone();
+    } else if (pass == kContiguous) {
+      t = side_->contiguous();
     } else {
       t = side_->copy_alone();
     }
@@ -106,8 +111,8 @@ class StagedWorker : public LoopWorker {
 
   // --validate: after every pipelined pass (warm-up included), outside the timing.
   void after_iteration(int index) override {
-    if (!s_.p.validate || index % kPasses != kPipelined) return;
-    const int round = index / kPasses;
+    if (!s_.p.validate || index % passes_of(s_.p) != kPipelined) return;
+    const int round = index / passes_of(s_.p);
     side_->check(round < s_.p.warmup ? "warm-up round " + std::to_string(round)
                                      : "round " + std::to_string(round - s_.p.warmup));
   }
@@ -137,9 +142,9 @@ class StagedWorker : public LoopWorker {
 };
 
 // The passes of one kind out of the loop's per-iteration values, measured rounds only.
-std::vector<int64_t> pass_samples(const std::vector<int64_t>& all, int pass) {
+std::vector<int64_t> pass_samples(const std::vector<int64_t>& all, int pass, int passes) {
   std::vector<int64_t> out;
-  for (size_t i = static_cast<size_t>(pass); i < all.size(); i += kPasses) out.push_back(all[i]);
+  for (size_t i = static_cast<size_t>(pass); i < all.size(); i += static_cast<size_t>(passes)) out.push_back(all[i]);
   return out;
 }
 
@@ -169,7 +174,7 @@ class StagedMeasurement : public Measurement {
     TimeEstimate t;
     t.unit = "round";
     t.rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
-    t.moved = t.rounds * kPasses * p_.layout.bytes() * static_cast<uint64_t>(load_ || !p_.shared ? p_.devices : 1);
+    t.moved = t.rounds * static_cast<uint64_t>(passes_of(p_)) * p_.layout.bytes() * static_cast<uint64_t>(load_ || !p_.shared ? p_.devices : 1);
     t.nominal_gib_s = 1.0;
     return t;
   }
@@ -188,8 +193,8 @@ class StagedMeasurement : public Measurement {
     s.workers = p_.devices;
     s.fanout = Fanout::kFork;
     s.hooks_apart = p_.validate;
-    s.warmup = p_.warmup * kPasses;
-    s.iterations = p_.iterations * kPasses;
+    s.warmup = p_.warmup * passes_of(p_);
+    s.iterations = p_.iterations * passes_of(p_);
     s.progress_bytes = p_.layout.unit_bytes();
     s.worker_name = "card";
     s.running = s.waiting = load_ ? "reads and copies in flight" : "copies and writes in flight";
@@ -216,6 +221,7 @@ class StagedMeasurement : public Measurement {
   }
   std::string brief() const;
   std::string copies_text() const;
+  PagedFigure paged_figure(const LoopResult& loop) const;
 
   StagedDir dir_;
   bool load_;
@@ -236,7 +242,7 @@ void StagedMeasurement::prepare() {
   // Each card's files (or one set for all with --shared), written now, untimed, and
   // on the disk before the first pass: load's hold the pattern, offload's the poison.
   sets_ = lay_out_block_files({p_, ws_, direct_, command(), load_ ? BlockContent::kPattern : BlockContent::kPoison});
-  const int loop_iterations = (p_.warmup + p_.iterations) * kPasses;
+  const int loop_iterations = (p_.warmup + p_.iterations) * passes_of(p_);
   busy_map_ = std::make_unique<SharedMapping>(sizeof(BusyRecord) * static_cast<size_t>(p_.devices) *
                                               static_cast<size_t>(loop_iterations));
   auto* busy = static_cast<BusyRecord*>(busy_map_->data());
@@ -247,14 +253,14 @@ void StagedMeasurement::prepare() {
 // values per iteration split by pass.
 void StagedMeasurement::stages_alone(const LoopResult& loop, StagedStages& st) const {
   st.disk_alone.name = "DiskAlone";
-  st.disk_alone.samples = pass_samples(loop.measured, kDiskAlone);
+  st.disk_alone.samples = pass_samples(loop.measured, kDiskAlone, passes_of(p_));
   st.disk_alone.ns = compute_stats(st.disk_alone.samples);
   st.copy_alone.name = "CopyAlone";
-  st.copy_alone.samples = pass_samples(loop.measured, kCopyAlone);
+  st.copy_alone.samples = pass_samples(loop.measured, kCopyAlone, passes_of(p_));
   st.copy_alone.ns = compute_stats(st.copy_alone.samples);
   const int loop_iterations = setup_->loop_iterations;
   for (int c = 0; c < p_.devices; ++c)
-    for (int it = p_.warmup * kPasses; it < loop_iterations; it += kPasses) {
+    for (int it = p_.warmup * passes_of(p_); it < loop_iterations; it += passes_of(p_)) {
       const BusyRecord& b =
           setup_->busy[static_cast<size_t>(c) * static_cast<size_t>(loop_iterations) + static_cast<size_t>(it)];
       st.io_busy_samples.push_back(b.io_busy_ns);
@@ -262,6 +268,20 @@ void StagedMeasurement::stages_alone(const LoopResult& loop, StagedStages& st) c
     }
   st.io_busy = compute_stats(st.io_busy_samples);
   st.copy_busy = compute_stats(st.copy_busy_samples);
+}
+
+// --block-table: the table and pool, and with --compare-contiguous the contiguous passes.
+PagedFigure StagedMeasurement::paged_figure(const LoopResult& loop) const {
+  PagedFigure f;
+  f.table = p_.table.label;
+  f.pool_blocks = p_.table.pool;
+  f.compared = p_.compare_contiguous;
+  f.contiguous.name = "Contiguous";
+  if (f.compared) {
+    f.contiguous.samples = pass_samples(loop.measured, kContiguous, passes_of(p_));
+    f.contiguous.ns = compute_stats(f.contiguous.samples);
+  }
+  return f;
 }
 
 std::string StagedMeasurement::copies_text() const {
@@ -317,10 +337,10 @@ void StagedMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
   r.kv_request = command();
   r.brief = brief();
   // The pipelined passes are the result's stages.
-  const std::vector<int64_t> submit = pass_samples(loop.submit, kPipelined);
-  const std::vector<int64_t> io_copy = pass_samples(loop.measured, kPipelined);
-  const std::vector<int64_t> wall = pass_samples(loop.wall, kPipelined);
-  const std::vector<int64_t> skew = pass_samples(loop.start_skew, kPipelined);
+  const std::vector<int64_t> submit = pass_samples(loop.submit, kPipelined, passes_of(p_));
+  const std::vector<int64_t> io_copy = pass_samples(loop.measured, kPipelined, passes_of(p_));
+  const std::vector<int64_t> wall = pass_samples(loop.wall, kPipelined, passes_of(p_));
+  const std::vector<int64_t> skew = pass_samples(loop.start_skew, kPipelined, passes_of(p_));
   r.stages = {{"Submit", compute_stats(submit), submit},
               {r.measured, compute_stats(io_copy), io_copy},
               {"Wall", compute_stats(wall), wall},
@@ -329,6 +349,7 @@ void StagedMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
     put_stages<LoadStages>(loop, r);
   else
     put_stages<OffloadStages>(loop, r);
+  if (!p_.table.slots.empty()) r.extras.put(paged_figure(loop));
   r.numa.mode = numa_mode_name(numa_.mode);
   r.numa.workers = loop.placements;
   if (p_.validate) r.validate = "each";

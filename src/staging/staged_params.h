@@ -45,12 +45,17 @@ struct StagedParams {
   // lies in the card's paged pool; no slots: the request's blocks back to back. The
   // block files and the staging buffers are the store's side: contiguous per block.
   BlockTable table;
+  // --compare-contiguous (with a table): each round one more pipelined pass, the same
+  // blocks at sequential slots of the same pool (the contiguous case), its own pipeline.
+  bool compare_contiguous = false;
 
   uint64_t files() const { return layout.tasks() / tasks_per_file; }
   // The card's side: the layout, or the same placed in the pool by the block table.
   Layout device_layout() const {
     return table.slots.empty() ? layout : layout.paged(table.slots, table.pool, tasks_per_file);
   }
+  // The same blocks at slots 0, 1, ... of the same pool: --compare-contiguous's side.
+  Layout contiguous_layout() const;
   // One file's payload (its tasks' fragments back to back), and that rounded up to
   // 4096 bytes: one read's or write's length and a staging buffer's size.
   uint64_t file_payload() const { return tasks_per_file * layout.task_bytes(); }

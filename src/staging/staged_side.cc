@@ -95,6 +95,21 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   scratch_ = alloc_pageable(static_cast<size_t>(p_.layout.largest_fragment()));
   if (c_.dir == StagedDir::kOffload) fill_region();
   engine_ = make_io_engine(p_.engine, p_.iodepth);
+  for (unsigned b = 0; b < k; ++b) ring_.buffers.push_back(host_ + b * fb);
+  // Every block's copies prepared now, with the backend (the direct path: its proof,
+  // batch arrays, graphs or FFTS+ contexts), so no timed pass builds any; the
+  // contiguous pass's too.
+  pipeline_ = make_pipeline(kv_);
+  if (p_.compare_contiguous) contiguous_ = make_pipeline(p_.contiguous_layout());
+  disk_alone_ = std::make_unique<TransferPass>(*engine_, c_.dir == StagedDir::kLoad ? IoOp::kRead : IoOp::kWrite,
+                                               extents_, ring_);
+}
+
+StagedSide::~StagedSide() { finish(); }
+
+std::unique_ptr<Pipeline> StagedSide::make_pipeline(const Layout& at_device) {
+  const unsigned k = p_.staging_buffers();
+  const size_t fb = static_cast<size_t>(p_.file_bytes());
   PipelineConfig pc;
   pc.dir = c_.dir;
   pc.device = &dev_;
@@ -116,7 +131,6 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   for (unsigned b = 0; b < k; ++b) {
     pc.staging_host.push_back(host_ + b * fb);
     pc.staging_dev.push_back(dev_base + b * fb);
-    ring_.buffers.push_back(host_ + b * fb);
   }
   // Each of its blocks' copies: the device side in the region, the host side an
   // offset into a staging buffer.
@@ -127,19 +141,14 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   pc.copies.reserve(blocks_.size() * static_cast<size_t>(per_file));
   for (size_t b : blocks_)
     for (uint64_t i = b * per_file; i < (b + 1) * per_file; ++i) {
-      const Fragment f = kv_.fragment(i);
+      const Fragment f = at_device.fragment(i);
       pc.copies.push_back({base + f.offset, at.file_offset(i), static_cast<size_t>(f.bytes)});
     }
-  // Every block's copies prepared now, with the backend (the direct path: its proof,
-  // batch arrays, graphs or FFTS+ contexts), so no timed pass builds any.
-  pipeline_ = std::make_unique<Pipeline>(std::move(pc), p_.streams);
-  disk_alone_ = std::make_unique<TransferPass>(*engine_, c_.dir == StagedDir::kLoad ? IoOp::kRead : IoOp::kWrite,
-                                               extents_, ring_);
+  return std::make_unique<Pipeline>(std::move(pc), p_.streams);
 }
 
-StagedSide::~StagedSide() { finish(); }
-
 void StagedSide::finish() {
+  contiguous_.reset();
   pipeline_.reset();
   disk_alone_.reset();
 }

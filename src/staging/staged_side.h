@@ -61,6 +61,10 @@ class StagedSide {
 
   PipelineTimes pipelined() { return pipeline_->run(); }
   PipelineTimes copy_alone() { return pipeline_->copy_alone(); }
+  // --compare-contiguous: the pipelined pass with the same blocks at sequential slots
+  // of the same pool (its own pipeline, prepared with the other); load's leaves the
+  // region's slots 0.. holding it, so a --validate poison() comes after it.
+  PipelineTimes contiguous() { return contiguous_->run(); }
   // The block files' reads (load) or writes (offload) alone, through the staging
   // buffers; RunError "disk alone, block N (path): ..." on a failure.
   PipelineTimes disk_alone();
@@ -80,6 +84,8 @@ class StagedSide {
 
  private:
   void fill_region();
+  // A pipeline over these staging buffers and engine, block j's copies at `at`'s places.
+  std::unique_ptr<Pipeline> make_pipeline(const Layout& at);
   void check_region(const std::string& when);
   void check_files(const std::string& when);
   [[noreturn]] void mismatch(const std::string& when, uint64_t fragment, uint64_t offset, const char* where);
@@ -100,6 +106,7 @@ class StagedSide {
   BufferRing ring_;
   std::unique_ptr<TransferPass> disk_alone_;  // after the engine it uses
   std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<Pipeline> contiguous_;  // --compare-contiguous
 };
 
 // What a staged measurement needs in memory and on disk: every card's staging

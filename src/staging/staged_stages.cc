@@ -7,6 +7,7 @@
 #include "core/units.h"
 #include "output/json_forms.h"
 #include "output/result_schema.h"
+#include "measurement/paged_figure.h"
 #include "output/text_writer.h"
 #include "staging/mix_stages.h"
 
@@ -122,7 +123,8 @@ std::shared_ptr<const ResultExtra> StagedStages::combine(const std::vector<const
 void register_staged_results() {
   register_extra_decoder(LoadStages::kKey, &LoadStages::decoded);
   register_extra_decoder(OffloadStages::kKey, &OffloadStages::decoded);
-  register_mix_result();  // load --offload-ratio's
+  register_mix_result();    // load --offload-ratio's
+  register_paged_result();  // --block-table's
 }
 
 }  // namespace ds

@@ -103,7 +103,7 @@ std::vector<std::string> command_for(const std::string& sub, const std::string& 
       name == "--kv-layout" ||
       name == "--dry-run" || name == "--layerwise")
     args.insert(args.end(), {"--model", "Qwen3-32B"});
-  if (name == "--pool-blocks") args.insert(args.end(), {"--block-table", "random"});
+  if (name == "--pool-blocks" || name == "--compare-contiguous") args.insert(args.end(), {"--block-table", "random"});
   if (name == "--host-pool-blocks") args.insert(args.end(), {"--host-block-table", "random"});
   if (name == "--plot" || name == "--plot-metric") args.insert(args.end(), {"--sweep", "4K:8K"});
   if (name == "--plot-metric") args.insert(args.end(), {"--plot", "/tmp/ds-help.svg"});

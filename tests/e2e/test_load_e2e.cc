@@ -857,6 +857,7 @@ TEST(LoadBlockTable, BadTablesAreOneLineExit2) {
        "card holds"},
       {"", {"--block-table", "random", "--sweep", "4K:8K"}, "option --block-table places one size's blocks; it cannot go with --sweep"},
       {"", {"--block-table", "random", "--offload-ratio", "1"}, "option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own"},
+      {"", {"--compare-contiguous"}, "option --compare-contiguous measures a --block-table's blocks against contiguous ones; give --block-table too"},
   };
   for (const Bad& b : cases) {
     { std::ofstream(t) << b.text; }
@@ -886,6 +887,76 @@ TEST(LoadBlockTable, AHugePoolIsRefusedUpFrontNotShuffled) {
   EXPECT_TRUE(contains(r.err, "lower --pool-blocks, --staging, -s, -n or -d\n")) << r.err;
   EXPECT_LT(s, 20.0) << "generous: a shuffle of the pool took seconds and gigabytes";
   EXPECT_FALSE(exists(ws)) << "refused before the workspace was made";
+}
+
+// --compare-contiguous: each round a fourth pass, the same blocks at slots 0, 1, ...
+// of the same pool (the double's call log: the paged pass's and copy alone's copies
+// at the table's slots, the contiguous pass's at sequential ones), its own figures in
+// JSON (and the paged ones), its own CSV row, and the Paged line in the text.
+TEST(LoadBlockTable, CompareContiguousMeasuresTheSequentialSlotsToo) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("contig");
+  dstest::TempFile table("ds-table");
+  { std::ofstream(table.path()) << "6\n2\n0\n"; }
+  dstest::TempFile log("ds-table-log");
+  std::vector<std::string> args = load_args(ws, {"-s", "64K", "-n", "3", "--iodepth", "1", "--streams", "1",
+                                                 "--block-table", table.path(), "--pool-blocks", "7",
+                                                 "--compare-contiguous", "--validate"});
+  args[2] = "cuda";
+  JsonRun r = run_json(args, {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_LOG", log.path()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Per round (1 warm-up + 2): pipelined, copy alone (the table's slots), contiguous.
+  std::vector<uint64_t> want;
+  for (int round = 0; round < 3; ++round) want.insert(want.end(), {6, 2, 0, 6, 2, 0, 0, 1, 2});
+  EXPECT_EQ(dstest::staged::copy_slots(log.text(), "cuMemcpyHtoDAsync_v2", "dst", 65536, 27), want);
+  const json x = r.result("load");
+  EXPECT_EQ(x["validated"], true) << "the paged pass validated at its slots";
+  EXPECT_EQ(x["copies_per_iteration"], 3);
+  EXPECT_EQ(x["mean_chunk_bytes"], 65536.0);
+  const json& p = x["paged"];
+  EXPECT_EQ(p["block_table"], table.path());
+  EXPECT_EQ(p["pool_blocks"], 7);
+  EXPECT_EQ(p["chunks_per_iteration"], 3);
+  EXPECT_EQ(p["mean_chunk_bytes"], 65536.0);
+  EXPECT_EQ(p["copies_per_iteration"], 3);
+  const double contig = p["contiguous"]["bandwidth_gib_s"].get<double>();
+  ASSERT_GT(contig, 0);
+  EXPECT_NEAR(p["contiguous"]["copy_us"]["avg"].get<double>(), 3.0 * 65536 / (contig * (1 << 30)) * 1e6, 0.01);
+  EXPECT_NEAR(p["percent_of_contiguous"].get<double>(), 100.0 * x["bandwidth_gib_s"].get<double>() / contig, 1e-9);
+  EXPECT_DOUBLE_EQ(p["bandwidth_gib_s"].get<double>(), x["bandwidth_gib_s"].get<double>());
+  // sim, fragments: the text's Paged line (30 chunks of 5000 B), its bandwidth the row's.
+  const auto t = run_tool(load_args(ws, {"-s", "5000", "-f", "3", "-n", "10", "--block-table", "random:7",
+                                         "--compare-contiguous"}));
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const auto paged = lines_starting(t.out, "  Paged: ");
+  ASSERT_EQ(paged.size(), 1u) << t.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(paged[0], m, std::regex(R"(  Paged: 30 chunks of 5000 B, ([0-9.]+) GiB/s = ([0-9.]+)% of contiguous)")))
+      << paged[0];
+  const auto rows = lines_starting(t.out, "  file::");
+  ASSERT_EQ(rows.size(), 1u) << t.out;
+  EXPECT_EQ(rows[0].substr(rows[0].find_last_of(' ') + 1), m[1].str()) << "the paged pass is the row's";
+  EXPECT_GT(std::stod(m[2]), 0);
+  // Without --compare-contiguous: the table and pool, no contiguous pass.
+  const auto u = run_tool(load_args(ws, {"-s", "5000", "-f", "3", "-n", "10", "--block-table", "random:7"}));
+  ASSERT_EQ(u.exit_code, 0) << u.err;
+  const auto alone = lines_starting(u.out, "  Paged: ");
+  ASSERT_EQ(alone.size(), 1u) << u.out;
+  EXPECT_TRUE(std::regex_match(alone[0], std::regex(R"(  Paged: 30 chunks of 5000 B, [0-9.]+ GiB/s \(--block-table random:7, a 40-block pool\))")))
+      << alone[0];
+  // CSV: the result's row, both stages alone, the contiguous pass.
+  const auto c = run_tool(load_args(ws, {"-s", "16K", "-n", "4", "--block-table", "random", "--compare-contiguous",
+                                         "--format", "csv"}));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::vector<std::string> names;
+  std::istringstream in(c.out);
+  std::string row;
+  std::getline(in, row);
+  EXPECT_TRUE(contains(row, ",copies_per_iteration,mean_chunk_bytes,")) << row;
+  while (std::getline(in, row)) names.push_back(row.substr(0, row.find(',')));
+  EXPECT_EQ(names, (std::vector<std::string>{"load", "load:disk_alone", "load:copy_alone", "load:contiguous"})) << c.out;
+  EXPECT_TRUE(contains(c.out, ",Contiguous,")) << c.out;
+  EXPECT_FALSE(exists(ws));
 }
 
 }  // namespace dstest_block_table

@@ -208,6 +208,24 @@ TEST(NothingBuiltWhileTimed, CudaOffload) {
     }
 }
 
+// A paged table of over 100k chunks: 200 blocks at random slots of the pool, each
+// 512 chunks of 256 B (vllm-flash's K and V of 256 layers, as many chunks as 800
+// blocks of Qwen3-32B's 128 at TP 8, in fewer files: 102400 chunks, 25 MiB), and with
+// --compare-contiguous the contiguous pass's plan beside it: both prepared at setup,
+// CE (a copy per chunk) and batched (one cuMemcpyBatchAsync per block). Offload's
+// copies are planned by the same StagedSide and Pipeline (CudaOffload above).
+TEST(NothingBuiltWhileTimed, CudaPagedTableOf100kChunks) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (bool sdma : {false, true}) {
+    const std::string ws = disk_base() + "/" + unique_name("nobuild-paged");
+    expect_nothing_built_while_timed({"load", "--backend", "cuda", "--create-workspace", "--workspace", ws, "-s", "256",
+                                      "-f", "512", "-n", "200", "--block-table", "random:5", "--compare-contiguous",
+                                      "-i", "1", "--warmup", "0", "--sdma", sdma ? "true" : "false"},
+                                     cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
 TEST(NothingBuiltWhileTimed, CudaLoadWithOffloads) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("nobuild-cuda-mix");

@@ -554,4 +554,40 @@ TEST(OffloadBlockTable, RandomTablesValidateOnSim) {
   }
 }
 
+// --compare-contiguous: each round a fourth pass copying the same blocks from slots
+// 0, 1, ... of the same pool (the double's call log), its figures in JSON, the Paged
+// line in the text; the paged pass still validates.
+TEST(OffloadBlockTable, CompareContiguousCopiesFromTheSequentialSlotsToo) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("contig");
+  dstest::TempFile table("ds-table");
+  { std::ofstream(table.path()) << "5\n0\n3\n"; }
+  dstest::TempFile log("ds-table-log");
+  JsonRun r = run_json(offload_args(ws, {"-s", "64K", "-n", "3", "--streams", "1", "--validate", "--block-table",
+                                         table.path(), "--pool-blocks", "8", "--compare-contiguous"},
+                                    "cuda"),
+                       {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_LOG", log.path()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<uint64_t> want;
+  for (int round = 0; round < 3; ++round) want.insert(want.end(), {5, 0, 3, 5, 0, 3, 0, 1, 2});
+  EXPECT_EQ(dstest::staged::copy_slots(log.text(), "cuMemcpyDtoHAsync_v2", "src", 65536, 27), want);
+  const json x = r.result("offload");
+  EXPECT_EQ(x["validated"], true);
+  EXPECT_EQ(x["mean_chunk_bytes"], 65536.0);
+  EXPECT_EQ(x["paged"]["chunks_per_iteration"], 3);
+  const double contig = x["paged"]["contiguous"]["bandwidth_gib_s"].get<double>();
+  ASSERT_GT(contig, 0);
+  EXPECT_NEAR(x["paged"]["percent_of_contiguous"].get<double>(), 100.0 * x["bandwidth_gib_s"].get<double>() / contig,
+              1e-9);
+  const auto t = run_tool(offload_args(ws, {"--block-layout", "16K,4K,8K", "-n", "9", "-d", "2", "--block-table",
+                                            "random:3", "--compare-contiguous"}));
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const auto paged = dstest::lines_starting(t.out, "  Paged: ");
+  ASSERT_EQ(paged.size(), 1u) << t.out;
+  // 2 cards x 9 blocks x 3 chunks of 28K / 3 bytes.
+  EXPECT_TRUE(std::regex_match(paged[0], std::regex(R"(  Paged: 54 chunks of 9557.3 B, [0-9.]+ GiB/s = [0-9.]+% of contiguous)")))
+      << paged[0];
+  EXPECT_FALSE(exists(ws));
+}
+
 }  // namespace dstest_block_table

@@ -1,0 +1,58 @@
+// What a result whose device side is a paged pool (--block-table) carries beyond the
+// common columns (an extra, output/result_extra.h): how its chunks lie (the table,
+// the pool), and with --compare-contiguous the same bytes measured in the same run
+// with the blocks contiguous (sequential slots of the same pool, the same engine,
+// staging, streams and cards), as a pass of its own. The chunk count and their mean
+// size come from the result's own copies per iteration and bytes. The "Paged:" line,
+// JSON "paged", a CSV row "<name>:contiguous". load and offload report it; a copy
+// case with a block table can report the same.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "output/result.h"
+
+namespace ds {
+
+class PagedFigure : public ResultExtra {
+ public:
+  static constexpr const char* kKey = "paged";
+  std::string table;  // the --block-table label: "random:7", "sequential", a file
+  uint64_t pool_blocks = 0;
+  bool compared = false;  // --compare-contiguous: `contiguous` was measured
+  Stage contiguous;       // per measured iteration (the slowest card's), "Contiguous"
+
+  // The contiguous pass's bandwidth (the result's bytes over its avg) and the
+  // result's as a percentage of it; 0 when not compared.
+  double contiguous_gib_s(const CaseResult& r) const;
+  double percent_of_contiguous(const CaseResult& r) const;
+
+  const char* key() const override { return kKey; }
+  JsonPlace json_place() const override { return JsonPlace::kAfterNuma; }
+  void add_json(Json& result, const CaseResult& r) const override;
+  std::string block_lines(const CaseResult& r) const override;  // the Paged line
+  // With --compare-contiguous: a row "<name>:contiguous", time_label Contiguous.
+  std::vector<Json> csv_rows(const CaseResult& r) const override;
+  Json encode() const override;
+  // The contiguous pass per iteration the slowest part's, as the result's own.
+  std::shared_ptr<const ResultExtra> combine(const std::vector<const ResultExtra*>& parts, const CombineScope& scope,
+                                             const CaseResult& combined) const override;
+};
+
+// A mean chunk size in bytes as the result lines print it: one decimal, none when
+// it is a whole number ("4096", "2730.7").
+std::string format_chunk_bytes(double bytes);
+
+// "  Paged: <n> chunks of <mean> B, <bw> GiB/s = <p>% of contiguous" (n: the
+// result's copies per iteration, mean: its bytes over them, bw: its bandwidth, p:
+// that over the contiguous pass's x 100); not compared: "  Paged: <n> chunks of
+// <mean> B, <bw> GiB/s (--block-table <table>, a <P>-block pool)".
+std::string format_paged_line(const PagedFigure& f, const CaseResult& r);
+
+// Registers PagedFigure's decoder; called at the start of the program and by tests.
+void register_paged_result();
+
+}  // namespace ds
