@@ -228,8 +228,9 @@ std::vector<Column> make_columns() {
       field<&CaseResult::frags>("frags", all),
       optional_text<&CaseResult::layout>("layout", all),
       field<&CaseResult::copies>("copies_per_iteration", all).combined_by(&sum<&CaseResult::copies>),
+      // The mean size of one copy; null where nothing is copied (aio).
       derived("mean_chunk_bytes", kInJson | kInCsv,
-              [](const CaseResult& r, const Show&) { return Json(r.mean_chunk_bytes()); }),
+              [](const CaseResult& r, const Show&) { return r.copies ? Json(r.mean_chunk_bytes()) : Json(nullptr); }),
       field<&CaseResult::iterations>("iterations", all),
       field<&CaseResult::warmup>("warmup", all),
       optional_text<&CaseResult::submit_mode>("submit_mode", all),

@@ -19,6 +19,7 @@
 #include "cases/duplex_result.h"
 #include "cases/gather_result.h"
 #include "core/error.h"
+#include "measurement/paged_figure.h"
 #include "staging/staged_stages.h"
 #include "output/csv_writer.h"
 #include "output/json_writer.h"
@@ -559,6 +560,48 @@ TEST(ResultExtraCodec, GatherRoundTripAndCombine) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->launches, 2u);
   EXPECT_EQ(c->table_bytes, 1600u);
+}
+
+// The paged figure travels as its table, pool and contiguous pass; the chunks, their
+// mean and the percentage come from the result on either side; across ranks the
+// contiguous pass per iteration is the slowest part's, as the result's own stages.
+TEST(ResultExtraCodec, PagedRoundTripLineAndCombine) {
+  register_paged_result();
+  PagedFigure f;
+  f.table = "random:7";
+  f.pool_blocks = 40;
+  f.compared = true;
+  f.contiguous = {"Contiguous", compute_stats({1000, 3000}), {1000, 3000}};
+  const auto back = decode_extra("paged", f.encode());
+  const PagedFigure* b = dynamic_cast<const PagedFigure*>(back.get());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->encode(), f.encode());
+  CaseResult r;
+  r.copies = 3;
+  r.bytes = 8192;  // 2730.7 B a chunk; contiguous: 8192 B in 2000 ns on average
+  r.measured = "IO+Copy";
+  r.stages = {{"IO+Copy", compute_stats({4000}), {4000}}};
+  EXPECT_EQ(b->block_lines(r), "  Paged: 3 chunks of 2730.7 B, " + std::string("1.907 GiB/s = 50.0% of contiguous\n"));
+  EXPECT_DOUBLE_EQ(b->percent_of_contiguous(r), 50.0);
+  Json j = Json::object();
+  b->add_json(j, r);
+  EXPECT_EQ(j["paged"]["chunks_per_iteration"], 3u);
+  EXPECT_DOUBLE_EQ(j["paged"]["mean_chunk_bytes"].get<double>(), 8192.0 / 3);
+  EXPECT_DOUBLE_EQ(j["paged"]["percent_of_contiguous"].get<double>(), 50.0);
+  ASSERT_EQ(b->csv_rows(r).size(), 1u);
+  EXPECT_EQ(b->csv_rows(r)[0]["name"], ":contiguous");
+  PagedFigure slower = f;
+  slower.contiguous = {"Contiguous", compute_stats({2000, 2000}), {2000, 2000}};
+  const auto both = f.combine({&f, &slower}, CombineScope{}, r);
+  const PagedFigure* c = dynamic_cast<const PagedFigure*>(both.get());
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->contiguous.samples, (std::vector<int64_t>{2000, 3000}));
+  // Not compared: the table and pool, no percentage, no CSV row.
+  PagedFigure alone;
+  alone.table = "sequential";
+  alone.pool_blocks = 12;
+  EXPECT_EQ(alone.block_lines(r), "  Paged: 3 chunks of 2730.7 B, 1.907 GiB/s (--block-table sequential, a 12-block pool)\n");
+  EXPECT_TRUE(alone.csv_rows(r).empty());
 }
 
 // A part no measurement registered a decoder for is a clear failure, not a silent drop.
