@@ -429,7 +429,11 @@ TEST(ResultSchema, JsonCsvAndCodecAgreeOnEveryColumn) {
   EXPECT_EQ(doc.at("copies_per_iteration"), 77);
   EXPECT_NE(header.find(",copies_per_iteration,"), std::string::npos);
   EXPECT_NE(header.find(",stream_start_gate,time_label,"), std::string::npos);
-  EXPECT_NE(row.find(",77,3,2,round_robin,true,IO,"), std::string::npos) << row;
+  // Beside the copies, their mean size (derived: the bytes over them, never carried).
+  EXPECT_DOUBLE_EQ(doc.at("mean_chunk_bytes").get<double>(), (3 << 20) / 77.0);
+  EXPECT_FALSE(wire.contains("mean_chunk_bytes"));
+  EXPECT_NE(header.find(",copies_per_iteration,mean_chunk_bytes,iterations,"), std::string::npos) << header;
+  EXPECT_NE(row.find(",77,40853.610390,3,2,round_robin,true,IO,"), std::string::npos) << row;
   // The extras' JSON sits where their place is: aio's after notes, load's after numa.
   std::vector<std::string> order;
   for (auto it = doc.begin(); it != doc.end(); ++it) order.push_back(it.key());
