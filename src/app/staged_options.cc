@@ -199,7 +199,9 @@ void add_staged_options(CLI::App* c, StagedArgs& a) {
                                       (load ? "into" : "from") + " its own device region (e.g. 128K,16K,32K)")
                         ->type_name("SIZE[,SIZE...]");
   c->add_option("-d", a.params.devices, "cards, one worker process each (default 1)")->type_name("N");
-  c->add_option("-i", a.params.iterations, "measured rounds, each a pipelined pass and both stages alone (default 8)")
+  c->add_option("-i", a.params.iterations,
+                "measured rounds, each a pipelined pass and both stages alone (with --compare-contiguous also the "
+                "contiguous pass) (default 8)")
       ->type_name("N");
   c->add_option("--warmup", a.params.warmup, "rounds run first and not counted (default 1)")->type_name("W");
   c->add_option("--engine", a.engine, "libaio or io_uring (default libaio)")->type_name("libaio|io_uring");
