@@ -99,15 +99,20 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   // Every block's copies prepared now, with the backend (the direct path: its proof,
   // batch arrays, graphs or FFTS+ contexts), so no timed pass builds any; the
   // contiguous pass's too.
-  pipeline_ = make_pipeline(kv_);
-  if (p_.compare_contiguous) contiguous_ = make_pipeline(p_.contiguous_layout());
+  const bool host_copies = backend.copies_on_host_cpus();
+  const LookNapRule nap = look_nap_rule(usable_cpus(), look_nap_threads(p_, c_.pipelines_per_card, host_copies),
+                                        host_copies);
+  // Said where it costs: a card's DMA copies seen up to a nap late, for want of CPUs.
+  if (nap.nap && !host_copies) notes_ += (notes_.empty() ? "" : "\n") + nap.line;
+  pipeline_ = make_pipeline(kv_, nap.nap);
+  if (p_.compare_contiguous) contiguous_ = make_pipeline(p_.contiguous_layout(), nap.nap);
   disk_alone_ = std::make_unique<TransferPass>(*engine_, c_.dir == StagedDir::kLoad ? IoOp::kRead : IoOp::kWrite,
                                                extents_, ring_);
 }
 
 StagedSide::~StagedSide() { finish(); }
 
-std::unique_ptr<Pipeline> StagedSide::make_pipeline(const Layout& at_device) {
+std::unique_ptr<Pipeline> StagedSide::make_pipeline(const Layout& at_device, bool nap) {
   const unsigned k = p_.staging_buffers();
   const size_t fb = static_cast<size_t>(p_.file_bytes());
   PipelineConfig pc;
@@ -117,12 +122,7 @@ std::unique_ptr<Pipeline> StagedSide::make_pipeline(const Layout& at_device) {
   pc.blocks = &extents_;
   pc.direct_path = p_.sdma;
   pc.first_end = c_.first_end;
-  const bool host_copies = backend.copies_on_host_cpus();
-  const LookNapRule nap = look_nap_rule(usable_cpus(), look_nap_threads(p_, c_.pipelines_per_card, host_copies),
-                                        host_copies);
-  pc.nap = nap.nap;
-  // Said where it costs: a card's DMA copies seen up to a nap late, for want of CPUs.
-  if (nap.nap && !host_copies) notes_ += (notes_.empty() ? "" : "\n") + nap.line;
+  pc.nap = nap;
   pc.block_name = [this](size_t j) {
     const size_t b = blocks_[j];
     return "block " + std::to_string(b) + " (" + files_.files->path(b) + ")";

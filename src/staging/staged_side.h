@@ -85,7 +85,7 @@ class StagedSide {
  private:
   void fill_region();
   // A pipeline over these staging buffers and engine, block j's copies at `at`'s places.
-  std::unique_ptr<Pipeline> make_pipeline(const Layout& at);
+  std::unique_ptr<Pipeline> make_pipeline(const Layout& at, bool nap);
   void check_region(const std::string& when);
   void check_files(const std::string& when);
   [[noreturn]] void mismatch(const std::string& when, uint64_t fragment, uint64_t offset, const char* where);
