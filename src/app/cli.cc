@@ -114,7 +114,8 @@ class Cli {
     root.set_version_flag("--version", std::string("dev-sandbox ") + DS_VERSION);
     commands = {add_copy_command(root, global), add_doctor_command(root, global),
                 add_trans_command(root, global), add_aio_command(root, global),
-                add_load_command(root, global), add_offload_command(root, global)};
+                add_load_command(root, global), add_offload_command(root, global),
+                add_tune_command(root, global)};
     root.footer(std::string(kQuickHelp) + "\n" + examples_text(top_level_examples()));
     for (auto& c : commands) {
       c.app->fallthrough();
@@ -185,7 +186,7 @@ class Cli {
       std::vector<std::string> subs;
       for (auto& c : commands) subs.push_back(c.app->get_name());
       return "unknown sub-command '" + words.front() + "'" + did_you_mean(words.front(), subs) +
-             "; the sub-commands are copy, trans, aio, load, offload and doctor";
+             "; the sub-commands are copy, trans, aio, load, offload, tune and doctor";
     }
     for (const std::string& w : words) {
       if (w.size() < 2 || w[0] != '-') continue;

@@ -36,6 +36,7 @@ Command add_trans_command(CLI::App& root, GlobalOptions& global);
 Command add_aio_command(CLI::App& root, GlobalOptions& global);
 Command add_load_command(CLI::App& root, GlobalOptions& global);
 Command add_offload_command(CLI::App& root, GlobalOptions& global);
+Command add_tune_command(CLI::App& root, GlobalOptions& global);
 
 // Parses and runs; the exit code of the whole program (0, 1, 2, 130).
 int run_cli(int argc, char** argv);

@@ -207,6 +207,21 @@ void write_axes(std::ostringstream& o, const Frame& f, const std::string& x_labe
     << "Bandwidth (GiB/s)</text>\n";
 }
 
+// The marks: a dashed grey line at each one's size, its label at the top, staggered.
+void write_marks(std::ostringstream& o, const Frame& f, const std::vector<PlotMark>& marks) {
+  if (marks.empty()) return;
+  o << "<g class=\"marks\" fill=\"#444444\" font-size=\"11\">\n";
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const double x = f.px(std::log2(static_cast<double>(std::max<uint64_t>(1, marks[i].x_bytes))));
+    if (x < f.left - 0.5 || x > f.left + f.plot_w + 0.5) continue;
+    const double y = f.top + 12 + static_cast<double>(i % 3) * 13;
+    o << "<line x1=\"" << fmt(x) << "\" y1=\"" << f.top << "\" x2=\"" << fmt(x) << "\" y2=\"" << f.bottom_axis
+      << "\" stroke=\"#888888\" stroke-width=\"1.2\" stroke-dasharray=\"3 3\"/>"
+      << "<text x=\"" << fmt(x + 4) << "\" y=\"" << fmt(y) << "\">" << esc(marks[i].label) << "</text>\n";
+  }
+  o << "</g>\n";
+}
+
 const std::string& series_label(const Series& s) { return s.name; }
 const char kDash[] = " stroke-dasharray=\"7 4\"";
 
@@ -265,6 +280,7 @@ std::string plot_svg(const std::vector<CaseResult>& results, const PlotText& tex
   std::ostringstream o;
   write_title(o, f, d, text);
   write_axes(o, f, text.x_label);
+  write_marks(o, f, text.marks);
   write_series(o, f, d.series);
   write_legend(o, f, d.series, text.count_word);
   o << "</svg>\n";

@@ -36,6 +36,12 @@ using PlotFigures = std::function<std::vector<PlotFigure>(const CaseResult&)>;
 // figures copy's and trans's cases give, and what aio and load start from.
 std::vector<PlotFigure> bandwidth_figures(const CaseResult& r, const std::string& key, PlotMetric metric);
 
+// A vertical mark at one size (tune's crossovers): a dashed line with its label.
+struct PlotMark {
+  uint64_t x_bytes = 0;
+  std::string label;
+};
+
 // The words around the lines.
 struct PlotText {
   std::string title;       // e.g. "Bandwidth by block size"; ": <backend> backend, N devices" follows
@@ -44,6 +50,7 @@ struct PlotText {
   std::string x_label = "Block size (bytes, log2 scale)";
   std::string definition;  // the subtitle: what the figures are; " over N iterations" follows
   std::string iterations_word = "iterations";
+  std::vector<PlotMark> marks;  // drawn over the grid, under the lines
 };
 
 // The whole document: every result's figures, x = its block_bytes.

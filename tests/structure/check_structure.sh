@@ -15,7 +15,7 @@ set -euo pipefail
 # never one after it. main.cc (SRC_DIR itself) is the top and may include anything.
 # One folder per word; a folder of src/ that is not listed is a violation too.
 LAYERS=(core topology backend memory backends copy_methods layout output cluster runner measurement aio staging cases load
-        model app)
+        model tune app)
 # Pairs "A:B": A may not include B even though B is lower. cases is copy's
 # measurement: load shares with it only through the layers below both.
 APART=(load:cases)

@@ -1,0 +1,65 @@
+// `tune --what aio`: the store's side on each --workspace: aio engine x iodepth x
+// workers x shards per file, each point the measurement `aio` makes (aio/aio_measure,
+// a dump epoch then a load epoch, with --validate as aio's) run in-process. Within
+// its time it searches one axis at a time from the best so far (docs/tune.md): every
+// engine this machine offers, then the queue depth, the workers, the shards per file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "aio/io_engine.h"
+#include "backends/select.h"
+#include "output/result.h"
+#include "tune/tune_run.h"
+
+namespace ds {
+
+struct TuneAioConfig {
+  AioEngineKind engine = AioEngineKind::kLibaio;
+  unsigned iodepth = 32;
+  int workers = 1;
+  uint64_t shards_per_file = 1;
+};
+bool operator==(const TuneAioConfig& a, const TuneAioConfig& b);
+std::string aio_config_text(const TuneAioConfig& c);  // "libaio, iodepth 32, 1 worker, 1 shard per file"
+
+struct TuneAioPoint {
+  std::string workspace;
+  TuneAioConfig config;
+  double seconds = 0;
+  std::string error;
+  CaseResult dump, load;
+  double load_gib_s() const { return error.empty() ? load.bandwidth_gib_s() : 0; }
+  double dump_gib_s() const { return error.empty() ? dump.bandwidth_gib_s() : 0; }
+  bool noisy() const;  // either phase's P90/P50 above kNoisySpread
+};
+
+struct TuneAioRequest {
+  std::vector<std::string> workspaces;
+  uint64_t io_size = 1ULL << 20;  // one shard
+  uint64_t bytes = 64ULL << 20;   // per epoch, over every worker
+  int epochs = 3;
+  bool validate = false;
+  double seconds = 60;
+};
+
+struct TuneAioRun {
+  uint64_t io_size = 0, bytes = 0;
+  int epochs = 0;
+  std::vector<TuneAioPoint> points;  // in the order measured
+  std::vector<std::string> notes;
+  std::vector<std::string> engines_unavailable;  // "io_uring: why"
+  double seconds = 0;
+  // Per workspace: the best point by load, then by dump, and the next best of each (-1: none).
+  struct Pick {
+    std::string workspace;
+    int best_load = -1, next_load = -1, best_dump = -1, next_dump = -1;
+  };
+  std::vector<Pick> picks() const;
+};
+
+TuneAioRun run_aio_tune(const SelectedBackend& selected, const TuneAioRequest& req, const TuneProgress& progress);
+
+}  // namespace ds

@@ -1,0 +1,174 @@
+// tune/v1: what `tune --format json` writes (docs/tune.md, docs/schemas/tune-v1.schema.json).
+#include <nlohmann/json.hpp>
+
+#include "core/sysinfo.h"
+#include "tune/tune_report.h"
+
+namespace ds {
+
+namespace {
+
+using nlohmann::json;
+
+json stats_json(const Stats& s) {
+  return {{"min_ns", s.min}, {"p50_ns", s.p50}, {"p90_ns", s.p90}, {"p99_ns", s.p99},
+          {"max_ns", s.max}, {"avg_ns", s.avg}, {"samples", s.samples}};
+}
+
+json machine_json(const TuneContext& ctx) {
+  json facts = json::object();
+  for (const auto& f : ctx.backend_facts) facts[f.first] = f.second;
+  return {{"tool_version", ctx.info.tool_version},
+          {"host",
+           {{"cpus_online", online_cpus()},
+            {"numa_nodes", numa_nodes()},
+            {"memory_available_bytes", mem_available_bytes()},
+            {"kernel", kernel_release()},
+            {"container", container_evidence()}}},
+          {"backend",
+           {{"name", ctx.info.backend},
+            {"library", ctx.info.backend_library},
+            {"runtime_version", ctx.info.runtime_version},
+            {"devices", ctx.info.devices},
+            {"facts", facts}}}};
+}
+
+json arm_json(const TuneCopyRun& run, size_t a) {
+  const TuneArm& arm = run.arms.arms[a];
+  return {{"id", run.arms.groups[arm.group].key + "." + arm.method},
+          {"group", run.arms.groups[arm.group].key},
+          {"method", arm.method},
+          {"case", arm.spec.name},
+          {"streams", arm.streams},
+          {"submit_mode", arm.submit_mode == SubmitMode::kRoundRobin ? "round-robin" : "stream-major"},
+          {"dropped", run.dropped[a].empty() ? json(nullptr) : json(run.dropped[a])}};
+}
+
+json point_json(const TuneCopyRun& run, const TunePoint& p, uint64_t block_bytes) {
+  const TuneArm& arm = run.arms.arms[p.arm];
+  const int devices = arm.spec.topology == Topology::kSingle ? 1 : run.devices;
+  json j = {{"arm", run.arms.groups[arm.group].key + "." + arm.method},
+            {"block_bytes", block_bytes},
+            {"blocks", p.blocks},
+            {"devices", devices},
+            {"phase", p.phase},
+            {"seconds", p.seconds},
+            {"command", arm_command(arm, block_bytes, p.blocks, devices, run.iterations, run.warmup, "")}};
+  if (!p.error.empty()) {
+    j["error"] = p.error;
+    return j;
+  }
+  j["bytes_per_iteration"] = p.result.bytes;
+  j["gib_s"] = p.gib_s();
+  j["gb_s"] = p.result.bandwidth_gb_s();
+  j["stage"] = p.result.measured;
+  j["stats"] = stats_json(p.result.stage(p.result.measured));
+  j["spread_p90_p50"] = p.spread();
+  j["noisy"] = p.noisy();
+  j["validated"] = p.result.validated ? json(*p.result.validated) : json(nullptr);
+  j["notes"] = p.result.notes;
+  return j;
+}
+
+json group_json(const TuneCopyRun& run, const TuneGroupFindings& f, size_t g) {
+  const auto arm_id = [&](int a) {
+    return a < 0 ? json(nullptr) : json(run.arms.groups[g].key + "." + run.arms.arms[static_cast<size_t>(a)].method);
+  };
+  json rows = json::array(), cross = json::array(), use = json::array();
+  for (const TuneRow& r : f.rows)
+    rows.push_back({{"block_bytes", run.sizes[r.size]}, {"best", arm_id(r.best)}, {"best_gib_s", r.best_gib_s},
+                    {"runner_up", arm_id(r.runner_up)}, {"runner_up_gib_s", r.runner_up < 0 ? json(nullptr) : json(r.runner_up_gib_s)},
+                    {"noisy", r.noisy}});
+  for (const TuneCrossover& c : f.crossovers)
+    cross.push_back({{"winner", arm_id(c.winner)}, {"loser", arm_id(c.loser)}, {"from_bytes", run.sizes[c.size]},
+                     {"above_bytes", c.previous == c.size ? json(nullptr) : json(run.sizes[c.previous])},
+                     {"lead", c.lead}, {"noisy", c.noisy}, {"text", crossover_text(run, c)}});
+  for (const TuneChoice& c : f.choices) {
+    const TuneArm& arm = run.arms.arms[static_cast<size_t>(c.arm)];
+    use.push_back({{"arm", arm_id(c.arm)}, {"case", arm.spec.name}, {"method", arm.method}, {"streams", arm.streams},
+                   {"from_bytes", run.sizes[c.from]}, {"to_bytes", run.sizes[c.to]}, {"noisy", c.noisy}});
+  }
+  const TuneGroup& gr = run.arms.groups[g];
+  return {{"key", gr.key}, {"title", gr.title}, {"direction", gr.dir == CopyDir::kH2D ? "H2D" : "D2H"},
+          {"cards", gr.all_cards ? run.devices : 1}, {"sizes", rows}, {"crossovers", cross}, {"recommendations", use}};
+}
+
+json copy_json(const TuneCopyRun& run, const TuneFindings& f) {
+  json arms = json::array(), points = json::array(), groups = json::array(), model = nullptr;
+  for (size_t a = 0; a < run.arms.arms.size(); ++a) arms.push_back(arm_json(run, a));
+  for (const TunePoint& p : run.points) points.push_back(point_json(run, p, run.sizes[p.size]));
+  for (size_t g = 0; g < run.arms.groups.size(); ++g) groups.push_back(group_json(run, f.groups[g], g));
+  if (!run.model_label.empty()) {
+    json mp = json::array(), best = json::object();
+    for (const TunePoint& p : run.model_points) mp.push_back(point_json(run, p, p.result.block_bytes));
+    for (size_t g = 0; g < run.arms.groups.size(); ++g) {
+      const int b = f.model_best_per_group[g];
+      const TuneArm* arm = b < 0 ? nullptr : &run.arms.arms[run.model_points[static_cast<size_t>(b)].arm];
+      best[run.arms.groups[g].key] = arm ? json(run.arms.groups[g].key + "." + arm->method) : json(nullptr);
+    }
+    model = {{"label", run.model_label}, {"block_table", false}, {"points", mp}, {"best", best}};
+  }
+  json sizes = json::array();
+  for (uint64_t s : run.sizes) sizes.push_back(s);
+  return {{"sizes", sizes}, {"iterations", run.iterations}, {"warmup", run.warmup}, {"devices", run.devices},
+          {"coarse_planned", run.coarse_planned}, {"coarse_skipped", run.coarse_skipped}, {"seconds", run.seconds},
+          {"arms", arms}, {"points", points}, {"groups", groups}, {"model", model}, {"notes", run.notes}};
+}
+
+json aio_json(const TuneAioRun& aio) {
+  json points = json::array(), recs = json::array();
+  const auto cfg = [](const TuneAioConfig& c) {
+    return json{{"engine", engine_option_name(c.engine)}, {"iodepth", c.iodepth}, {"workers", c.workers},
+                {"shards_per_file", c.shards_per_file}};
+  };
+  for (const TuneAioPoint& p : aio.points) {
+    json j = {{"workspace", p.workspace}, {"config", cfg(p.config)}, {"seconds", p.seconds}};
+    if (!p.error.empty()) {
+      j["error"] = p.error;
+    } else {
+      j["load_gib_s"] = p.load_gib_s();
+      j["dump_gib_s"] = p.dump_gib_s();
+      j["load_stats"] = stats_json(p.load.stage(p.load.measured));
+      j["dump_stats"] = stats_json(p.dump.stage(p.dump.measured));
+      j["noisy"] = p.noisy();
+    }
+    points.push_back(j);
+  }
+  for (const TuneAioRun::Pick& k : aio.picks()) {
+    const auto pick = [&](int best, int next, double (TuneAioPoint::*bw)() const) -> json {
+      if (best < 0) return nullptr;
+      const TuneAioPoint& b = aio.points[static_cast<size_t>(best)];
+      json j = {{"config", cfg(b.config)}, {"gib_s", (b.*bw)()}, {"noisy", b.noisy()}, {"next", nullptr}};
+      if (next >= 0)
+        j["next"] = {{"config", cfg(aio.points[static_cast<size_t>(next)].config)},
+                     {"gib_s", (aio.points[static_cast<size_t>(next)].*bw)()}};
+      return j;
+    };
+    recs.push_back({{"workspace", k.workspace},
+                    {"load", pick(k.best_load, k.next_load, &TuneAioPoint::load_gib_s)},
+                    {"dump", pick(k.best_dump, k.next_dump, &TuneAioPoint::dump_gib_s)}});
+  }
+  return {{"io_size", aio.io_size}, {"bytes_per_epoch", aio.bytes}, {"epochs", aio.epochs},
+          {"seconds", aio.seconds}, {"engines_unavailable", aio.engines_unavailable},
+          {"points", points}, {"recommendations", recs}, {"notes", aio.notes}};
+}
+
+}  // namespace
+
+std::string tune_json(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
+                      const TuneAioRun* aio) {
+  json j = {{"schema", "tune/v1"},
+            {"command_line", ctx.info.command_line},
+            {"machine", machine_json(ctx)},
+            {"budget_s", ctx.budget_s},
+            {"elapsed_s", ctx.elapsed_s},
+            {"what", ctx.what},
+            {"noisy_spread", kNoisySpread},
+            {"tie_margin", kTieMargin},
+            {"dominated_below", kDominated},
+            {"copy", copy && findings ? copy_json(*copy, *findings) : json(nullptr)},
+            {"aio", aio ? aio_json(*aio) : json(nullptr)}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace ds

@@ -1,0 +1,75 @@
+// What a tune run found, read off its points (docs/tune.md): per group and size the
+// best arm and the runner-up, the crossovers (where the best changes, a lead under
+// kTieMargin keeping the one before), the method to use per size range; and how it
+// is written: the text table, the tune/v1 JSON (docs/schemas/tune-v1.schema.json)
+// and the plot.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "output/result.h"
+#include "tune/tune_aio.h"
+#include "tune/tune_run.h"
+
+namespace ds {
+
+struct TuneRow {
+  size_t size = 0;                    // index into the sizes
+  int best = -1, runner_up = -1;      // arms; -1: none
+  double best_gib_s = 0, runner_up_gib_s = 0;
+  bool noisy = false;                 // the best's point is noisy
+};
+
+struct TuneCrossover {
+  int winner = -1, loser = -1;        // arms; loser -1: the first size (the best there vs its runner-up)
+  size_t size = 0;                    // the first measured size the winner leads at
+  size_t previous = 0;                // the measured size before it (== size for the first)
+  double lead = 0;                    // winner / loser - 1 at `size`
+  bool noisy = false;                 // a point it rests on is noisy
+};
+
+// A size range and the method to use in it.
+struct TuneChoice {
+  int arm = -1;
+  size_t from = 0, to = 0;            // size indices, inclusive
+  bool noisy = false;
+};
+
+struct TuneGroupFindings {
+  std::vector<TuneRow> rows;          // the sizes with a measured point, ascending
+  std::vector<TuneCrossover> crossovers;
+  std::vector<TuneChoice> choices;
+};
+
+struct TuneFindings {
+  std::vector<TuneGroupFindings> groups;  // as run.arms.groups
+  int model_best = -1, model_runner_up = -1;  // per --model: the best arm over the model points (-1: none)
+  std::vector<int> model_best_per_group;
+};
+
+TuneFindings tune_findings(const TuneCopyRun& run);
+
+// "4 KiB", "256 KiB", "64 MiB".
+std::string size_words(uint64_t bytes);
+// "batch_ce beats ce from 4 KiB (by 45%)" for one crossover.
+std::string crossover_text(const TuneCopyRun& run, const TuneCrossover& c);
+
+// Everything a tune run says about the machine and how it ran (the header of its
+// outputs), gathered by the command.
+struct TuneContext {
+  RunInfo info;
+  std::vector<std::pair<std::string, std::string>> backend_facts;  // doctor's backend lines
+  double budget_s = 0, elapsed_s = 0;
+  std::vector<std::string> what;  // copy, aio
+};
+
+std::string tune_text(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
+                      const TuneAioRun* aio);
+std::string tune_json(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
+                      const TuneAioRun* aio);
+// One SVG: a panel per group, BW against block size (log2) per arm, the crossovers
+// marked.
+std::string tune_plot_svg(const TuneContext& ctx, const TuneCopyRun& copy, const TuneFindings& findings);
+
+}  // namespace ds
