@@ -87,23 +87,43 @@ std::vector<size_t> TunePlanner::measured_sizes(size_t g) const {
   return out;
 }
 
+bool TunePlanner::below_half(size_t a, size_t s) const {
+  const int best = best_at(arm_groups_[a], s);
+  return best >= 0 && static_cast<size_t>(best) != a &&
+         bandwidth(a, s) < kDominated * bandwidth(static_cast<size_t>(best), s);
+}
+
+// Once the coarse points are in (an arm that loses at small sizes may win at large
+// ones): an arm below half the best at two neighbouring sizes, and at every size it
+// was measured at, is dropped. One that is below half at two neighbouring sizes only
+// is not refined between them (fill_wanted).
 void TunePlanner::check_dominated(size_t g) {
+  if (coarse_next_ < coarse_.size()) return;
   for (size_t a = 0; a < arms(); ++a) {
     if (arm_groups_[a] != g || dropped_[a]) continue;
-    int prev = -1;  // the arm's previous measured size, when it was below half the best there
-    for (size_t s = 0; s < sizes_; ++s) {
-      if (!measured(a, s)) continue;
-      const int best = best_at(g, s);
-      const bool below = best >= 0 && static_cast<size_t>(best) != a &&
-                         bandwidth(a, s) < kDominated * bandwidth(static_cast<size_t>(best), s);
-      if (below && prev >= 0) {
-        dropped_[a] = true;
-        drops_[a] = {static_cast<size_t>(prev), s, best};
-        break;
+    std::vector<size_t> at;
+    bool everywhere = true;
+    for (size_t s = 0; s < sizes_; ++s)
+      if (measured(a, s)) {
+        at.push_back(s);
+        everywhere = everywhere && below_half(a, s);
       }
-      prev = below ? static_cast<int>(s) : -1;
-    }
+    if (!everywhere || at.size() < 2) continue;
+    dropped_[a] = true;
+    drops_[a] = {at[0], at[1], best_at(g, at[1])};
   }
+}
+
+bool TunePlanner::fill_wanted(size_t a, size_t s) const {
+  int lo = -1, hi = -1;
+  for (size_t k = 0; k < sizes_; ++k) {
+    if (!measured(a, k)) continue;
+    if (k < s) lo = static_cast<int>(k);
+    if (k > s && hi < 0) hi = static_cast<int>(k);
+  }
+  const bool lo_below = lo >= 0 && below_half(a, static_cast<size_t>(lo));
+  const bool hi_below = hi >= 0 && below_half(a, static_cast<size_t>(hi));
+  return !((lo_below || lo < 0) && (hi_below || hi < 0));
 }
 
 void TunePlanner::record(const PlanPoint& p, double gib_s, double seconds) {
@@ -148,7 +168,7 @@ std::vector<PlanPoint> TunePlanner::candidates() const {
     }
     for (size_t s = 0; s < sizes_; ++s)
       for (size_t a = 0; a < arms(); ++a)
-        if (arm_groups_[a] == g) want(fill, a, s, PlanPoint::kFill);
+        if (arm_groups_[a] == g && fill_wanted(a, s)) want(fill, a, s, PlanPoint::kFill);
   }
   cross.insert(cross.end(), near.begin(), near.end());
   cross.insert(cross.end(), fill.begin(), fill.end());
@@ -165,6 +185,10 @@ std::optional<PlanPoint> TunePlanner::next(double seconds_left) {
       continue;
     }
     return p;
+  }
+  if (!coarse_checked_) {  // the coarse points are all in: what is dominated now
+    coarse_checked_ = true;
+    for (size_t g = 0; g < groups_; ++g) check_dominated(g);
   }
   for (const PlanPoint& p : candidates())
     if (estimate(p.arm, p.size) <= seconds_left) return p;

@@ -3,9 +3,11 @@
 // pays: the sizes between two measured ones where the best arm changes (bisected,
 // both arms, until they are one size step apart), then the best arm and those close
 // to it at the sizes between, then the rest. An arm below kDominated of its group's
-// best at two neighbouring measured sizes is dropped: measured no more. A point is
+// best at two neighbouring measured sizes is not refined between them; one below it
+// at every size it was measured at (two or more) is dropped: measured no more. A point is
 // started only when what it is estimated to cost (from what that arm, else its
-// group, cost nearest that size) fits in the time left. No clock here: the caller
+// group, cost nearest that size) fits in the time left. Dominance is judged once the
+// coarse points are in: an arm that loses at small sizes may win at large ones. No clock here: the caller
 // says how much time is left; the planner is deterministic (tests/unit/test_tune.cc).
 #pragma once
 
@@ -71,6 +73,8 @@ class TunePlanner {
   std::vector<PlanPoint> candidates() const;
   void check_dominated(size_t group);
   double nearest_cost(size_t arm, size_t size) const;  // <0: none measured
+  bool below_half(size_t arm, size_t size) const;
+  bool fill_wanted(size_t arm, size_t size) const;
   bool measured(size_t arm, size_t size) const { return bw_[arm * sizes_ + size] >= 0; }
   std::vector<size_t> measured_sizes(size_t g) const;  // sizes with 2+ arms of g measured
 
@@ -82,6 +86,7 @@ class TunePlanner {
   std::vector<Drop> drops_;
   std::vector<PlanPoint> coarse_;
   size_t coarse_next_ = 0, coarse_skipped_ = 0;
+  bool coarse_checked_ = false;
 };
 
 }  // namespace ds

@@ -1,0 +1,171 @@
+// `tune` end to end: through the cuda double with copy costs injected so that the
+// crossovers are known in advance, on sim for the budget and aio, its bad input, and
+// its JSON checked against docs/schemas/tune-v1.schema.json.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_harness.h"
+#include "schema_check.h"
+
+using namespace dstest;
+using nlohmann::json;
+
+namespace {
+
+json schema() {
+  std::ifstream in(DS_TUNE_SCHEMA);
+  return json::parse(in);
+}
+
+void expect_valid(const json& doc) {
+  const std::vector<std::string> errors = schema_errors(schema(), doc);
+  for (const std::string& e : errors) ADD_FAILURE() << e;
+}
+
+// Every copy submission stalls its calling thread S = 512 us, every copy task takes
+// c = 16 us per KiB (large against a sleep's overshoot on a loaded machine). With 64
+// blocks an iteration (tune_blocks up to 512 KiB):
+//   ce, sm (a submission per block, one stream)  64 x max(S, size x c)
+//   batch_ce, sm_gather (one submission)          S + 64 x size x c
+//   ms_8 (a submission per block, 8 streams)     max(64 x S, 64 x size x c / 8)
+// so one submission wins below S / c = 32 KiB (x2 at 16 KiB), 8 streams above it (x2
+// at 64 KiB, x4 at 128 KiB).
+std::map<std::string, std::string> costed_double() {
+  return {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
+          {"DS_CUDA_DOUBLE_DEVICES", "2"},
+          {"DS_CUDA_DOUBLE_SUBMIT_NS", "512000"},
+          {"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "16000"}};
+}
+
+const json& group(const json& doc, const std::string& key) {
+  for (const json& g : doc["copy"]["groups"])
+    if (g["key"] == key) return g;
+  static const json none;
+  ADD_FAILURE() << "no group " << key;
+  return none;
+}
+
+std::string method_of(const std::string& arm) { return arm.substr(arm.rfind('.') + 1); }
+
+}  // namespace
+
+TEST(TuneE2E, FindsTheCrossoverTheCostsSetThroughTheCudaDouble) {
+  const RunResult r = run_tool({"--backend", "cuda", "tune", "--budget", "2m", "--sizes", "4K:128K", "--direction",
+                                "h2d", "--cards", "one", "-S", "8", "-i", "3", "--format", "json"},
+                               costed_double());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  const json& g = group(doc, "h2d.one");
+  // Below the crossover the best is one submission for every block; above it, 8 streams.
+  for (const json& row : g["sizes"]) {
+    const uint64_t b = row["block_bytes"];
+    const std::string best = method_of(row["best"]);
+    if (b <= 16384) EXPECT_TRUE(best == "batch_ce" || best == "sm_gather") << b << ": " << best;
+    if (b >= 65536) EXPECT_EQ(best.rfind("ms_8", 0), 0u) << b << ": " << best;
+  }
+  // The crossover to 8 streams, within one size step of 32 KiB.
+  bool found = false;
+  for (const json& c : g["crossovers"]) {
+    if (c["loser"].is_null() || method_of(c["winner"]).rfind("ms_8", 0) != 0) continue;
+    const uint64_t from = c["from_bytes"];
+    EXPECT_TRUE(from == 32768 || from == 65536) << c.dump();
+    found = true;
+  }
+  EXPECT_TRUE(found) << g["crossovers"].dump();
+  // The recommendation for the largest size is 8 streams.
+  ASSERT_FALSE(g["recommendations"].empty());
+  EXPECT_EQ(g["recommendations"].back()["method"].get<std::string>().rfind("ms_8", 0), 0u);
+  EXPECT_EQ(g["recommendations"].back()["to_bytes"], 131072);
+}
+
+TEST(TuneE2E, TextSaysTheCrossoverInWords) {
+  const RunResult r = run_tool({"--backend", "cuda", "tune", "--budget", "2m", "--sizes", "4K:128K", "--direction",
+                                "h2d", "--cards", "one", "-S", "8", "-i", "3"},
+                               costed_double());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[[ H2D, one card ]]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Size(KB)  Best"), std::string::npos) << r.out;
+  const bool at32 = r.out.find("beats batch_ce from 32 KiB") != std::string::npos ||
+                    r.out.find("beats sm_gather from 32 KiB") != std::string::npos;
+  const bool at64 = r.out.find("beats batch_ce from 64 KiB") != std::string::npos ||
+                    r.out.find("beats sm_gather from 64 KiB") != std::string::npos;
+  EXPECT_TRUE(at32 || at64) << r.out;
+  EXPECT_NE(r.out.find("use: "), std::string::npos) << r.out;
+}
+
+// The budget holds (a generous bound: the machine is shared), and a small one still
+// measures and says what it left out.
+TEST(TuneE2E, SmallBudgetIsRespectedOnSim) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "5s", "-d", "2", "--format", "json"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  EXPECT_EQ(doc["budget_s"], 5.0);
+  EXPECT_LT(doc["elapsed_s"].get<double>(), 5.0 * 1.1 + 2.0);
+  EXPECT_LT(took, 30.0);
+  EXPECT_FALSE(doc["copy"]["points"].empty());
+  EXPECT_GT(doc["copy"]["coarse_skipped"].get<int>(), 0) << "5 s cannot hold every coarse point of 4K..64M";
+}
+
+TEST(TuneE2E, AioRecommendsAnEngineOnSim) {
+  char tmpl[] = DS_AIO_TEST_BASE "/tune-ws-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string ws = tmpl;
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "8s", "--what", "aio", "--workspace", ws,
+                                "--format", "json"});
+  rmdir(ws.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  EXPECT_TRUE(doc["copy"].is_null());
+  ASSERT_EQ(doc["aio"]["recommendations"].size(), 1u);
+  EXPECT_FALSE(doc["aio"]["recommendations"][0]["load"].is_null());
+}
+
+// The checker can fail: a document of another version, a missing key, a wrong type.
+TEST(TuneE2E, SchemaCheckerRejectsWhatBreaksTheSchema) {
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "2s", "--sizes", "4K:8K", "--cards", "one",
+                                "--direction", "h2d", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(r.out);
+  EXPECT_TRUE(schema_errors(schema(), doc).empty());
+  json v2 = doc;
+  v2["schema"] = "tune/v2";
+  EXPECT_FALSE(schema_errors(schema(), v2).empty());
+  json missing = doc;
+  missing["copy"].erase("groups");
+  EXPECT_FALSE(schema_errors(schema(), missing).empty());
+  json wrong = doc;
+  wrong["copy"]["points"][0]["gib_s"] = "fast";
+  EXPECT_FALSE(schema_errors(schema(), wrong).empty());
+}
+
+TEST(TuneE2E, BadInputIsOneLineExitTwo) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--budget", "0"},
+       "dev-sandbox: error: option --budget got '0': expects a duration above 0 such as 30s, 5m or 1h (at most 24h)\n"},
+      {{"--budget", "5x"},
+       "dev-sandbox: error: option --budget got '5x': expects a duration above 0 such as 30s, 5m or 1h (at most 24h)\n"},
+      {{"--sizes", "64M:4K"}, "dev-sandbox: error: option --sizes got '64M:4K': FROM is larger than TO\n"},
+      {{"--sizes", "3K:4M"},
+       "dev-sandbox: error: option --sizes got '3K:4M': FROM and TO are powers of two up to 1G (e.g. 4K:64M)\n"},
+      {{"--what", "disk"}, "dev-sandbox: error: option --what got 'disk': accepts copy, aio (comma-separated)\n"},
+      {{"--what", "aio"}, "dev-sandbox: error: option --what aio needs --workspace DIR\n"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"--backend", "sim", "tune"};
+    args.insert(args.end(), c.first.begin(), c.first.end());
+    const RunResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << c.first[1];
+    EXPECT_EQ(r.err, c.second);
+    EXPECT_TRUE(r.out.empty());
+  }
+}

@@ -1,0 +1,113 @@
+// The tune planner (src/tune/tune_plan): coarse first, refinement only at crossovers
+// and near the best, dominated arms dropped, the budget's estimate obeyed; and the
+// duration --budget takes.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+#include "tune/tune_plan.h"
+
+using namespace ds;
+
+namespace {
+
+// Runs the planner over a model of bandwidth bw(arm, size) and cost cost(arm, size)
+// with `budget` seconds; the points it measured, in order.
+std::vector<PlanPoint> drive(TunePlanner& p, const std::function<double(size_t, size_t)>& bw,
+                             const std::function<double(size_t, size_t)>& cost, double budget) {
+  std::vector<PlanPoint> out;
+  double used = 0;
+  while (auto n = p.next(budget - used)) {
+    used += cost(n->arm, n->size);
+    p.record(*n, bw(n->arm, n->size), cost(n->arm, n->size));
+    out.push_back(*n);
+    if (out.size() > 10000) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(TunePlan, SizeSteps) {
+  EXPECT_EQ(size_steps(4096, 64ULL << 20).size(), 15u);
+  EXPECT_EQ(size_steps(4096, 4096).size(), 1u);
+}
+
+TEST(TunePlan, CoarseIsEveryFourthSizeAndTheLast) {
+  TunePlanner p({0, 0}, std::vector<double>(15, 1.0));
+  EXPECT_EQ(p.coarse_planned(), 2u * 5u);  // sizes 0, 4, 8, 12 and 14
+}
+
+// Arm 0 leads below size 9, arm 1 from size 9: the planner bisects the coarse interval
+// (8, 12) until the two are one step apart, so the crossover is found exactly.
+TEST(TunePlan, BisectsTheCrossoverToOneStep) {
+  TunePlanner p({0, 0, 0}, std::vector<double>(15, 1.0));
+  auto bw = [](size_t a, size_t s) {
+    if (a == 2) return 0.7;  // never best, never below half: kept, but not near the best
+    return (a == 0) == (s < 9) ? 2.0 : 1.0;
+  };
+  drive(p, bw, [](size_t, size_t) { return 1.0; }, 22);  // 15 coarse, then 7 more
+  EXPECT_GE(p.bandwidth(0, 8), 0);
+  EXPECT_GE(p.bandwidth(1, 8), 0);
+  EXPECT_GE(p.bandwidth(0, 9), 0) << "the crossover's upper side was not measured";
+  EXPECT_GE(p.bandwidth(1, 9), 0);
+  EXPECT_EQ(p.best_at(0, 8), 0);
+  EXPECT_EQ(p.best_at(0, 9), 1);
+}
+
+TEST(TunePlan, DropsAnArmBelowHalfTheBestAtTwoNeighbouringSizes) {
+  TunePlanner p({0, 0}, std::vector<double>(15, 1.0));
+  auto bw = [](size_t a, size_t) { return a == 0 ? 10.0 : 4.0; };
+  const auto pts = drive(p, bw, [](size_t, size_t) { return 1.0; }, 1000);
+  EXPECT_TRUE(p.dropped(1));
+  EXPECT_FALSE(p.dropped(0));
+  size_t of_one = 0;
+  for (const auto& q : pts) of_one += q.arm == 1;
+  EXPECT_EQ(of_one, 5u) << "a dropped arm is measured no more after its coarse points";
+  EXPECT_EQ(p.drop(1).leader, 0);
+}
+
+// Below half at the small sizes, best at the large ones: kept, and not refined where
+// it lost (between two sizes it was below half at).
+TEST(TunePlan, KeepsAnArmThatWinsElsewhere) {
+  TunePlanner p({0, 0}, std::vector<double>(15, 1.0));
+  auto bw = [](size_t a, size_t s) { return a == 0 ? 10.0 : (s >= 8 ? 20.0 : 1.0); };
+  drive(p, bw, [](size_t, size_t) { return 1.0; }, 1000);
+  EXPECT_FALSE(p.dropped(1));
+  EXPECT_LT(p.bandwidth(1, 2), 0) << "refined between 4K and 64K where it was below half at both";
+  EXPECT_GE(p.bandwidth(1, 13), 0);
+}
+
+TEST(TunePlan, KeepsAnArmAboveHalf) {
+  TunePlanner p({0, 0}, std::vector<double>(15, 1.0));
+  drive(p, [](size_t a, size_t) { return a == 0 ? 10.0 : 6.0; }, [](size_t, size_t) { return 1.0; }, 1000);
+  EXPECT_FALSE(p.dropped(1));
+}
+
+TEST(TunePlan, StartsNothingItsEstimateSaysWillNotFit) {
+  TunePlanner p({0, 0}, std::vector<double>(15, 1.0));
+  double used = 0;
+  const double budget = 10.5;
+  while (auto n = p.next(budget - used)) {
+    used += 2.0;
+    p.record(*n, 1.0 + static_cast<double>(n->arm), 2.0);
+  }
+  EXPECT_LE(used, budget);
+  EXPECT_GT(p.coarse_skipped(), 0u);
+}
+
+TEST(TunePlan, EstimateScalesUpWithWorkNeverDown) {
+  TunePlanner p({0}, {1.0, 2.0, 4.0});
+  p.record({0, 1, PlanPoint::kCoarse}, 1.0, 3.0);
+  EXPECT_DOUBLE_EQ(p.estimate(0, 2), 6.0);
+  EXPECT_DOUBLE_EQ(p.estimate(0, 0), 3.0);
+}
+
+TEST(TunePlan, ATieDoesNotMoveTheBest) {
+  TunePlanner p({0, 0}, std::vector<double>(2, 1.0));
+  p.record({0, 0, PlanPoint::kCoarse}, 10.0, 1);
+  p.record({1, 0, PlanPoint::kCoarse}, 10.3, 1);
+  EXPECT_EQ(p.best_at(0, 0), 1);
+  EXPECT_EQ(p.best_at(0, 0, 0), 0) << "a lead under the tie margin keeps the incumbent";
+}
