@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -68,6 +69,19 @@ TEST(TuneE2E, FindsTheCrossoverTheCostsSetThroughTheCudaDouble) {
     const std::string best = method_of(row["best"]);
     if (b <= 16384) EXPECT_TRUE(best == "batch_ce" || best == "sm_gather") << b << ": " << best;
     if (b >= 65536) EXPECT_EQ(best.rfind("ms_8", 0), 0u) << b << ": " << best;
+  }
+  // The best and the runner-up are the two fastest points measured at that size.
+  for (const json& row : g["sizes"]) {
+    std::vector<std::pair<double, std::string>> at;
+    for (const json& p : doc["copy"]["points"])
+      if (p["block_bytes"] == row["block_bytes"] && p["arm"].get<std::string>().rfind("h2d.one.", 0) == 0 &&
+          p.contains("gib_s"))
+        at.push_back({p["gib_s"], p["arm"]});
+    std::sort(at.rbegin(), at.rend());
+    ASSERT_GE(at.size(), 2u) << row.dump();
+    EXPECT_EQ(row["best"], at[0].second) << row.dump();
+    EXPECT_EQ(row["runner_up"], at[1].second) << row.dump();
+    EXPECT_GE(row["best_gib_s"].get<double>(), row["runner_up_gib_s"].get<double>());
   }
   // The crossover to 8 streams, within one size step of 32 KiB.
   bool found = false;

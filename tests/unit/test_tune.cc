@@ -47,7 +47,7 @@ TEST(TunePlan, BisectsTheCrossoverToOneStep) {
     if (a == 2) return 0.7;  // never best, never below half: kept, but not near the best
     return (a == 0) == (s < 9) ? 2.0 : 1.0;
   };
-  drive(p, bw, [](size_t, size_t) { return 1.0; }, 22);  // 15 coarse, then 7 more
+  drive(p, bw, [](size_t, size_t) { return 1.0; }, 19);  // 15 coarse, then 2 at 10 and 2 at 9: before any other
   EXPECT_GE(p.bandwidth(0, 8), 0);
   EXPECT_GE(p.bandwidth(1, 8), 0);
   EXPECT_GE(p.bandwidth(0, 9), 0) << "the crossover's upper side was not measured";
