@@ -10,6 +10,7 @@
 #include "cases/duplex_result.h"
 #include "cases/gather_result.h"
 #include "cases/table_result.h"
+#include "job/job.h"
 #include "staging/staged_stages.h"
 
 namespace ds {
@@ -115,7 +116,7 @@ class Cli {
     commands = {add_copy_command(root, global), add_doctor_command(root, global),
                 add_trans_command(root, global), add_aio_command(root, global),
                 add_load_command(root, global), add_offload_command(root, global),
-                add_tune_command(root, global)};
+                add_tune_command(root, global), add_run_command(root, global)};
     root.footer(std::string(kQuickHelp) + "\n" + examples_text(top_level_examples()));
     for (auto& c : commands) {
       c.app->fallthrough();
@@ -186,7 +187,7 @@ class Cli {
       std::vector<std::string> subs;
       for (auto& c : commands) subs.push_back(c.app->get_name());
       return "unknown sub-command '" + words.front() + "'" + did_you_mean(words.front(), subs) +
-             "; the sub-commands are copy, trans, aio, load, offload, tune and doctor";
+             "; the sub-commands are copy, trans, aio, load, offload, tune, run and doctor";
     }
     for (const std::string& w : words) {
       if (w.size() < 2 || w[0] != '-') continue;
@@ -266,6 +267,94 @@ std::string parse_cli(const std::vector<std::string>& args) {
   if (c->check) c->check();
   return c->app->get_name();
 }
+
+std::string check_cli(const std::vector<std::string>& args) {
+  std::vector<std::string> command_line = {"dev-sandbox"};
+  command_line.insert(command_line.end(), args.begin(), args.end());
+  Cli cli(args, command_line);
+  try {
+    Command* c = cli.parse();
+    if (c && c->check) c->check();
+  } catch (const CLI::CallForHelp&) {
+    return "asks for --help";
+  } catch (const CLI::ParseError& e) {
+    return cli.reworded(e);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+namespace {
+
+JobOption job_option_for(const CLI::Option& o, const std::string& flag) {
+  JobOption out;
+  out.flag = flag;
+  out.takes_value = o.get_type_size_max() > 0;
+  out.value_optional = out.takes_value && o.get_expected_min() == 0;
+  return out;
+}
+
+// The sub-commands a job runs and their options, from the same CLI11 apps the
+// command line parses with.
+class CliJobCommands : public JobCommands {
+ public:
+  CliJobCommands() : cli_({}, {"dev-sandbox"}) {}
+
+  std::string check_command(const std::string& command) const override {
+    static const std::vector<std::string> runnable = {"copy", "trans", "aio", "load", "offload"};
+    if (std::find(runnable.begin(), runnable.end(), command) != runnable.end()) return "";
+    if (command == "run" || command == "doctor")
+      return "'" + command + "' is no sub-command a job runs: copy, trans, aio, load or offload";
+    return "unknown sub-command '" + command + "'" + did_you_mean(command, runnable) +
+           "; a job runs copy, trans, aio, load or offload";
+  }
+
+  JobOption option(const std::string& command, const std::string& key) const override {
+    JobOption out;
+    if (key == "format" || key == "output") {
+      out.error = "run gives every point --format json and keeps its document in the results file: leave " + key +
+                  " out";
+      return out;
+    }
+    if (key == "backend") {
+      out.flag = "--backend";
+      return out;
+    }
+    const CLI::App* app = nullptr;
+    for (const Command& c : cli_.commands)
+      if (c.app->get_name() == command) app = c.app;
+    std::vector<std::string> known = {"backend"}, dashed = {"--backend"};
+    for (const CLI::Option* o : app->get_options()) {
+      std::vector<std::string> names = o->get_lnames();
+      for (const std::string& sn : o->get_snames()) names.push_back(sn);
+      for (const std::string& n : names) {
+        if (n == "help") continue;
+        known.push_back(n);
+        dashed.push_back((n.size() == 1 ? "-" : "--") + n);
+        if (n == key) return job_option_for(*o, dashed.back());
+      }
+    }
+    for (const OptionWord& w : kOptionWords) {
+      // A word people type for an option named otherwise (size for -s): that option.
+      const std::string only = w.only_in;
+      if (w.word != "--" + key || (!only.empty() && only != command)) continue;
+      if (const CLI::Option* o = app->get_option_no_throw(w.option)) return job_option_for(*o, w.option);
+    }
+    const std::string meant = option_for_word("--" + key, *app, dashed);
+    const std::string hint = meant.empty() ? did_you_mean(key, known)
+                                           : " (did you mean " + meant.substr(meant.find_first_not_of('-')) + "?)";
+    out.error = "unknown option for " + command + hint + "; `dev-sandbox " + command + " --help` lists them";
+    return out;
+  }
+
+ private:
+  Cli cli_;
+};
+
+}  // namespace
+
+std::unique_ptr<JobCommands> cli_job_commands() { return std::make_unique<CliJobCommands>(); }
 
 int run_cli(int argc, char** argv) {
   // How each measurement's result parts are read back when they travel between

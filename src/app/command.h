@@ -3,10 +3,13 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace ds {
+
+class JobCommands;
 
 struct GlobalOptions {
   std::string backend;                    // --backend (before or after the sub-command)
@@ -37,6 +40,7 @@ Command add_aio_command(CLI::App& root, GlobalOptions& global);
 Command add_load_command(CLI::App& root, GlobalOptions& global);
 Command add_offload_command(CLI::App& root, GlobalOptions& global);
 Command add_tune_command(CLI::App& root, GlobalOptions& global);
+Command add_run_command(CLI::App& root, GlobalOptions& global);
 
 // Parses and runs; the exit code of the whole program (0, 1, 2, 130).
 int run_cli(int argc, char** argv);
@@ -47,6 +51,15 @@ int run_cli(int argc, char** argv);
 // mode; "" when run_cli would print the usage), or throws what run_cli turns into
 // exit 2: CLI::ParseError (help requests included) or UsageError.
 std::string parse_cli(const std::vector<std::string>& args);
+
+// What run_cli would refuse `args` (argv without the program name) with, in its
+// words (exit 2), without running anything (parse_cli's seam); "" when it
+// parses and passes the sub-command's check.
+std::string check_cli(const std::vector<std::string>& args);
+
+// The sub-commands a job file may run and their options (job/job.h), from the
+// same CLI11 apps the command line parses with.
+std::unique_ptr<JobCommands> cli_job_commands();
 
 // `message` as one line: control characters (a newline in a value echoed back) are
 // written as \n, \r, \t or \xHH.

@@ -14,8 +14,10 @@ set -euo pipefail
 # The layers, lowest first: a folder may include its own and the ones before it,
 # never one after it. main.cc (SRC_DIR itself) is the top and may include anything.
 # One folder per word; a folder of src/ that is not listed is a violation too.
+# job (run's job files) sits above every measurement it runs as a child process and
+# includes none of them: only core and output.
 LAYERS=(core topology backend memory backends copy_methods layout output cluster runner measurement aio staging cases load
-        model tune app)
+        model tune job app)
 # Pairs "A:B": A may not include B even though B is lower. cases is copy's
 # measurement: load shares with it only through the layers below both.
 APART=(load:cases)
