@@ -290,7 +290,7 @@ namespace {
 JobOption job_option_for(const CLI::Option& o, const std::string& flag) {
   JobOption out;
   out.flag = flag;
-  out.takes_value = o.get_type_size_max() > 0;
+  out.takes_value = o.get_expected_max() > 0;  // a flag takes none
   out.value_optional = out.takes_value && o.get_expected_min() == 0;
   return out;
 }

@@ -58,6 +58,19 @@ void check_keys(const JobSpec& job, const JobEntry& e) {
 }  // namespace
 
 std::vector<JobPoint> expand_job(const JobSpec& job, const JobCommands& commands) {
+  size_t total = 0;
+  for (const JobEntry& e : job.entries) {
+    size_t n = 1;
+    for (const JobSetting& a : e.axes) {
+      n = a.values.size() > kMaxJobPoints / n ? kMaxJobPoints + 1 : n * a.values.size();
+      if (n > kMaxJobPoints) break;
+    }
+    total += n;
+    if (total > kMaxJobPoints)
+      throw UsageError(job_error(job.path, e.place, e.name, "matrix",
+                                 "the job has more than " + std::to_string(kMaxJobPoints) +
+                                     " points (the product of every entry's axes): split it"));
+  }
   std::vector<JobPoint> out;
   for (const JobEntry& e : job.entries) {
     const std::string refused = commands.check_command(e.command);

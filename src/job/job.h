@@ -74,10 +74,13 @@ struct JobPoint {
 // "ENTRY" alone, or "ENTRY[a=1,b=2]".
 std::string point_label(const std::string& entry, const std::vector<std::pair<std::string, std::string>>& axes);
 
+// The most points one job may have: a matrix past it is a mistake (or a job to split).
+constexpr size_t kMaxJobPoints = 100000;
+
 // Every point of every entry, entries in order, each entry's product with the last
 // axis varying fastest (the way nested shell loops run). UsageError (job_error)
 // for a key `commands` refuses, a flag given other than true/false, a bad
-// sub-command.
+// sub-command, more than kMaxJobPoints points in all.
 std::vector<JobPoint> expand_job(const JobSpec& job, const JobCommands& commands);
 
 // Reads and checks the job file's shape (docs/run.md): UsageError, one line
