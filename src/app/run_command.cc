@@ -109,7 +109,7 @@ int run_job_file(const RunArgs& a, const GlobalOptions& global) {
 Command add_run_command(CLI::App& root, GlobalOptions& global) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* c = root.add_subcommand("run", "run a job file: named entries, each a sub-command with matrix axes");
-  c->add_option("job", a->job, "the job file (YAML; docs/run.md)")->required()->type_name("JOB");
+  c->add_option("JOB", a->job, "the job file (YAML; docs/run.md)")->required()->type_name("JOB");
   c->add_option("--out", a->out,
                 "the results, one JSON line per point (default: beside the job file, JOB's name with .jsonl)")
       ->type_name("FILE.jsonl");
