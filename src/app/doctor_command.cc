@@ -7,6 +7,7 @@
 
 #include "aio/io_engine.h"
 #include "app/command.h"
+#include "job/job.h"
 #include "backends/select.h"
 #include "cluster/cluster.h"
 #include "core/sysinfo.h"
@@ -94,7 +95,8 @@ int run_doctor() {
   const HostTopology topo = read_host_topology();
   std::cout << "dev-sandbox " << DS_VERSION << " (" << DS_BUILD_TYPE << " build)\n";
   std::cout << "features: libaio " << (DS_HAVE_LIBAIO ? "yes" : "no") << ", io_uring "
-            << (DS_HAVE_URING ? "yes" : "no") << "\n";
+            << (DS_HAVE_URING ? "yes" : "no") << ", job files (run, yaml-cpp) " << (job_files_supported() ? "yes" : "no")
+            << "\n";
   std::cout << cluster_doctor_line() << "\n";
   bool sim_ok = false;
   std::vector<std::pair<std::string, BackendProbe>> before;  // what auto passed over

@@ -180,7 +180,7 @@ TEST(BadInput, TyposGetTheClosestNameAndRepeatsAreNamed) {
       {{"cpy", "-t", "host_to_device_ce"}, "unknown sub-command 'cpy' (did you mean copy?)"},
       {{"lod"}, "unknown sub-command 'lod' (did you mean load?)"},
       {{"ofload"}, "unknown sub-command 'ofload' (did you mean offload?); the sub-commands are copy, trans, aio, load, "
-                   "offload, tune and doctor"},
+                   "offload, tune, run and doctor"},
       {{"aio", "--workspace", "/nonexistent/ws", "--iodepth", "4", "--iodepth", "8"},
        "option --iodepth was given 2 times; it takes one value, give it once"},
       {{"copy", "-t", "host_to_device_ce", "-i", "2", "extra"},

@@ -146,7 +146,7 @@ TEST(CliHelp, HelpWordIsTheHelpOption) {
   EXPECT_EQ(typo.out, "");
   EXPECT_EQ(typo.err,
             "dev-sandbox: error: unknown sub-command 'lod' (did you mean load?); the sub-commands are copy, trans, aio, "
-            "load, offload, tune and doctor\n");
+            "load, offload, tune, run and doctor\n");
 }
 
 // Each option a help lists, under each of its names, with a value of its type

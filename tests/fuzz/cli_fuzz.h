@@ -23,7 +23,7 @@ inline int fuzz_cli(std::vector<std::string> args, const uint8_t* data, size_t s
   try {
     const std::string command = ds::parse_cli(args);
     FUZZ_CHECK(command.empty() || command == "copy" || command == "trans" || command == "aio" ||
-                   command == "load" || command == "offload" || command == "doctor",
+                   command == "load" || command == "offload" || command == "doctor" || command == "run",
                command);
   } catch (const CLI::ParseError& e) {
     check_one_line(ds::one_line(e.what()));
