@@ -1,6 +1,7 @@
 // `run JOB`: a job file's entries and their matrices (src/job, docs/run.md), each
 // point a child process of this program; the results as JSON lines, then one
 // summary table and a plot per swept numeric axis.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -39,11 +40,9 @@ std::string words(const std::vector<std::string>& argv) {
 }
 
 // Every point checked as the command line would check it, before anything runs.
-void check_points(const JobSpec& job, const std::vector<JobPoint>& points, const std::vector<std::string>& prefix) {
+void check_points(const JobSpec& job, const std::vector<JobPoint>& points) {
   for (const JobPoint& p : points) {
-    std::vector<std::string> args = prefix;
-    args.insert(args.end(), p.args.begin(), p.args.end());
-    const std::string refused = check_cli(args);
+    const std::string refused = check_cli(p.args);
     if (refused.empty()) continue;
     std::string at;
     for (const auto& a : p.axes) at += (at.empty() ? "" : ",") + a.first + "=" + a.second;
@@ -67,18 +66,20 @@ std::string backend_of(const std::vector<PointRecord>& records, const std::strin
 int run_job_file(const RunArgs& a, const GlobalOptions& global) {
   const JobSpec job = read_job_file(a.job);
   const std::unique_ptr<JobCommands> commands = cli_job_commands();
-  const std::vector<JobPoint> points = expand_job(job, *commands);
-  std::vector<std::string> prefix;
-  if (!global.backend.empty()) prefix = {"--backend", global.backend};
-  check_points(job, points, prefix);
+  std::vector<JobPoint> points = expand_job(job, *commands);
+  // --backend for every point, except one whose entry names its own.
+  for (JobPoint& p : points)
+    if (!global.backend.empty() && std::find(p.args.begin(), p.args.end(), "--backend") == p.args.end())
+      p.args.insert(p.args.begin(), {"--backend", global.backend});
+  check_points(job, points);
   if (a.dry_run) {
     for (const JobPoint& p : points) {
       std::vector<std::string> argv = {"dev-sandbox"};
-      argv.insert(argv.end(), prefix.begin(), prefix.end());
       argv.insert(argv.end(), p.args.begin(), p.args.end());
       std::cout << p.label << ": " << words(argv) << "\n";
     }
-    std::cout << points.size() << " points in " << job.entries.size() << " entries\n";
+    std::cout << points.size() << (points.size() == 1 ? " point in " : " points in ") << job.entries.size()
+              << (job.entries.size() == 1 ? " entry\n" : " entries\n");
     return 0;
   }
   const std::string out = a.out.empty() ? stem_of(a.job) + ".jsonl" : a.out;
@@ -87,7 +88,6 @@ int run_job_file(const RunArgs& a, const GlobalOptions& global) {
     stderr_notes().note("run: " + out + "'s last line was cut short (an interrupted write): dropped, that point runs again");
   JobRunOptions options;
   options.stop_on_error = a.stop_on_error;
-  options.prefix = prefix;
   options.program = self_program();
   const JobRunOutcome done = run_job(points, log, options, stderr_notes());
   std::cout << "Job " << job.path << ": " << points.size() << " points, " << done.ran << " run, " << done.skipped

@@ -253,6 +253,11 @@ TEST(Run, DryRunPrintsEveryPointsCommandLine) {
   EXPECT_TRUE(contains(r.out, "tr: dev-sandbox --backend sim trans -t H2D -H normal -M ce -s 4K -n 2 -d 1 -i 2\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "5 points in 2 entries\n")) << r.out;
   EXPECT_FALSE(d.exists("job.jsonl"));
+  // An entry's own backend wins over run's --backend (never given twice).
+  d.write("job.yaml", "e:\n  command: copy\n  backend: cuda\n  t: host_to_device_ce\n");
+  const RunResult own = run_job(d, {"--dry-run"});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.out, "e: dev-sandbox copy --backend cuda -t host_to_device_ce\n1 point in 1 entry\n");
 }
 
 }  // namespace
