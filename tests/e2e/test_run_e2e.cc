@@ -164,6 +164,9 @@ TEST(Run, CtrlCStopsThePointCleanlyAndResumeRunsOnlyTheRest) {
   ASSERT_TRUE(dstest::wait_until([&] { return line_count(d.file("job.jsonl")) == 1; })) << dstest::slurp(err);
   std::vector<int> children;
   ASSERT_TRUE(dstest::wait_until([&] { return !(children = dstest::child_pids(pid)).empty(); }));
+  // The point under way (its own line before setup: it handles a stop from there on).
+  ASSERT_TRUE(dstest::wait_until([&] { return lines_starting(dstest::slurp(err), "dev-sandbox: host_to_device_ce will allocate").size() == 2; }))
+      << dstest::slurp(err);
   ASSERT_TRUE(dstest::wait_busy(children[0]));
   ::kill(pid, SIGINT);  // the job alone: it passes the stop on to the point running
   EXPECT_EQ(dstest::wait_tool(pid), 130);
