@@ -110,6 +110,7 @@ TunePlan parse_tune(const TuneArgs& a) {
   r.iterations = parse_int("-i", a.iterations, 1, 100000);
   r.warmup = parse_int("--warmup", a.warmup, 0, 100000);
   r.validate = a.validate;
+  r.validate_each = a.validate_each;
   r.choice.streams = parse_stream_list(a.streams);
   if (a.direction != "h2d" && a.direction != "d2h" && a.direction != "both")
     throw UsageError("option --direction got '" + a.direction + "': accepts h2d, d2h, both");

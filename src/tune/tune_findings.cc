@@ -48,9 +48,12 @@ TuneGroupFindings group_findings(const TuneCopyRun& run, size_t g) {
     row.noisy = noisy_at(run, row.best, s);
     f.rows.push_back(row);
     if (r.size() < 2) continue;  // a size with one arm says nothing about where they cross
-    // The leader changes only by more than the tie margin.
+    // The leader changes only by more than the tie margin, and only where the one
+    // leading so far was measured too: a size it has no point at (failed, or skipped
+    // for the budget) compares nothing with it, so it moves no crossover.
     int leader = row.best;
     const double inc_bw = incumbent >= 0 ? bw_of(run, static_cast<size_t>(incumbent), s) : -1;
+    if (incumbent >= 0 && inc_bw <= 0) continue;
     if (incumbent >= 0 && inc_bw >= (1 - kTieMargin) * row.best_gib_s) leader = incumbent;
     if (incumbent < 0) {
       f.crossovers.push_back({leader, row.runner_up, s, s, row.best_gib_s / std::max(1e-12, row.runner_up_gib_s) - 1,
@@ -97,7 +100,7 @@ std::string crossover_text(const TuneCopyRun& run, const TuneCrossover& c) {
   std::string t = name(c.winner);
   if (c.loser < 0) return t + " is the only method measured from " + size_words(run.sizes[c.size]);
   t += " beats " + name(c.loser) + " from " + size_words(run.sizes[c.size]) + " (by " +
-       std::to_string(static_cast<int>(std::lround(c.lead * 100))) + "%";
+       std::to_string(std::lround(std::min(c.lead * 100, 1e9))) + "%";
   if (c.previous != c.size && c.previous + 1 != c.size)
     t += "; somewhere above " + size_words(run.sizes[c.previous]) + ", not refined";
   if (c.noisy) t += "; noisy";

@@ -54,6 +54,7 @@ CopyParams point_params(const TuneArm& arm, const Layout& layout, const TuneCopy
   p.streams = arm.streams;
   p.submit_mode = arm.submit_mode;
   p.validate = req.validate;
+  p.validate_each = req.validate && req.validate_each;
   return p;
 }
 

@@ -42,7 +42,7 @@ struct TuneCopyRequest {
   std::vector<uint64_t> sizes;  // powers of two, ascending
   double seconds = 600;         // the time this part may take
   int iterations = 8, warmup = 1;
-  bool validate = false;
+  bool validate = false, validate_each = false;  // --validate [each]: as copy checks
   ArmChoice choice;
   // --model: the model's layout and its words ("Qwen3-32B, TP 8: 48 layers x ...").
   std::optional<Layout> model_layout;

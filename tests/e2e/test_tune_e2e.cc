@@ -162,6 +162,25 @@ TEST(TuneE2E, SchemaCheckerRejectsWhatBreaksTheSchema) {
   EXPECT_FALSE(schema_errors(schema(), wrong).empty());
 }
 
+// --validate each checks every iteration of every point, as copy --validate each
+// does: one copy skipped in the warm-up (the shim; a later iteration rewrites the
+// block, so a check at the end alone would pass) fails every point, each named.
+TEST(TuneE2E, ValidateEachChecksEveryIterationOfAPoint) {
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "20s", "--sizes", "4K:4K", "--direction", "h2d",
+                                "--cards", "one", "-S", "2", "-i", "4", "--validate", "each"},
+                               {{"LD_PRELOAD", DS_CORRUPT_SHIM},
+                                {"DS_SHIM_MEMCPY_SIZE", "4096"},
+                                {"DS_SHIM_MEMCPY_NTH", "100"},
+                                {"DS_SHIM_MEMCPY_SKIP", "1"},
+                                {"DS_SHIM_OFFSET", "0"}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("dev-sandbox: note: tune: host_to_device_ce (ce) at 4K: validation failed: case "
+                       "host_to_device_ce device 0 warm-up iteration 0 block 35"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("dev-sandbox: error: tune: some points failed"), std::string::npos) << r.err;
+}
+
 TEST(TuneE2E, BadInputIsOneLineExitTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--budget", "0"},

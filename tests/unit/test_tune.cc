@@ -7,6 +7,7 @@
 #include <map>
 
 #include "tune/tune_plan.h"
+#include "tune/tune_report.h"
 
 using namespace ds;
 
@@ -110,4 +111,50 @@ TEST(TunePlan, ATieDoesNotMoveTheBest) {
   p.record({1, 0, PlanPoint::kCoarse}, 10.3, 1);
   EXPECT_EQ(p.best_at(0, 0), 1);
   EXPECT_EQ(p.best_at(0, 0, 0), 0) << "a lead under the tie margin keeps the incumbent";
+}
+
+namespace {
+
+// A copy run of one group: arm a's bandwidth (GiB/s) at size s is bw[a][s], 0 for no point.
+TuneCopyRun run_of(const std::vector<std::vector<double>>& bw) {
+  TuneCopyRun run;
+  run.arms.groups.push_back({"h2d.one", "H2D, one card", CopyDir::kH2D, false});
+  for (size_t a = 0; a < bw.size(); ++a) {
+    TuneArm arm;
+    arm.method = "m" + std::to_string(a);
+    run.arms.arms.push_back(arm);
+    for (size_t s = 0; s < bw[a].size(); ++s) {
+      if (run.sizes.size() <= s) run.sizes.push_back(4096ULL << s);
+      if (bw[a][s] <= 0) continue;
+      TunePoint p;
+      p.arm = a;
+      p.size = s;
+      p.result.bytes = 1ULL << 30;
+      Stats st;
+      st.avg = 1e9 / bw[a][s];
+      st.p50 = st.p90 = static_cast<int64_t>(st.avg);
+      p.result.stages.push_back({"Copy", st, {}});
+      run.points.push_back(p);
+    }
+  }
+  return run;
+}
+
+}  // namespace
+
+// The crossovers are where one arm overtakes the one leading so far, judged only at
+// sizes that measured both: m0 leads, has no point at the third size (failed or
+// skipped; m1 and m2 have), and m1 overtakes it only at the fourth.
+TEST(TuneFindings, ASizeWithoutTheLeadersPointMovesNoCrossover) {
+  const TuneCopyRun run = run_of({{10, 10, 0, 4}, {5, 6, 7, 8}, {1, 1, 3, 1}});
+  const TuneFindings f = tune_findings(run);
+  ASSERT_EQ(f.groups.size(), 1u);
+  const auto& c = f.groups[0].crossovers;
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[1].winner, 1);
+  EXPECT_EQ(c[1].loser, 0);
+  EXPECT_EQ(c[1].size, 3u) << "not at the size m0 has no point at";
+  EXPECT_EQ(c[1].previous, 1u);
+  EXPECT_DOUBLE_EQ(c[1].lead, 1.0);
+  EXPECT_EQ(crossover_text(run, c[1]), "m1 beats m0 from 32 KiB (by 100%; somewhere above 8 KiB, not refined)");
 }
