@@ -130,11 +130,24 @@ inline int64_t task_cost_ns(const char* prefix, uint64_t bytes, int device, uint
   return ns;
 }
 
+// The not-before time a counted submission left for the task it enqueues (0: none).
+inline int64_t& pending_slot() {
+  static thread_local int64_t slot = 0;
+  return slot;
+}
+
 // SUBMIT_NS: the calling thread of every copy submission stalls this long before
 // the task is on the stream (a host-side cost: the call itself takes that long).
 // SUBMIT_COLD=N:ns: the first N copy submissions of the process (of this library)
 // stall ns more: a one-off host-side stall, as a preempted or page-faulting submitting
 // thread has, that device-event timing behind a stream start gate does not see.
+// SUBMIT_COUNTED=1: the stall is counted, not slept: each calling thread has a
+// submission timeline, a submission takes the next SUBMIT_NS of it (from now when
+// the timeline is behind), and the task it enqueues starts no earlier than that
+// slot's end (take_submit_slot). The k-th back-to-back submission of a thread then
+// starts its task at the first one's time + k x SUBMIT_NS whatever the machine's
+// load does to sleeps: a late wake-up is never added to the next submission, as it is
+// to a slept stall (a test comparing rates on a loaded machine sets this).
 inline void submit_stall(const char* prefix) {
   int64_t ns = knob_ns(prefix, "SUBMIT_NS");
   if (const char* cold = knob(prefix, "SUBMIT_COLD")) {
@@ -142,7 +155,25 @@ inline void submit_stall(const char* prefix) {
     const char* colon = std::strchr(cold, ':');
     if (colon && submitted.fetch_add(1) < std::atol(cold)) ns += std::max<long long>(0, std::atoll(colon + 1));
   }
+  if (ns > 0 && knob(prefix, "SUBMIT_COUNTED")) {
+    static thread_local int64_t timeline = 0;
+    timeline = std::max(timeline, mono_ns()) + ns;
+    pending_slot() = timeline;
+    return;
+  }
   sleep_for_ns(ns);
+}
+
+// The slot end the calling thread's last counted submission left (0: none), once:
+// the enqueued task waits for it before it starts (wait_for_slot).
+inline int64_t take_submit_slot() {
+  const int64_t slot = pending_slot();
+  pending_slot() = 0;
+  return slot;
+}
+
+inline void wait_for_slot(int64_t slot) {
+  if (slot > 0) sleep_until_ns(slot);
 }
 
 // Appends one line (up to 159 bytes) to the file at `path`, as O_APPEND writes

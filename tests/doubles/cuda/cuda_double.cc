@@ -50,6 +50,9 @@
 //                                     its calling thread n ns before it enqueues
 //   DS_CUDA_DOUBLE_SUBMIT_COLD=N:ns   the first N copy submissions of the process
 //                                     stall ns more (a one-off host-side stall)
+//   DS_CUDA_DOUBLE_SUBMIT_COUNTED=1   the submission stall is counted on the calling
+//                                     thread's timeline instead of slept: the task
+//                                     starts no earlier than its slot's end
 //   DS_CUDA_DOUBLE_TRACE=path         one line per stream event: "<pid> <device>
 //                                     <stream> <what> <ns>", what = copy-enqueued,
 //                                     copy-start, copy-end, wait-enqueued,
@@ -484,7 +487,9 @@ CUresult enqueue_task(const char* call, CUstream s, uint64_t bytes, std::functio
   if (!st) return r;
   const int device = device_of(st->ctx);
   const int64_t enqueued = dsdouble_timing::mono_ns();
-  st->push([move = std::move(move), st, device, bytes] {
+  const int64_t slot = dsdouble_timing::take_submit_slot();  // DS_CUDA_DOUBLE_SUBMIT_COUNTED
+  st->push([move = std::move(move), st, device, bytes, slot] {
+    dsdouble_timing::wait_for_slot(slot);
     const int64_t t0 = dsdouble_timing::mono_ns();
     dsdouble_timing::trace(kKnobs, device, st, "copy-start", t0);
     move();
