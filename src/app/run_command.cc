@@ -12,6 +12,7 @@
 #include "job/job.h"
 #include "job/job_runner.h"
 #include "job/summary.h"
+#include "output/html_report.h"
 #include "output/svg_plot.h"
 
 namespace ds {
@@ -21,6 +22,7 @@ namespace {
 struct RunArgs {
   std::string job;
   std::string out;  // default: beside the job file, its name with .jsonl
+  std::string report;
   bool resume = false;
   bool stop_on_error = false;
   bool dry_run = false;
@@ -83,6 +85,7 @@ int run_job_file(const RunArgs& a, const GlobalOptions& global) {
     return 0;
   }
   const std::string out = a.out.empty() ? stem_of(a.job) + ".jsonl" : a.out;
+  if (!a.report.empty()) check_report_path(a.report);
   ResultsLog log(out, a.resume);
   if (log.dropped_partial_line())
     stderr_notes().note("run: " + out + "'s last line was cut short (an interrupted write): dropped, that point runs again");
@@ -95,6 +98,11 @@ int run_job_file(const RunArgs& a, const GlobalOptions& global) {
             << summary_table(summary_rows(done.records));
   std::cout.flush();
   write_plots(done.records, stem_of(out), backend_of(done.records, global.backend));
+  if (!a.report.empty()) {
+    const JobReportInput in{job.path, out, backend_of(done.records, global.backend), points.size(), done.ran,
+                            done.skipped, done.failed, done.interrupted};
+    write_report_file(a.report, job_report(in, done.records), stderr_notes());
+  }
   if (done.interrupted) {
     print_error("run: interrupted; " + std::to_string(done.records.size()) + " of " + std::to_string(points.size()) +
                 " points are recorded in " + out + "; `dev-sandbox run " + a.job + " --resume` runs the rest");
@@ -113,6 +121,9 @@ Command add_run_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("--out", a->out,
                 "the results, one JSON line per point (default: beside the job file, JOB's name with .jsonl)")
       ->type_name("FILE.jsonl");
+  c->add_option("--report", a->report,
+                "also write one self-contained HTML page: the summary table, the plots, the machine facts")
+      ->type_name("FILE.html");
   c->add_flag("--resume", a->resume, "continue the results file: points already recorded ok are not run again");
   c->add_flag("--stop-on-error", a->stop_on_error, "stop at the first point that fails (default: record it, go on)");
   c->add_flag("--dry-run", a->dry_run, "check the job and print every point's command line; run nothing");

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "output/atomic_file.h"
+#include "output/html_report.h"
 #include "output/svg_plot.h"
 #include "tune/tune_report.h"
 
@@ -31,7 +32,7 @@ struct TuneArgs {
   std::string direction = "both", cards = "both", iterations = "8", warmup = "1";
   std::vector<std::string> workspaces;
   bool validate = false, validate_each = false;
-  std::string plot;
+  std::string plot, report;
   OutputOptions out;
   ModelOptionText model;
 };
@@ -153,6 +154,7 @@ TuneProgress progress_line(double budget_s, int64_t t0) {
 int run_tune(const TuneArgs& a, const GlobalOptions& g) {
   TunePlan p = parse_tune(a);
   if (!a.plot.empty()) check_plot_path(a.plot);
+  if (!a.report.empty()) check_report_path(a.report);
   SelectedBackend selected = select_and_say(g.backend, kSimCopies);
   const int seen = selected.probe.device_count;
   if (p.devices > seen)
@@ -197,6 +199,7 @@ int run_tune(const TuneArgs& a, const GlobalOptions& g) {
   const TuneAioRun* io = aio ? &*aio : nullptr;
   write_out(a.out, a.out.format == "json" ? tune_json(ctx, c, f, io) : tune_text(ctx, c, f, io));
   if (!a.plot.empty() && c) write_plot_file(a.plot, tune_plot_svg(ctx, *c, *f), stderr_notes());
+  if (!a.report.empty()) write_report_file(a.report, tune_report(ctx, c, f, io), stderr_notes());
   bool failed = false;
   for (const TunePoint& pt : c ? c->points : std::vector<TunePoint>{}) failed = failed || !pt.error.empty();
   for (const TuneAioPoint& pt : io ? io->points : std::vector<TuneAioPoint>{}) failed = failed || !pt.error.empty();
@@ -224,6 +227,9 @@ Command add_tune_command(CLI::App& root, GlobalOptions& global) {
                       "check every destination byte after each point, as copy --validate and aio --validate do");
   c->add_option("--plot", a->plot, "also write an SVG: BW against block size per method, crossovers marked")
       ->type_name("FILE.svg");
+  c->add_option("--report", a->report,
+                "also write one self-contained HTML page: the tables, the plot, the machine facts, what they mean")
+      ->type_name("FILE.html");
   add_model_options(c, a->model, ModelOptionsFor::kCopy);
   add_output_options(c, a->out);
   return {c, [a, &global] { return run_tune(*a, global); }, [a] { parse_tune(*a); },

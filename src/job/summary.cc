@@ -80,17 +80,25 @@ std::vector<SummaryRow> summary_rows(const std::vector<PointRecord>& records) {
   return rows;
 }
 
-std::string summary_table(const std::vector<SummaryRow>& rows) {
-  std::vector<std::vector<std::string>> cells = {{"Entry", "Point", "Case", "BW(GiB/s)", "P50(us)", "P90/P50"}};
+ReportTable summary_cells(const std::vector<SummaryRow>& rows) {
+  ReportTable t;
+  t.header = {"Entry", "Point", "Case", "BW(GiB/s)", "P50(us)", "P90/P50"};
   for (const SummaryRow& r : rows) {
     if (!r.ok) {
-      cells.push_back({r.entry, r.point, "FAILED (" + r.error + ")", "", "", ""});
+      t.rows.push_back({r.entry, r.point, "FAILED (" + r.error + ")", "", "", ""});
       continue;
     }
     const bool stats = r.has_stats && r.p50_us > 0;
-    cells.push_back({r.entry, r.point, r.name, fixed(r.gib_s, 3), stats ? fixed(r.p50_us, 1) : "-",
-                     stats ? fixed(r.p90_us / r.p50_us, 2) : "-"});
+    t.rows.push_back({r.entry, r.point, r.name, fixed(r.gib_s, 3), stats ? fixed(r.p50_us, 1) : "-",
+                      stats ? fixed(r.p90_us / r.p50_us, 2) : "-"});
   }
+  return t;
+}
+
+std::string summary_table(const std::vector<SummaryRow>& rows) {
+  const ReportTable t = summary_cells(rows);
+  std::vector<std::vector<std::string>> cells = {t.header};
+  cells.insert(cells.end(), t.rows.begin(), t.rows.end());
   std::vector<size_t> width(cells[0].size(), 0);
   for (const auto& row : cells)
     for (size_t i = 0; i < row.size(); ++i)

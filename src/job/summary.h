@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "job/results_log.h"
+#include "output/html_report.h"
 
 namespace ds {
 
@@ -28,6 +29,8 @@ std::vector<SummaryRow> summary_rows(const std::vector<PointRecord>& records);
 // The table, a header line first: Entry, Point, Case, BW(GiB/s), P50(us),
 // P90/P50; a failure's row says FAILED and why.
 std::string summary_table(const std::vector<SummaryRow>& rows);
+// The same cells, for --report: the header and a row per SummaryRow.
+ReportTable summary_cells(const std::vector<SummaryRow>& rows);
 
 struct AxisPlot {
   std::string axis;
@@ -38,5 +41,14 @@ struct AxisPlot {
 // that takes more than one value: BW against that axis (log2), one line per
 // entry, other axes' values and case. `backend` names the backend in the title.
 std::vector<AxisPlot> axis_plots(const std::vector<PointRecord>& records, const std::string& backend);
+
+// run's --report page: the job's facts (the host's, and the backend each result
+// names), the summary table, the plots, what each means.
+struct JobReportInput {
+  std::string job_path, results_path, backend;
+  size_t points = 0, ran = 0, skipped = 0, failed = 0;
+  bool interrupted = false;
+};
+Report job_report(const JobReportInput& in, const std::vector<PointRecord>& records);
 
 }  // namespace ds

@@ -155,6 +155,29 @@ json aio_json(const TuneAioRun& aio) {
 
 }  // namespace
 
+namespace {
+
+void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    return;
+  }
+  if (j.is_array()) {
+    for (size_t k = 0; k < j.size(); ++k) flatten(j[k], prefix + "[" + std::to_string(k) + "]", out);
+    if (j.empty()) out.push_back({prefix, "(none)"});
+    return;
+  }
+  out.push_back({prefix, j.is_string() ? j.get<std::string>() : j.is_null() ? std::string("-") : j.dump()});
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> tune_machine_facts(const TuneContext& ctx) {
+  std::vector<std::pair<std::string, std::string>> out;
+  flatten(machine_json(ctx), "", out);
+  return out;
+}
+
 std::string tune_json(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
                       const TuneAioRun* aio) {
   json j = {{"schema", "tune/v1"},

@@ -26,58 +26,92 @@ std::string pct(double lead) { return "+" + std::to_string(static_cast<int>(std:
 
 const std::string& method(const TuneCopyRun& run, int arm) { return run.arms.arms[static_cast<size_t>(arm)].method; }
 
-// One group's table: per size the best, the runner-up and every arm's BW.
-void group_table(std::ostringstream& o, const TuneCopyRun& run, const TuneGroupFindings& f, size_t g) {
+// The arms of group g, and the width of a method column (text).
+std::vector<size_t> arms_of(const TuneCopyRun& run, size_t g, size_t* width) {
   std::vector<size_t> arms;
-  size_t w = 10;
+  *width = 10;
   for (size_t a = 0; a < run.arms.arms.size(); ++a)
     if (run.arms.arms[a].group == g) {
       arms.push_back(a);
-      w = std::max(w, run.arms.arms[a].method.size() + 2);
+      *width = std::max(*width, run.arms.arms[a].method.size() + 2);
     }
-  o << pad("Size(KB)", 10) << pad("Best", w) << pad("BW(GiB/s)", 11) << pad("Runner-up", w) << pad("Lead", 7);
-  for (size_t a : arms) o << pad(run.arms.arms[a].method, w);
+  return arms;
+}
+
+void text_table(std::ostringstream& o, const ReportTable& t, const std::vector<size_t>& widths) {
+  for (size_t i = 0; i < t.header.size(); ++i) o << pad(t.header[i], widths[i]);
   o << "\n";
-  for (const TuneRow& r : f.rows) {
-    o << pad(format_kib(run.sizes[r.size]), 10) << pad(method(run, r.best), w)
-      << pad(fixed(r.best_gib_s, 3) + (r.noisy ? "~" : ""), 11)
-      << pad(r.runner_up >= 0 ? method(run, r.runner_up) : "-", w)
-      << pad(r.runner_up >= 0 && r.runner_up_gib_s > 0 ? pct(r.best_gib_s / r.runner_up_gib_s - 1) : "-", 7);
-    for (size_t a : arms) {
-      const TunePoint* p = run.at(a, r.size);
-      o << pad(!p ? "-" : !p->error.empty() ? "failed" : fixed(p->gib_s(), 3) + (p->noisy() ? "~" : ""), w);
-    }
+  for (const std::vector<std::string>& row : t.rows) {
+    for (size_t i = 0; i < row.size(); ++i) o << pad(row[i], widths[i]);
     o << "\n";
   }
 }
 
-void group_words(std::ostringstream& o, const TuneCopyRun& run, const TuneGroupFindings& f, size_t g) {
+std::string pick_line(const char* what, const std::string& workspace, const TuneAioRun& aio, int best, int next,
+                      double (TuneAioPoint::*bw)() const) {
+  if (best < 0) return workspace + " " + what + ": no point ran";
+  const TuneAioPoint& b = aio.points[static_cast<size_t>(best)];
+  std::string o = workspace + " " + what + ": use " + aio_config_text(b.config) + ", " + fixed((b.*bw)(), 3) +
+                  " GiB/s" + (b.noisy() ? " (noisy)" : "");
+  if (next >= 0) {
+    const TuneAioPoint& n = aio.points[static_cast<size_t>(next)];
+    o += "; next " + aio_config_text(n.config) + ", " + fixed((n.*bw)(), 3) + " GiB/s (" +
+         pct((b.*bw)() / std::max(1e-12, (n.*bw)()) - 1) + ")";
+  }
+  return o;
+}
+
+}  // namespace
+
+ReportTable tune_group_table(const TuneCopyRun& run, const TuneGroupFindings& f, size_t g) {
+  size_t w = 0;
+  const std::vector<size_t> arms = arms_of(run, g, &w);
+  ReportTable t;
+  t.caption = run.arms.groups[g].title;
+  t.header = {"Size(KB)", "Best", "BW(GiB/s)", "Runner-up", "Lead"};
+  for (size_t a : arms) t.header.push_back(run.arms.arms[a].method);
+  for (const TuneRow& r : f.rows) {
+    std::vector<std::string> row = {
+        format_kib(run.sizes[r.size]), method(run, r.best), fixed(r.best_gib_s, 3) + (r.noisy ? "~" : ""),
+        r.runner_up >= 0 ? method(run, r.runner_up) : "-",
+        r.runner_up >= 0 && r.runner_up_gib_s > 0 ? pct(r.best_gib_s / r.runner_up_gib_s - 1) : "-"};
+    for (size_t a : arms) {
+      const TunePoint* p = run.at(a, r.size);
+      row.push_back(!p ? "-" : !p->error.empty() ? "failed" : fixed(p->gib_s(), 3) + (p->noisy() ? "~" : ""));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::vector<std::string> tune_group_lines(const TuneCopyRun& run, const TuneGroupFindings& f, size_t g) {
+  std::vector<std::string> o;
   bool noisy = false;
   for (const TunePoint& p : run.points) noisy = noisy || (run.arms.arms[p.arm].group == g && p.noisy());
-  if (noisy) o << "~ noisy: P90/P50 of the point's Copy above " << fixed(kNoisySpread, 2) << "\n";
+  if (noisy) o.push_back("~ noisy: P90/P50 of the point's Copy above " + fixed(kNoisySpread, 2));
   for (size_t a = 0; a < run.arms.arms.size(); ++a)
     if (run.arms.arms[a].group == g && !run.dropped[a].empty())
-      o << "dropped: " << run.arms.arms[a].method << " (" << run.dropped[a] << ")\n";
+      o.push_back("dropped: " + run.arms.arms[a].method + " (" + run.dropped[a] + ")");
   std::string cross;
   for (const TuneCrossover& c : f.crossovers) cross += (cross.empty() ? "" : "; ") + crossover_text(run, c);
-  o << "crossovers: " << (cross.empty() ? "none measured" : cross) << "\n";
+  o.push_back("crossovers: " + (cross.empty() ? std::string("none measured") : cross));
   std::string use;
   for (const TuneChoice& c : f.choices) {
     const TuneArm& arm = run.arms.arms[static_cast<size_t>(c.arm)];
     use += (use.empty() ? "" : "; ") + arm.method + " (" + arm.spec.name + ") for " + size_words(run.sizes[c.from]) +
            (c.to != c.from ? ".." + size_words(run.sizes[c.to]) : "") + (c.noisy ? " (rests on a noisy point)" : "");
   }
-  if (!use.empty()) o << "use: " << use << "\n";
+  if (!use.empty()) o.push_back("use: " + use);
+  return o;
 }
 
-void model_text(std::ostringstream& o, const TuneCopyRun& run, const TuneFindings& f) {
-  if (run.model_label.empty()) return;
-  o << "\n[[ model ]] " << run.model_label << " (its blocks contiguous; copy takes no block table yet)\n";
+std::vector<std::string> tune_model_lines(const TuneCopyRun& run, const TuneFindings& f) {
+  std::vector<std::string> o;
   for (size_t g = 0; g < run.arms.groups.size(); ++g) {
     const int b = f.model_best_per_group[g];
-    o << run.arms.groups[g].title << ": ";
+    std::string line = run.arms.groups[g].title + ": ";
     if (b < 0) {
-      o << "not measured (no time left)\n";
+      o.push_back(line + "not measured (no time left)");
       continue;
     }
     const TunePoint& best = run.model_points[static_cast<size_t>(b)];
@@ -85,41 +119,44 @@ void model_text(std::ostringstream& o, const TuneCopyRun& run, const TuneFinding
     for (const TunePoint& p : run.model_points)
       if (&p != &best && p.error.empty() && run.arms.arms[p.arm].group == g && (!next || p.gib_s() > next->gib_s()))
         next = &p;
-    o << "use " << run.arms.arms[best.arm].method << " (" << run.arms.arms[best.arm].spec.name << "), "
-      << fixed(best.gib_s(), 3) << " GiB/s" << (best.noisy() ? " (noisy)" : "");
+    line += "use " + run.arms.arms[best.arm].method + " (" + run.arms.arms[best.arm].spec.name + "), " +
+            fixed(best.gib_s(), 3) + " GiB/s" + (best.noisy() ? " (noisy)" : "");
     if (next)
-      o << "; next " << run.arms.arms[next->arm].method << " " << fixed(next->gib_s(), 3) << " GiB/s ("
-        << pct(best.gib_s() / std::max(1e-12, next->gib_s()) - 1) << ")";
-    o << "\n";
+      line += "; next " + run.arms.arms[next->arm].method + " " + fixed(next->gib_s(), 3) + " GiB/s (" +
+              pct(best.gib_s() / std::max(1e-12, next->gib_s()) - 1) + ")";
+    o.push_back(line);
   }
+  return o;
 }
 
-void aio_text(std::ostringstream& o, const TuneAioRun& aio) {
-  o << "\n[[ aio ]] " << aio.points.size() << " points, shards of " << size_words(aio.io_size) << ", "
-    << format_bytes(aio.bytes) << " per epoch, " << aio.epochs << " epochs each\n";
-  for (const std::string& u : aio.engines_unavailable) o << "not measured: " << u << "\n";
+std::string tune_model_heading(const TuneCopyRun& run) {
+  return run.model_label + " (its blocks contiguous; copy takes no block table yet)";
+}
+
+std::string tune_aio_heading(const TuneAioRun& aio) {
+  return std::to_string(aio.points.size()) + " points, shards of " + size_words(aio.io_size) + ", " +
+         format_bytes(aio.bytes) + " per epoch, " + std::to_string(aio.epochs) + " epochs each";
+}
+
+std::vector<std::string> tune_aio_lines(const TuneAioRun& aio) {
+  std::vector<std::string> o;
+  for (const std::string& u : aio.engines_unavailable) o.push_back("not measured: " + u);
   for (const TuneAioRun::Pick& k : aio.picks()) {
-    auto line = [&](const char* what, int best, int next, double (TuneAioPoint::*bw)() const) {
-      if (best < 0) {
-        o << k.workspace << " " << what << ": no point ran\n";
-        return;
-      }
-      const TuneAioPoint& b = aio.points[static_cast<size_t>(best)];
-      o << k.workspace << " " << what << ": use " << aio_config_text(b.config) << ", " << fixed((b.*bw)(), 3)
-        << " GiB/s" << (b.noisy() ? " (noisy)" : "");
-      if (next >= 0) {
-        const TuneAioPoint& n = aio.points[static_cast<size_t>(next)];
-        o << "; next " << aio_config_text(n.config) << ", " << fixed((n.*bw)(), 3) << " GiB/s ("
-          << pct((b.*bw)() / std::max(1e-12, (n.*bw)()) - 1) << ")";
-      }
-      o << "\n";
-    };
-    line("load", k.best_load, k.next_load, &TuneAioPoint::load_gib_s);
-    line("dump", k.best_dump, k.next_dump, &TuneAioPoint::dump_gib_s);
+    o.push_back(pick_line("load", k.workspace, aio, k.best_load, k.next_load, &TuneAioPoint::load_gib_s));
+    o.push_back(pick_line("dump", k.workspace, aio, k.best_dump, k.next_dump, &TuneAioPoint::dump_gib_s));
   }
+  return o;
 }
 
-}  // namespace
+std::string tune_copy_summary(const TuneCopyRun& copy) {
+  size_t dropped = 0;
+  for (const std::string& d : copy.dropped) dropped += !d.empty();
+  return "copy: " + std::to_string(copy.points.size()) + " points (" +
+         std::to_string(copy.coarse_planned - copy.coarse_skipped) + " of " + std::to_string(copy.coarse_planned) +
+         " coarse; the rest refined near crossovers and the best), " + std::to_string(dropped) +
+         " methods dropped; each point " + std::to_string(copy.iterations) + " iterations after " +
+         std::to_string(copy.warmup) + " warm-up, 32 MiB of blocks per iteration (2 to 64 blocks)";
+}
 
 std::string tune_text(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
                       const TuneAioRun* aio) {
@@ -127,22 +164,27 @@ std::string tune_text(const TuneContext& ctx, const TuneCopyRun* copy, const Tun
   o << "tune: backend " << ctx.info.backend << ", budget " << fixed(ctx.budget_s, 1) << " s, took "
     << fixed(ctx.elapsed_s, 1) << " s\n";
   if (copy && findings) {
-    size_t dropped = 0;
-    for (const std::string& d : copy->dropped) dropped += !d.empty();
-    o << "copy: " << copy->points.size() << " points (" << copy->coarse_planned - copy->coarse_skipped << " of "
-      << copy->coarse_planned << " coarse; the rest refined near crossovers and the best), " << dropped
-      << " methods dropped; each point " << copy->iterations << " iterations after " << copy->warmup
-      << " warm-up, 32 MiB of blocks per iteration (2 to 64 blocks)\n";
+    o << tune_copy_summary(*copy) << "\n";
     if (copy->coarse_skipped > 0)
       o << "note: the budget left " << copy->coarse_skipped << " coarse points unmeasured; a larger --budget fills them\n";
     for (size_t g = 0; g < copy->arms.groups.size(); ++g) {
       o << "\n[[ " << copy->arms.groups[g].title << " ]]\n";
-      group_table(o, *copy, findings->groups[g], g);
-      group_words(o, *copy, findings->groups[g], g);
+      size_t w = 0;
+      const size_t arms = arms_of(*copy, g, &w).size();
+      std::vector<size_t> widths = {10, w, 11, w, 7};
+      widths.insert(widths.end(), arms, w);
+      text_table(o, tune_group_table(*copy, findings->groups[g], g), widths);
+      for (const std::string& l : tune_group_lines(*copy, findings->groups[g], g)) o << l << "\n";
     }
-    model_text(o, *copy, *findings);
+    if (!copy->model_label.empty()) {
+      o << "\n[[ model ]] " << tune_model_heading(*copy) << "\n";
+      for (const std::string& l : tune_model_lines(*copy, *findings)) o << l << "\n";
+    }
   }
-  if (aio) aio_text(o, *aio);
+  if (aio) {
+    o << "\n[[ aio ]] " << tune_aio_heading(*aio) << "\n";
+    for (const std::string& l : tune_aio_lines(*aio)) o << l << "\n";
+  }
   return o.str();
 }
 

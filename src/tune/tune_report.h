@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "output/html_report.h"
 #include "output/result.h"
 #include "tune/tune_aio.h"
 #include "tune/tune_run.h"
@@ -68,6 +69,22 @@ std::string tune_text(const TuneContext& ctx, const TuneCopyRun* copy, const Tun
                       const TuneAioRun* aio);
 std::string tune_json(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
                       const TuneAioRun* aio);
+// The pieces the text and the --report page share: a group's per-size table (the
+// text's columns), its lines (noisy, dropped, crossovers, use), the model's and aio's.
+ReportTable tune_group_table(const TuneCopyRun& run, const TuneGroupFindings& f, size_t g);
+std::vector<std::string> tune_group_lines(const TuneCopyRun& run, const TuneGroupFindings& f, size_t g);
+std::string tune_copy_summary(const TuneCopyRun& copy);
+std::string tune_model_heading(const TuneCopyRun& run);
+std::vector<std::string> tune_model_lines(const TuneCopyRun& run, const TuneFindings& f);
+std::string tune_aio_heading(const TuneAioRun& aio);
+std::vector<std::string> tune_aio_lines(const TuneAioRun& aio);
+// The JSON's `machine` object flattened: ("host.kernel", "6.1.0"), ... (doctor's facts).
+std::vector<std::pair<std::string, std::string>> tune_machine_facts(const TuneContext& ctx);
+// The --report page: the machine facts, per group the table, its lines and what
+// they mean, the plot, the model and aio sections.
+Report tune_report(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
+                   const TuneAioRun* aio);
+
 // One SVG: a panel per group, BW against block size (log2) per arm, the crossovers
 // marked.
 std::string tune_plot_svg(const TuneContext& ctx, const TuneCopyRun& copy, const TuneFindings& findings);

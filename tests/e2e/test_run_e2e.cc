@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "html_check.h"
 
 namespace {
 
@@ -124,6 +126,37 @@ TEST(Run, ASmallJobRunsEveryPointIntoJsonLinesASummaryAndAPlotPerSweptAxis) {
     EXPECT_TRUE(contains(r.err, "dev-sandbox: wrote the plot to " + d.file(std::string("job.") + axis + ".svg")));
   }
   EXPECT_TRUE(contains(dstest::slurp(d.file("job.s.svg")), "ce[n=4] host_to_device_ce"));
+}
+
+// --report: one page that parses (tests/e2e/html_check.h, strict), holds every row
+// of the summary the text prints, the plots inline, and escapes the job's names: an
+// entry named <script>... stays text.
+TEST(Run, ReportIsOnePageWithEverySummaryRowAndEscapesTheJobsNames) {
+  JobDir d;
+  std::string job = kSmallJob;
+  job.replace(job.find("tr:\n"), 4, "\"tr<script>alert(1)</script>\":\n");
+  d.write("job.yaml", job);
+  const RunResult r = run_job(d, {"--report", d.file("job.html")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "dev-sandbox: wrote the report to " + d.file("job.html"))) << r.err;
+  const std::string page = dstest::slurp(d.file("job.html"));
+  const dstest::HtmlCheck c = dstest::check_html(page);
+  for (const std::string& e : c.errors) ADD_FAILURE() << e;
+  EXPECT_FALSE(contains(page, "<script>"));
+  EXPECT_TRUE(contains(page, "tr&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_EQ(c.svgs, 2);  // the s and n axes
+  std::vector<std::string> html_rows;
+  for (const auto& row : c.rows) html_rows.push_back(dstest::collapse_spaces(dstest::joined(row)));
+  // Every line of the summary (the header, 4 ce rows, the tr row) is a row of the page.
+  const size_t head = r.out.find("Entry ");
+  ASSERT_NE(head, std::string::npos) << r.out;
+  std::istringstream text(r.out.substr(head));
+  size_t n = 0;
+  for (std::string line; std::getline(text, line) && !line.empty(); ++n)
+    EXPECT_NE(std::find(html_rows.begin(), html_rows.end(), dstest::collapse_spaces(line)), html_rows.end()) << line;
+  EXPECT_EQ(n, 6u) << r.out;
+  EXPECT_NE(std::find(html_rows.begin(), html_rows.end(), "host.cpus_online " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN))),
+            html_rows.end());
 }
 
 TEST(Run, ResumeAfterAResultsFileCutMidLineRunsOnlyTheRest) {

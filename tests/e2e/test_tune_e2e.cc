@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli_harness.h"
+#include "html_check.h"
 #include "schema_check.h"
 
 using namespace dstest;
@@ -54,6 +55,20 @@ const json& group(const json& doc, const std::string& key) {
   static const json none;
   ADD_FAILURE() << "no group " << key;
   return none;
+}
+
+// What the page writer makes of a text line (&, <, >, ", ').
+std::string html_escape_for_test(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '&') o += "&amp;";
+    else if (ch == '<') o += "&lt;";
+    else if (ch == '>') o += "&gt;";
+    else if (ch == '"') o += "&quot;";
+    else if (ch == '\'') o += "&#39;";
+    else o += ch;
+  }
+  return o;
 }
 
 std::string method_of(const std::string& arm) { return arm.substr(arm.rfind('.') + 1); }
@@ -123,6 +138,65 @@ TEST(TuneE2E, TextSaysTheCrossoverInWords) {
 
 // The budget holds (a generous bound: the machine is shared), and a small one still
 // measures and says what it left out.
+// --report: the page parses (tests/e2e/html_check.h, strict), holds every row of
+// every table the text prints, the crossover and use lines, the plot inline and the
+// machine's facts.
+TEST(TuneE2E, ReportHoldsEveryTableRowOfTheText) {
+  char tmpl[] = "/tmp/ds-tune-report-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  dstest::ScopedPath dir(tmpl);
+  const std::string page_path = std::string(tmpl) + "/tune.html";
+  const RunResult r = run_tool({"--backend", "cuda", "tune", "--budget", "2m", "--sizes", "4K:128K", "--direction",
+                                "h2d", "--cards", "one", "-S", "8", "-i", "3", "--report", page_path},
+                               costed_double());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("dev-sandbox: wrote the report to " + page_path), std::string::npos) << r.err;
+  const std::string page = slurp(page_path);
+  const HtmlCheck c = check_html(page);
+  for (const std::string& e : c.errors) ADD_FAILURE() << e;
+  EXPECT_EQ(c.svgs, 1);
+  std::vector<std::string> rows;
+  for (const auto& row : c.rows) rows.push_back(collapse_spaces(joined(row)));
+  // The text's table: from its header to the first line that is not a row.
+  const size_t head = r.out.find("Size(KB)");
+  ASSERT_NE(head, std::string::npos) << r.out;
+  std::istringstream text(r.out.substr(head));
+  size_t n = 0;
+  for (std::string line; std::getline(text, line);) {
+    if (line.rfind("crossovers: ", 0) == 0 || line.rfind("use: ", 0) == 0) {
+      EXPECT_NE(page.find(html_escape_for_test(line)), std::string::npos) << line;
+      continue;
+    }
+    if (line.empty() || line[0] == '~' || line.rfind("dropped: ", 0) == 0) continue;
+    ++n;
+    EXPECT_NE(std::find(rows.begin(), rows.end(), collapse_spaces(line)), rows.end()) << line;
+  }
+  EXPECT_EQ(n, 7u) << r.out;  // the header and 4K..128K
+  bool kernel = false;
+  for (const auto& row : c.rows) kernel = kernel || (row.size() == 2 && row[0] == "host.kernel");
+  EXPECT_TRUE(kernel) << "the machine's facts";
+}
+
+// The checker fails what breaks the page: a script, a tag closed out of order, a raw
+// '<', an unknown reference, an outside reference, an element never closed.
+TEST(TuneE2E, HtmlCheckerRejectsWhatBreaksThePage) {
+  const std::string ok = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>t</title></head><body>"
+                         "<table><tr><td>a &amp; b</td></tr></table><svg><line x1=\"1\"/></svg></body></html>\n";
+  EXPECT_TRUE(check_html(ok).errors.empty());
+  ASSERT_EQ(check_html(ok).rows.size(), 1u);
+  EXPECT_EQ(check_html(ok).rows[0][0], "a & b");
+  const std::vector<std::string> bad = {
+      "<!DOCTYPE html>\n<html><body><script>x()</script></body></html>",
+      "<!DOCTYPE html>\n<html><body><p><b>x</p></b></body></html>",
+      "<!DOCTYPE html>\n<html><body><p>a < b</p></body></html>",
+      "<!DOCTYPE html>\n<html><body><p>&nbsp;</p></body></html>",
+      "<!DOCTYPE html>\n<html><body><p style=\"background:url(https://x.org/a.png)\">x</p></body></html>",
+      "<!DOCTYPE html>\n<html><body><p>x</body></html>",
+      "<html><body></body></html>",
+  };
+  for (const std::string& b : bad) EXPECT_FALSE(check_html(b).errors.empty()) << b;
+}
+
 TEST(TuneE2E, SmallBudgetIsRespectedOnSim) {
   const auto t0 = std::chrono::steady_clock::now();
   const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "5s", "-d", "2", "--format", "json"});
