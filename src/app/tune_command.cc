@@ -90,8 +90,9 @@ void parse_what(const TuneArgs& a, TunePlan& p) {
     if (w == "copy") p.copy = true;
     else if (w == "aio") p.aio = true;
     else if (w == "load")
-      throw UsageError("option --what got 'load': tune measures copy and aio (load's stages are those two; "
-                       "`dev-sandbox load` measures the pipeline)");
+      throw UsageError("option --what got 'load': tune does not search the staged load's knobs; sweep them as a "
+                       "job's matrix: `dev-sandbox run docs/jobs/load-knobs.yaml` (--staging x --iodepth x --engine "
+                       "on one --workspace; docs/run.md)");
     else
       throw UsageError("option --what got '" + w + "': accepts copy, aio (comma-separated)");
   }
