@@ -37,6 +37,7 @@ struct CopyArgs {
   // --block-table / --pool-blocks (the device side), --host-block-table /
   // --host-pool-blocks (the host side); empty: that side contiguous per block.
   std::string block_table, pool_blocks = "0", host_block_table, host_pool_blocks = "0";
+  bool compare_contiguous = false;  // --compare-contiguous
 };
 
 std::vector<const CaseSpec*> offered_cases(const Backend& b) {
@@ -126,7 +127,13 @@ void parse_block_tables(const CopyArgs& a, const std::optional<Workload>& worklo
   p.device_table = parse_side_table(a.block_table, a.pool_blocks, "--block-table", "--pool-blocks", blocks);
   p.host_table =
       parse_side_table(a.host_block_table, a.host_pool_blocks, "--host-block-table", "--host-pool-blocks", blocks);
-  if (p.device_table.slots.empty() && p.host_table.slots.empty()) return;
+  if (p.device_table.slots.empty() && p.host_table.slots.empty()) {
+    if (a.compare_contiguous)
+      throw UsageError("option --compare-contiguous measures a --block-table's blocks against contiguous ones; give "
+                       "--block-table or --host-block-table too");
+    return;
+  }
+  p.compare_contiguous = a.compare_contiguous;
   if (!a.sweep.sweep.empty())
     throw UsageError(std::string("option ") + (a.block_table.empty() ? "--host-block-table" : "--block-table") +
                      " places one size's blocks; it cannot go with --sweep");
@@ -141,6 +148,7 @@ std::string table_options(const CopyParams& p) {
     s += " --block-table " + p.device_table.label + " --pool-blocks " + std::to_string(p.device_table.pool);
   if (!p.host_table.slots.empty())
     s += " --host-block-table " + p.host_table.label + " --host-pool-blocks " + std::to_string(p.host_table.pool);
+  if (p.compare_contiguous) s += " --compare-contiguous";
   return s;
 }
 
@@ -220,6 +228,12 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
     names.push_back(quick_mode_case(model_type, a.iodirect, a.sdma));
   }
   parse_block_tables(a, workload, p);
+  if (p.compare_contiguous)
+    for (const std::string& n : names)
+      if (const CaseSpec* c = find_case(n))
+        if (c->duplex)
+          throw UsageError("option --compare-contiguous: case " + n +
+                           " is a duplex case, which has no contiguous pass yet; run it without the option");
   if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
   if (a.model.dry_run && !workload) throw UsageError("option --dry-run needs --model NAME|PATH");
   check_format(a.out.format);
@@ -262,6 +276,9 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
       if (p.tasks_per_block > 1)
         std::cout << "each slot holds a block's " << p.tasks_per_block
                   << " tasks together, which only --model places: the equivalent command has no table\n";
+      if (p.compare_contiguous)
+        std::cout << "--compare-contiguous: every iteration also copies the same blocks at slots 0, 1, ... of the "
+                     "same pool, timed apart, and each case's Paged line says its share of that\n";
     }
     for (size_t i = 1; i < cmds.size(); ++i) std::cout << "equivalent: " << cmds[i] << "\n";
     return 0;
@@ -321,6 +338,10 @@ Command add_copy_command(CLI::App& root, GlobalOptions& global) {
   c->add_option("--host-pool-blocks", args->host_pool_blocks,
                 "slots in the host side's pool (0: 4 x the request's blocks) (default 0)")
       ->type_name("P");
+  c->add_flag("--compare-contiguous", args->compare_contiguous,
+              "with --block-table or --host-block-table: every iteration also the same copies with the blocks "
+              "contiguous (slots 0, 1, ... of the same pools), timed apart, and the Paged line says the paged "
+              "pass's share of it");
   c->add_option("-S,--streams", args->params.streams, "streams per device for multi-stream cases (default 4)")->type_name("S");
   add_stream_options(c, args->params);
   c->add_option("--duplex-ratio", args->params.duplex_ratio,

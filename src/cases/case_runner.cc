@@ -16,6 +16,8 @@
 #include "memory/host_memory.h"
 #include "memory/pattern.h"
 #include "measurement/measurement.h"
+#include "measurement/paged_figure.h"
+#include "core/stats.h"
 #include "runner/numa_plan.h"
 #include "runner/timed_loop.h"
 
@@ -113,6 +115,19 @@ void check_fragments(Device& dev, const Buffer& buf, int owner, const Layout& la
 
 namespace {
 
+// The layouts a source of `kind` is filled at, in order: with --compare-contiguous
+// and a table on its side first that side's contiguous placement (so the contiguous
+// pass reads memory that was written, as the paged one does), then its own; the
+// own last, so where the two overlap it holds what the paged pass and the checks expect.
+std::vector<Layout> source_fills(const CopyParams& p, BufKind kind) {
+  const bool device = is_device_kind(kind);
+  std::vector<Layout> fills;
+  if (p.compare_contiguous && !(device ? p.device_table : p.host_table).slots.empty())
+    fills.push_back(p.contiguous_placement().side(device));
+  fills.push_back(p.placement().side(device));
+  return fills;
+}
+
 // The path a case's copies take (CaseResult::path), by their direction.
 const char* path_of(const CaseSpec& spec) {
   switch (direction(spec)) {
@@ -122,6 +137,21 @@ const char* path_of(const CaseSpec& spec) {
     case CopyDir::kH2H: break;
   }
   return "host memory -> host memory";
+}
+
+// Every `passes`-th value of `v` from `first`: one pass's loop iterations.
+std::vector<int64_t> every_pass(const std::vector<int64_t>& v, int first, int passes) {
+  std::vector<int64_t> out;
+  for (size_t i = static_cast<size_t>(first); i < v.size(); i += static_cast<size_t>(passes)) out.push_back(v[i]);
+  return out;
+}
+
+// --compare-contiguous: the loop's per-iteration values of the paged pass alone.
+LoopResult paged_pass(LoopResult loop, const CopyParams& p) {
+  if (!p.compare_contiguous) return loop;
+  for (std::vector<int64_t>* v : {&loop.submit, &loop.measured, &loop.wall, &loop.start_skew})
+    *v = every_pass(*v, 1, 2);
+  return loop;
 }
 
 Fanout fanout_of(Topology t) {
@@ -174,7 +204,8 @@ class CopyWorker : public LoopWorker {
  public:
   CopyWorker(int w, const CaseSpec& spec, const CopyParams& p, Backend& backend, const MemoryNeeds& needs,
              SharedSource& shared, Notes& say)
-      : placed_(p.numa, w), w_(w), spec_(spec), p_(p), at_(p.placement()), say_(say) {
+      : placed_(p.numa, w), w_(w), spec_(spec), p_(p), at_(p.placement()), contiguous_at_(p.contiguous_placement()),
+        say_(say) {
     dev_ = backend.open_device(w);
     if (!backend.device_memory_is_host() && needs.device_per_device > 0) {
       NeedsText t = needs_text(spec, p);
@@ -182,8 +213,15 @@ class CopyWorker : public LoopWorker {
       check_device_needs(needs.device_per_device, dev_->free_memory(), w, t);
     }
     const Buffer* src = make_buffers(shared);
-    CopyPlan plan = plan_copies(*src);
+    CopyPlan plan = plan_copies(*src, at_);
     plan.gate = gate_streams(backend);
+    // --compare-contiguous: the same copies between the same buffers with the blocks
+    // at sequential slots, its own initiator of the same method, made here.
+    if (p.compare_contiguous) {
+      CopyPlan contiguous = plan_copies(*src, contiguous_at_);
+      contiguous.gate = plan.gate;
+      contiguous_ = make_initiator(spec.method, *dev_, std::move(contiguous));
+    }
     init_ = make_initiator(spec.method, *dev_, std::move(plan));
     if (p.validate_each && !dst_.host) staging_ = alloc_pageable(static_cast<size_t>(p.layout.largest_fragment()));
     // Where this worker's own host buffers are, now that they are filled (a shared
@@ -197,25 +235,33 @@ class CopyWorker : public LoopWorker {
   // --validate each: outside the timing (the loop calls these before the barrier
   // and after `done`), every iteration, warm-up included, so that warm-up runs
   // under the same conditions as the measured iterations.
-  void before_iteration(int) override {
-    if (p_.validate_each) clear_fragments(*dev_, dst_, owner(), layout_of(at_, dst_), staging_.get());
+  // With --compare-contiguous the checks are the paged pass's (the source holds the
+  // pattern at the paged slots); the contiguous pass is timed only.
+  void before_iteration(int index) override {
+    if (p_.validate_each && !contiguous_pass(index))
+      clear_fragments(*dev_, dst_, owner(), layout_of(at_, dst_), staging_.get());
   }
   void after_iteration(int index) override {
-    if (!p_.validate_each) return;
-    const std::string when = index < p_.warmup ? " warm-up iteration " + std::to_string(index)
-                                               : " iteration " + std::to_string(index - p_.warmup);
+    if (!p_.validate_each || contiguous_pass(index)) return;
+    const int i = index / p_.passes();
+    const std::string when = i < p_.warmup ? " warm-up iteration " + std::to_string(i)
+                                           : " iteration " + std::to_string(i - p_.warmup);
     check_fragments(*dev_, dst_, owner(), layout_of(at_, dst_), spec_.name, w_, when, staging_.get());
   }
 
-  void iterate(int, IterationRecord& r) override {
-    init_->submit();
+  void iterate(int index, IterationRecord& r) override {
+    running_ = contiguous_pass(index) ? contiguous_.get() : init_.get();
+    running_->submit();
     r.submitted = now_ns();
-    init_->wait();
+    running_->wait();
   }
-  int64_t measured_ns(const IterationRecord&) override { return init_->copy_ns(); }
+  int64_t measured_ns(const IterationRecord&) override { return running_->copy_ns(); }
 
   void finish() override {
     if (ungated_.empty()) ungated_ = init_->ungated();
+    if (ungated_.empty() && contiguous_) ungated_ = contiguous_->ungated();
+    running_ = nullptr;
+    contiguous_.reset();
     init_.reset();
     note_ = worker_notes(*dev_, notes_, ungated_);
     if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), layout_of(at_, dst_), spec_.name, w_);
@@ -254,7 +300,7 @@ class CopyWorker : public LoopWorker {
       own_src_ =
           direct ? make_buffer(spec_.src, *dev_, per) : make_buffer_for_ce(spec_.src, *dev_, per, &unregistered);
       unregistered_note("source", spec_.src, unregistered);
-      fill_fragments(*dev_, own_src_, w_, layout_of(at_, own_src_));
+      for (const Layout& l : source_fills(p_, spec_.src)) fill_fragments(*dev_, own_src_, w_, l);
       src = &own_src_;
     }
     if (spec_.dst == BufKind::kShm) {
@@ -300,10 +346,12 @@ class CopyWorker : public LoopWorker {
     return gate;
   }
 
-  // A copy per fragment of the layout, from `src` to the destination.
-  CopyPlan plan_copies(const Buffer& src) const {
-    return plan_fragments(src, dst_, at_, direction(spec_), spec_.method, p_.streams, p_.submit_mode);
+  // A copy per fragment of the layout placed by `at`, from `src` to the destination.
+  CopyPlan plan_copies(const Buffer& src, const CopyPlacement& at) const {
+    return plan_fragments(src, dst_, at, direction(spec_), spec_.method, p_.streams, p_.submit_mode);
   }
+  // --compare-contiguous: the first of each iteration's two loop iterations.
+  bool contiguous_pass(int index) const { return p_.compare_contiguous && index % 2 == 0; }
 
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
 
@@ -319,10 +367,13 @@ class CopyWorker : public LoopWorker {
   const CaseSpec& spec_;
   const CopyParams& p_;
   const CopyPlacement at_;  // each side's fragments: contiguous, or at a block table's slots
+  const CopyPlacement contiguous_at_;  // --compare-contiguous: the same at sequential slots
   Notes& say_;
   std::unique_ptr<Device> dev_;  // first made, last gone
   Buffer own_src_, dst_;
   std::unique_ptr<Initiator> init_;
+  std::unique_ptr<Initiator> contiguous_;  // --compare-contiguous
+  Initiator* running_ = nullptr;           // the pass of the iteration running
   std::unique_ptr<Memory> staging_;  // --validate each on device memory: one fragment
   std::string ungated_;              // why this worker's streams were not always held
   bool left_unregistered_ = false;   // a host buffer the device could not register (CE reads it anyway)
@@ -355,8 +406,10 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   if (is_device_kind(spec.dst)) n.device_per_device += per_dst;
   // The gather kernel's descriptor table: 40 bytes a fragment in device memory, and
   // its host image while it is built (copy_kernel.cu's GatherDesc).
+  // --compare-contiguous: a second plan (and table) for the contiguous pass.
+  const auto plans = static_cast<uint64_t>(p.passes());
   if (spec.method == CopyMethod::kKernelGather) {
-    const uint64_t table = checked_mul(layout.fragments(), kGatherDescriptorBytes, "gather table bytes");
+    const uint64_t table = checked_mul(layout.fragments() * plans, kGatherDescriptorBytes, "gather table bytes");
     n.device_per_device += table;
     add(checked_mul(table, dd, "gather table bytes"), "gather tables");
   }
@@ -364,8 +417,9 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   add(checked_mul(layout.largest_fragment(), dd, "staging bytes"), "staging");
   // Bookkeeping: the copy plan (a descriptor per fragment, kept twice at most) and
   // the per-iteration records every worker writes.
-  add(checked_mul(checked_mul(layout.fragments(), 2 * sizeof(CopyDesc), "plan bytes"), dd, "plan bytes"), "plans");
-  add(checked_mul(checked_mul(static_cast<uint64_t>(p.iterations), sizeof(IterationRecord), "record bytes"), dd,
+  add(checked_mul(checked_mul(layout.fragments() * plans, 2 * sizeof(CopyDesc), "plan bytes"), dd, "plan bytes"),
+      "plans");
+  add(checked_mul(checked_mul(static_cast<uint64_t>(p.iterations) * plans, sizeof(IterationRecord), "record bytes"), dd,
                   "record bytes"),
       "records");
   // Locked per process, counting only what our own code mlock()s (the backend says
@@ -418,9 +472,26 @@ class CopyMeasurement : public Measurement {
     TimeEstimate t;
     t.rounds = rounds;
     t.unit = "iteration";
-    t.moved = p_.layout.bytes() * static_cast<uint64_t>(d) * rounds;
+    t.moved = p_.layout.bytes() * static_cast<uint64_t>(d) * rounds * static_cast<uint64_t>(p_.passes());
     t.nominal_gib_s = backend_.device_memory_is_host() ? 4.0 : 20.0 * d;
+    t.unfilled = unfilled_bytes();
     return t;
+  }
+
+  // A block table's pools are allocated whole, but setup fills only the request's
+  // blocks in them (and with --compare-contiguous a paged source's sequential slots
+  // too): what the same case allocates without the tables, plus those, is filled.
+  uint64_t unfilled_bytes() const {
+    if (!p_.paged()) return 0;
+    CopyParams flat = p_;
+    flat.device_table = flat.host_table = BlockTable();
+    uint64_t filled = allocated_bytes(memory_needs(spec_, flat, backend_));
+    if (source_fills(p_, spec_.src).size() > 1) {  // counted as memory_needs counts the source
+      const bool once = spec_.shared_src && (!is_device_kind(spec_.src) || backend_.device_memory_is_host());
+      filled += p_.layout.bytes() * static_cast<uint64_t>(once ? 1 : participating_devices(spec_, p_));
+    }
+    const uint64_t allocated = allocated_bytes(needs_);
+    return allocated > filled ? allocated - filled : 0;
   }
 
   // Shared sources: for fork cases a POSIX shm region made here, its name removed
@@ -445,11 +516,12 @@ class CopyMeasurement : public Measurement {
       bind_shared_region(shared_.shm->ptr(), bytes, nodes);
       touch_pages(shared_.shm->ptr(), bytes);
     }
-    for (uint64_t i = 0; src && i < layout.fragments(); ++i) {
-      const Fragment f = layout.fragment(i);
-      pattern_fill(static_cast<char*>(shared_.shm->ptr()) + f.offset, static_cast<size_t>(f.bytes),
-                   pattern_key(0, i));
-    }
+    for (const Layout& l : src ? source_fills(p_, spec_.src) : std::vector<Layout>())
+      for (uint64_t i = 0; i < l.fragments(); ++i) {
+        const Fragment f = l.fragment(i);
+        pattern_fill(static_cast<char*>(shared_.shm->ptr()) + f.offset, static_cast<size_t>(f.bytes),
+                     pattern_key(0, i));
+      }
     if (!nodes.empty()) shared_parts_ = check_shared_region(shared_.shm->ptr(), bytes, nodes);
   }
 
@@ -462,8 +534,9 @@ class CopyMeasurement : public Measurement {
     // never initialised here, so a later fork case starts from a clean process.
     s.isolate = spec_.topology != Topology::kFork;
     s.hooks_apart = p_.validate && p_.validate_each;  // no worker checks during another's timed part
-    s.warmup = p_.warmup;
-    s.iterations = p_.iterations;
+    // --compare-contiguous: each iteration two loop iterations, contiguous then paged.
+    s.warmup = p_.warmup * p_.passes();
+    s.iterations = p_.iterations * p_.passes();
     s.progress_bytes = p_.layout.unit_bytes();
     return s;
   }
@@ -475,7 +548,7 @@ class CopyMeasurement : public Measurement {
       shared_.coordinator = backend_.open_device(0);
       const CopyPlacement at = p_.placement();
       shared_.buffer = make_buffer(spec_.src, *shared_.coordinator, static_cast<size_t>(region_of(at, spec_.src)));
-      fill_fragments(*shared_.coordinator, shared_.buffer, 0, layout_of(at, shared_.buffer));
+      for (const Layout& l : source_fills(p_, spec_.src)) fill_fragments(*shared_.coordinator, shared_.buffer, 0, l);
     }
     run_workers();
     shared_.buffer = Buffer();
@@ -486,7 +559,8 @@ class CopyMeasurement : public Measurement {
     return std::make_unique<CopyWorker>(w, spec_, p_, backend_, needs_, shared_, notes_);
   }
 
-  void describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) override {
+  void describe(size_t, const LoopResult& both, CaseResult& r, Notes& notes) override {
+    const LoopResult loop = paged_pass(both, p_);  // the result's own figures: the paged pass's
     const Layout& layout = p_.layout;
     const int d = participating_devices(spec_, p_);
     r.brief = spec_.brief;
@@ -511,6 +585,7 @@ class CopyMeasurement : public Measurement {
       r.extras.put(g);
     }
     put_tables(r, p_.device_table, p_.host_table);  // their seed and pool: every card the same tables
+    if (p_.paged()) r.extras.put(paged_figure(both));
     r.iterations = p_.iterations;
     r.warmup = p_.warmup;
     r.measured = "Copy";
@@ -566,6 +641,24 @@ class CopyMeasurement : public Measurement {
       r.notes.push_back(why + ": ran ungated");
       notes.note(name + ": " + why + ", so it ran ungated");
     }
+  }
+
+  // A block table: the Paged line, and with --compare-contiguous the contiguous
+  // pass's times (the first of each iteration's two loop iterations).
+  PagedFigure paged_figure(const LoopResult& both) const {
+    PagedFigure f;
+    const bool device = !p_.device_table.slots.empty();
+    const BlockTable& t = device ? p_.device_table : p_.host_table;
+    f.option = device ? "--block-table" : "--host-block-table";
+    f.table = t.label;
+    f.pool_blocks = t.pool;
+    f.compared = p_.compare_contiguous;
+    f.contiguous.name = "Contiguous";
+    if (f.compared) {
+      f.contiguous.samples = every_pass(both.measured, 0, 2);
+      f.contiguous.ns = compute_stats(f.contiguous.samples);
+    }
+    return f;
   }
 
   const CaseSpec& spec_;

@@ -57,6 +57,18 @@ struct CopyParams {
     return {placed_by(l, host_table, tasks_per_block), placed_by(l, device_table, tasks_per_block)};
   }
   CopyPlacement placement() const { return placement(layout); }
+  // --compare-contiguous (with a table): every iteration also a pass with the same
+  // blocks at slots 0, 1, ... of the same pools (contiguous_placement), timed apart.
+  bool compare_contiguous = false;
+  CopyPlacement contiguous_placement(const Layout& l) const {
+    return {placed_by(l, sequential_in_pool(host_table), tasks_per_block),
+            placed_by(l, sequential_in_pool(device_table), tasks_per_block)};
+  }
+  CopyPlacement contiguous_placement() const { return contiguous_placement(layout); }
+  bool paged() const { return !device_table.slots.empty() || !host_table.slots.empty(); }
+  // Loop iterations per measured iteration: 2 with --compare-contiguous (the
+  // contiguous pass first, then the paged one), else 1.
+  int passes() const { return compare_contiguous ? 2 : 1; }
 };
 
 // Devices a case runs on: 1 for single-card cases, else -d.

@@ -1,35 +1,27 @@
 #include "cases/gather_result.h"
 
 #include <cstdio>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
-namespace ds {
+#include "measurement/paged_figure.h"
 
-double GatherShape::mean_chunk_bytes(const CaseResult& r) {
-  return r.copies ? static_cast<double>(r.bytes) / static_cast<double>(r.copies) : 0.0;
-}
+namespace ds {
 
 void GatherShape::add_json(Json& result, const CaseResult& r) const {
   result["gather"] = {{"kernel", "ds_gather_kernel"},
                       {"chunks_per_iteration", r.copies},
-                      {"mean_chunk_bytes", mean_chunk_bytes(r)},
+                      {"mean_chunk_bytes", r.mean_chunk_bytes()},
                       {"launches_per_iteration", launches},
                       {"descriptor_table_bytes", table_bytes}};
 }
 
 std::string format_gather_line(const GatherShape& g, const CaseResult& r) {
-  const double mean = GatherShape::mean_chunk_bytes(r);
-  // One decimal, none when it is 0.
-  char size[48];
-  std::snprintf(size, sizeof size, "%.1f", mean);
-  const size_t len = std::strlen(size);
-  if (len > 2 && std::strcmp(size + len - 2, ".0") == 0) size[len - 2] = '\0';
+  const std::string size = format_chunk_bytes(r.mean_chunk_bytes());
   char line[256];
   std::snprintf(line, sizeof line,
                 "  Gather: %llu chunks of %s B (mean) per iteration in %llu launch%s of ds_gather_kernel, from a "
                 "%llu B descriptor table built at setup\n",
-                static_cast<unsigned long long>(r.copies), size, static_cast<unsigned long long>(g.launches),
+                static_cast<unsigned long long>(r.copies), size.c_str(), static_cast<unsigned long long>(g.launches),
                 g.launches == 1 ? "" : "es", static_cast<unsigned long long>(g.table_bytes));
   return line;
 }

@@ -24,9 +24,6 @@ class GatherShape : public ResultExtra {
   uint64_t launches = 0;     // kernel launches per iteration, every card's
   uint64_t table_bytes = 0;  // the descriptor tables' bytes in device memory, every card's
 
-  // Chunks per iteration (the result's copies) and their mean size in bytes.
-  static double mean_chunk_bytes(const CaseResult& r);
-
   const char* key() const override { return kKey; }
   JsonPlace json_place() const override { return JsonPlace::kAfterNuma; }
   void add_json(Json& result, const CaseResult& r) const override;

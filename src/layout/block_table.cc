@@ -115,6 +115,16 @@ Layout placed_by(const Layout& layout, const BlockTable& table, uint64_t group) 
   return table.slots.empty() ? layout : layout.paged(table.slots, table.pool, group);
 }
 
+BlockTable sequential_in_pool(const BlockTable& table) {
+  BlockTable t;
+  if (table.slots.empty()) return t;
+  t.pool = table.pool;
+  t.label = "sequential";
+  t.slots.resize(table.slots.size());
+  for (size_t b = 0; b < t.slots.size(); ++b) t.slots[b] = b;
+  return t;
+}
+
 std::string table_text(const BlockTable& table) {
   if (table.slots.empty()) return {};
   return table.label + " in a pool of " + std::to_string(table.pool) + " slots";

@@ -41,6 +41,10 @@ BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t p
 // the table's slots (Layout::paged); no slots: `layout` as it is.
 Layout placed_by(const Layout& layout, const BlockTable& table, uint64_t group);
 
+// --compare-contiguous's table for the same blocks: slots 0, 1, ... of the same pool
+// (labelled "sequential"); no slots: none.
+BlockTable sequential_in_pool(const BlockTable& table);
+
 // How a run names a table: "random:7 in a pool of 256" (seed and pool), or "" for none.
 std::string table_text(const BlockTable& table);
 

@@ -49,8 +49,11 @@ bool speaks(const HarnessContext& ctx) { return !ctx.cluster || ctx.cluster->ran
 
 }  // namespace
 
+uint64_t allocated_bytes(const MemoryNeeds& n) {
+  return n.host + (n.device_in_host ? 0 : n.device_per_device * static_cast<uint64_t>(std::max(n.devices, 0)));
+}
+
 std::string plan_line(const std::string& what, const MemoryNeeds& n, const TimeEstimate& t) {
-  const uint64_t device = n.device_in_host ? 0 : n.device_per_device * static_cast<uint64_t>(std::max(n.devices, 0));
   std::string line = what + " will allocate host " + format_bytes(n.host) + " (/dev/shm: " +
                      (n.shm ? format_bytes(n.shm) + " of it" : std::string("none")) + "), device ";
   if (n.device_per_device == 0 || n.devices <= 0)
@@ -61,7 +64,8 @@ std::string plan_line(const std::string& what, const MemoryNeeds& n, const TimeE
   line += ", disk " + (n.disk ? format_bytes(n.disk) : std::string("none"));
   // Filled once at setup (/dev/shm is part of the host figure), then moved.
   const double gib = 1073741824.0;
-  const double filled = static_cast<double>(n.host) + static_cast<double>(device);
+  const uint64_t allocated = allocated_bytes(n);
+  const double filled = static_cast<double>(allocated - std::min(t.unfilled, allocated));
   const double s = filled / gib / kNominalFillGibS + static_cast<double>(t.moved) / gib / t.nominal_gib_s;
   line += "; " + about(s) + " (filling " + format_bytes(static_cast<uint64_t>(filled)) + " at a nominal " +
           gib_s(kNominalFillGibS) + ", then " + std::to_string(t.rounds) + " " + t.unit + (t.rounds == 1 ? "" : "s") +

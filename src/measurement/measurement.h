@@ -42,7 +42,12 @@ struct TimeEstimate {
   uint64_t rounds = 0;     // iterations (epochs, rounds) over every phase, warm-up included
   std::string unit;        // "iteration", "epoch"
   double nominal_gib_s = 1;  // the assumed rate of what is measured
+  // Of the memory allocated, the bytes setup does not fill (a paged pool's slots that
+  // hold none of the request's blocks): left out of the "filling" figure.
+  uint64_t unfilled = 0;
 };
+// The bytes a plan line counts as allocated: host, and device memory that is not host memory.
+uint64_t allocated_bytes(const MemoryNeeds& needs);
 // The nominal rate setup fills memory at (page faults and the data pattern), GiB/s.
 constexpr double kNominalFillGibS = 2.0;
 

@@ -50,8 +50,8 @@ std::string format_paged_line(const PagedFigure& f, const CaseResult& r) {
     std::snprintf(line, sizeof line, "  Paged: %llu chunks of %s B, %.3f GiB/s = %.1f%% of contiguous\n", n,
                   mean.c_str(), r.bandwidth_gib_s(), f.percent_of_contiguous(r));
   else
-    std::snprintf(line, sizeof line, "  Paged: %llu chunks of %s B, %.3f GiB/s (--block-table %s, a %llu-block pool)\n",
-                  n, mean.c_str(), r.bandwidth_gib_s(), printable(f.table).c_str(),
+    std::snprintf(line, sizeof line, "  Paged: %llu chunks of %s B, %.3f GiB/s (%s %s, a %llu-block pool)\n",
+                  n, mean.c_str(), r.bandwidth_gib_s(), f.option.c_str(), printable(f.table).c_str(),
                   static_cast<unsigned long long>(f.pool_blocks));
   return line;
 }
@@ -66,7 +66,11 @@ std::vector<Json> PagedFigure::csv_rows(const CaseResult& r) const {
 }
 
 Json PagedFigure::encode() const {
-  return {{"table", table}, {"pool_blocks", pool_blocks}, {"compared", compared}, {"contiguous", stage_wire(contiguous)}};
+  return {{"table", table},
+          {"option", option},
+          {"pool_blocks", pool_blocks},
+          {"compared", compared},
+          {"contiguous", stage_wire(contiguous)}};
 }
 
 namespace {
@@ -74,6 +78,7 @@ namespace {
 std::shared_ptr<const ResultExtra> decode_paged(const Json& j) {
   auto f = std::make_shared<PagedFigure>();
   f->table = j.at("table").get<std::string>();
+  f->option = j.at("option").get<std::string>();
   f->pool_blocks = j.at("pool_blocks");
   f->compared = j.at("compared");
   f->contiguous = stage_from_wire(j.at("contiguous"));

@@ -21,6 +21,7 @@ class PagedFigure : public ResultExtra {
  public:
   static constexpr const char* kKey = "paged";
   std::string table;  // the --block-table label: "random:7", "sequential", a file
+  std::string option = "--block-table";  // the option that gave it (copy: --host-block-table for a host side alone)
   uint64_t pool_blocks = 0;
   bool compared = false;  // --compare-contiguous: `contiguous` was measured
   Stage contiguous;       // per measured iteration (the slowest card's), "Contiguous"
@@ -49,7 +50,7 @@ std::string format_chunk_bytes(double bytes);
 // "  Paged: <n> chunks of <mean> B, <bw> GiB/s = <p>% of contiguous" (n: the
 // result's copies per iteration, mean: its bytes over them, bw: its bandwidth, p:
 // that over the contiguous pass's x 100); not compared: "  Paged: <n> chunks of
-// <mean> B, <bw> GiB/s (--block-table <table>, a <P>-block pool)".
+// <mean> B, <bw> GiB/s (<option> <table>, a <P>-block pool)".
 std::string format_paged_line(const PagedFigure& f, const CaseResult& r);
 
 // Registers PagedFigure's decoder; called at the start of the program and by tests.

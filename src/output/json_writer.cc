@@ -32,7 +32,7 @@ json result_json(const CaseResult& r, bool workload) {
 
 // Results that answered the same question, ranked (output/verdict.h): "summary", only
 // when there are such.
-void add_summary(json& doc, const std::vector<CaseResult>& results) {
+void add_summary(json& doc, const std::vector<CaseResult>& results, const std::string& backend) {
   std::vector<RankEntry> entries;
   for (const CaseResult& r : results) entries.push_back(rank_entry(r));
   const std::vector<Ranking> rankings = rankings_of(entries);
@@ -52,6 +52,16 @@ void add_summary(json& doc, const std::vector<CaseResult>& results) {
                        {"layout", g.layout.empty() ? json(nullptr) : json(g.layout)},
                        {"path", g.path.empty() ? json(nullptr) : json(g.path)},
                        {"ranking", ranking}});
+    // A paged layout's rankings: which method to use for it.
+    Fastest f;
+    if (fastest_of(g, backend, &f))
+      summary.back()["fastest"] = {{"name", f.name},
+                                   {"method", f.method},
+                                   {"bandwidth_gib_s", f.gib_s},
+                                   {"next", f.next},
+                                   {"next_bandwidth_gib_s", f.next_gib_s},
+                                   {"times_next", f.times_next},
+                                   {"note", f.note.empty() ? json(nullptr) : json(f.note)}};
   }
   doc["summary"] = summary;
 }
@@ -106,7 +116,7 @@ void JsonWriter::finish() {
   if (workload) doc["workload"] = json::parse(info_->workload_json);
   doc["results"] = json::array();
   for (const auto& r : results_) doc["results"].push_back(result_json(r, workload));
-  if (!failed_) add_summary(doc, results_);
+  if (!failed_) add_summary(doc, results_, info_ ? info_->backend : std::string());
   if (!nodes_.empty()) {  // across ranks: the results above are the cluster's aggregate
     doc["nodes"] = json::array();
     for (const NodeShare& n : nodes_) {

@@ -129,6 +129,7 @@ std::string format_kv_request_line(const CaseResult& r) {
 
 void TextWriter::begin(const RunInfo& info) {
   workload_ = !info.workload_text.empty();
+  backend_ = info.backend;
   if (workload_) out_ << info.workload_text << "\n";
 }
 
@@ -147,7 +148,11 @@ void TextWriter::finish() {
   if (!failed_) {
     const std::vector<Ranking> rankings = rankings_of(ranked_);
     if (!rankings.empty()) out_ << "\n";
-    for (const Ranking& g : rankings) out_ << format_summary_line(g);
+    for (const Ranking& g : rankings) {
+      out_ << format_summary_line(g);
+      Fastest f;
+      if (fastest_of(g, backend_, &f)) out_ << format_fastest_line(f);
+    }
   }
   out_.flush();
 }
@@ -172,6 +177,14 @@ std::string format_summary_line(const Ranking& g) {
     marked = marked || e.noted;
   }
   return out + (marked ? "  (* see its notes)\n" : "\n");
+}
+
+std::string format_fastest_line(const Fastest& f) {
+  char times[32];
+  std::snprintf(times, sizeof times, "%.2fx", f.times_next);
+  return "  Fastest for this layout: " + printable(f.name) + " " + gib_text(f.gib_s) + " GiB/s, " +
+         (f.times_next > 0 ? std::string(times) : std::string("ahead of")) + " " + printable(f.next) +
+         (f.note.empty() ? "" : " (" + f.note + ")") + "\n";
 }
 
 std::string format_node_lines(const std::vector<NodeShare>& nodes, const std::vector<std::string>& labels) {

@@ -51,6 +51,10 @@ std::string format_verdict_lines(const CaseResult& r);
 // "*" after a result whose notes say its figure may not hold, and then
 // "  (* see its notes)".
 std::string format_summary_line(const Ranking& ranking);
+// After a ranking of paged results (fastest_of): "  Fastest for this layout:
+// host_to_device_batch_ce 41.2 GiB/s, 1.31x host_to_device_ce_multi_stream", then the
+// note in parentheses (on sim).
+std::string format_fastest_line(const Fastest& f);
 
 class TextWriter : public ResultWriter {
  public:
@@ -69,6 +73,7 @@ class TextWriter : public ResultWriter {
   bool first_ = true;
   bool workload_ = false;
   bool failed_ = false;
+  std::string backend_;  // RunInfo's, for the fastest line's note
   std::vector<RankEntry> ranked_;
 };
 

@@ -1,5 +1,7 @@
 #include "output/verdict.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -132,6 +134,10 @@ RankEntry rank_entry(const CaseResult& r) {
   for (const VerdictNote& n : verdict_of(r).notes) e.noted = e.noted || n.kind != "bw_vs_wallbw";
   e.group = r.measured + "\n" + std::to_string(r.block_bytes) + "\n" + r.layout + "\n" + r.kv_request + "\n" + r.path +
             (r.measured == "Copy" ? std::string() : "\n" + r.from + "\n" + r.to);
+  if (const ResultExtra* table = r.extras.find("block_table")) {  // the same tables, seed and pool
+    e.paged = true;
+    e.group += "\n" + table->encode().dump();
+  }
   return e;
 }
 
@@ -142,7 +148,7 @@ std::vector<Ranking> rankings_of(const std::vector<RankEntry>& entries) {
     const auto at = std::find(groups.begin(), groups.end(), e.group);
     if (at == groups.end()) {
       groups.push_back(e.group);
-      out.push_back({e.measured, e.block_bytes, e.layout, e.path, {e}});
+      out.push_back({e.measured, e.block_bytes, e.layout, e.path, {e}, e.paged});
     } else {
       out[static_cast<size_t>(at - groups.begin())].entries.push_back(e);
     }
@@ -164,6 +170,25 @@ std::string ranked_name(const Ranking& ranking, size_t i) {
 double percent_of_best(const Ranking& ranking, size_t i) {
   const double best = ranking.entries.front().gib_s;
   return best > 0 ? (ranking.entries.at(i).gib_s / best - 1) * 100 : 0;
+}
+
+}  // namespace ds
+
+namespace ds {
+
+bool fastest_of(const Ranking& g, const std::string& backend, Fastest* out) {
+  if (!g.paged || g.entries.size() < 2) return false;
+  Fastest f;
+  f.name = ranked_name(g, 0);
+  f.method = g.entries[0].method;
+  f.gib_s = g.entries[0].gib_s;
+  f.next = ranked_name(g, 1);
+  f.next_gib_s = g.entries[1].gib_s;
+  f.times_next = f.next_gib_s > 0 ? f.gib_s / f.next_gib_s : 0;
+  if (backend == "sim")
+    f.note = "on sim every method is sim's memcpy on its copy threads, not a device's copy engines or SMs";
+  *out = f;
+  return true;
 }
 
 }  // namespace ds

@@ -53,6 +53,7 @@ struct RankEntry {
   std::string name, method;
   double gib_s = 0;
   bool noted = false;  // a note says its figure may not hold (too short, spread)
+  bool paged = false;  // its blocks placed by a block table (copy --block-table, --host-block-table)
 };
 RankEntry rank_entry(const CaseResult& r);
 
@@ -60,7 +61,8 @@ RankEntry rank_entry(const CaseResult& r);
 // the same size and layout, for the same request kind (--model), along the same path
 // (CaseResult::path: host memory -> device, device -> host memory, ...), and, outside
 // copy, between the same From and To: several -t cases, trans's combinations of one
-// direction, aio engines. Sweep points differ in block size, H2D and D2H (trans's, and
+// direction, aio engines; paged results (a block table's) only with the same tables,
+// seed and pool. Sweep points differ in block size, H2D and D2H (trans's, and
 // copy's -t cases) and aio's dump and load in direction, so none of them is ranked
 // with the other.
 struct Ranking {
@@ -69,6 +71,7 @@ struct Ranking {
   std::string layout;
   std::string path;
   std::vector<RankEntry> entries;  // best first
+  bool paged = false;              // every entry placed by the same block tables
 };
 // Every group of at least two results, in the order its first result came, each
 // best first (ties in the order they came).
@@ -79,5 +82,18 @@ std::vector<Ranking> rankings_of(const std::vector<RankEntry>& entries);
 std::string ranked_name(const Ranking& ranking, size_t i);
 // How far entry i is below the best, in percent (0 for the best; negative below it).
 double percent_of_best(const Ranking& ranking, size_t i);
+
+// Which method to use for a paged layout: a ranking of paged results, its best and
+// how many times the next one's bandwidth it moves. `sim`: on the sim backend every
+// method is the CPU's memcpy on sim's copy threads, which `note` says.
+struct Fastest {
+  std::string name, method, next;
+  double gib_s = 0, next_gib_s = 0;
+  double times_next = 0;  // best over next; 0 when the next moved nothing
+  std::string note;       // "" or what the figures are on this backend
+};
+// False for a ranking that is not of paged results.
+bool fastest_of(const Ranking& ranking, const std::string& backend, Fastest* out);
+
 
 }  // namespace ds
