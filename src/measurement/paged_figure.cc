@@ -78,7 +78,7 @@ namespace {
 std::shared_ptr<const ResultExtra> decode_paged(const Json& j) {
   auto f = std::make_shared<PagedFigure>();
   f->table = j.at("table").get<std::string>();
-  f->option = j.at("option").get<std::string>();
+  f->option = j.value("option", std::string("--block-table"));
   f->pool_blocks = j.at("pool_blocks");
   f->compared = j.at("compared");
   f->contiguous = stage_from_wire(j.at("contiguous"));

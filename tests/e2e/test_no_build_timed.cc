@@ -172,6 +172,14 @@ TEST(NothingBuiltWhileTimed, CudaCopyBlockTable) {
                                      "DS_CUDA_DOUBLE_BUILD_LOG");
 }
 
+// copy --compare-contiguous: the contiguous pass's plan, initiator (and the gather's
+// second descriptor table) made at setup next to the paged pass's.
+TEST(NothingBuiltWhileTimed, CudaCopyCompareContiguous) {
+  const std::vector<std::string> extra = {"--block-table", "random:7", "--compare-contiguous", "--validate", "each"};
+  for (const char* c : {"host_to_device_ce", "host_to_device_batch_ce", "host_to_device_sm_gather"})
+    expect_nothing_built_while_timed(copy_args("cuda", c, extra), cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
+}
+
 TEST(NothingBuiltWhileTimed, AscendCopyBlockTable) {
   for (const char* c : {"host_to_device_batch_ce", "all_host_to_all_device_ffts_direct_h2d"})
     expect_nothing_built_while_timed(copy_args("ascend", c, {"--block-table", "random:7"}), ascend_env(),

@@ -1,0 +1,227 @@
+// copy --compare-contiguous and the Paged line: each case with a block table also
+// times its copies with the blocks at slots 0, 1, ... of the same pools, as its own
+// pass in the same run (the cuda double's call log shows which slots each pass
+// used); its result says the paged pass's share of it (text, JSON "paged", a CSV
+// row). A run of several cases over one paged layout ends with the fastest method
+// for it. What does not combine is one line, exit 2; the plan line fills only the
+// request's blocks of a pool.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "cli_harness.h"
+#include "json_checks.h"
+#include "staged_checks.h"
+
+using namespace dstest;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+std::map<std::string, std::string> cuda_env(const std::string& log = "") {
+  std::map<std::string, std::string> env = {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_DEVICES", "2"}};
+  if (!log.empty()) env["DS_CUDA_DOUBLE_LOG"] = log;
+  return env;
+}
+
+// The issue's command, sized down: DeepSeek-V3.2 at TP 8 in vLLM's MLA cache, 256
+// tokens = 2 blocks of 61 layers' [144K latent, 16896 B indexer] chunks.
+std::vector<std::string> done_when(const std::string& backend, const std::vector<std::string>& cases) {
+  std::vector<std::string> v = {"copy", "--backend", backend};
+  for (const std::string& c : cases) v.insert(v.end(), {"-t", c});
+  v.insert(v.end(), {"--model", "DeepSeek-V3.2", "--tp", "8", "--input-len", "256", "--kv-layout", "vllm-flash",
+                     "--block-table", "random", "--compare-contiguous", "-i", "2", "--warmup", "1"});
+  return v;
+}
+
+// The "filling X" of the plan line copy says on stderr for `args`.
+std::string filling(const std::vector<std::string>& args) {
+  const RunResult r = run_tool(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  if (!std::regex_search(r.err, m, std::regex(R"(\(filling ([0-9.]+ [KMGT]?i?B) at a nominal)"))) {
+    ADD_FAILURE() << "no plan line in:\n" << r.err;
+    return "";
+  }
+  return m[1];
+}
+
+}  // namespace
+
+// Per iteration (1 warm-up + 1): the contiguous pass at slots 0, 1, 2, then the
+// paged one at the table's 6, 2, 0; the result's figures are the paged pass's, the
+// contiguous pass's in "paged", and the paged pass validated at its slots.
+TEST(CopyCompareContiguous, TheContiguousPassCopiesTheSequentialSlots) {
+  TempFile table("ds-copy-table"), log("ds-copy-log");
+  { std::ofstream(table.path()) << "6\n2\n0\n"; }
+  JsonRun r = run_json({"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-s", "64K", "-n", "3", "-d", "1",
+                        "-i", "1", "--warmup", "1", "--validate", "each", "--block-table", table.path(),
+                        "--pool-blocks", "7", "--compare-contiguous"},
+                       cuda_env(log.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(staged::copy_slots(log.text(), "cuMemcpyHtoDAsync_v2", "dst", 65536, 12),
+            (std::vector<uint64_t>{0, 1, 2, 6, 2, 0, 0, 1, 2, 6, 2, 0}));
+  const json x = r.result("host_to_device_ce");
+  EXPECT_EQ(x["validated"], true);
+  const json& p = x["paged"];
+  EXPECT_EQ(p["block_table"], table.path());
+  EXPECT_EQ(p["pool_blocks"], 7);
+  EXPECT_EQ(p["chunks_per_iteration"], 3);
+  EXPECT_EQ(p["mean_chunk_bytes"], 65536.0);
+  const double contig = p["contiguous"]["bandwidth_gib_s"].get<double>();
+  ASSERT_GT(contig, 0);
+  EXPECT_NEAR(p["contiguous"]["copy_us"]["avg"].get<double>(), 3.0 * 65536 / (contig * (1 << 30)) * 1e6, 0.01);
+  EXPECT_NEAR(p["percent_of_contiguous"].get<double>(), 100.0 * x["bandwidth_gib_s"].get<double>() / contig, 1e-9);
+  EXPECT_EQ(x["iterations"], 1);
+}
+
+// The issue's command on sim: every H2D method validated at its slots, each its
+// Paged line with its share of contiguous, then the summary and the fastest method
+// for this layout, labelled as sim's memcpy.
+TEST(CopyCompareContiguous, TheIssuesCommandOnSimNamesTheFastestMethod) {
+  std::vector<std::string> args =
+      done_when("sim", {"host_to_device_ce", "host_to_device_batch_ce", "host_to_device_ce_multi_stream"});
+  args.insert(args.end(), {"--validate", "each"});
+  const RunResult r = run_tool(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto paged = lines_starting(r.out, "  Paged: ");
+  ASSERT_EQ(paged.size(), 3u) << r.out;
+  for (const std::string& line : paged)
+    EXPECT_TRUE(std::regex_match(line, std::regex(R"(  Paged: 244 chunks of 82176 B, [0-9.]+ GiB/s = [0-9.]+% of contiguous)")))
+        << line;
+  EXPECT_EQ(lines_starting(r.out, "[validation] ").size(), 3u) << r.out;
+  const auto fastest = lines_starting(r.out, "  Fastest for this layout: ");
+  ASSERT_EQ(fastest.size(), 1u) << r.out;
+  EXPECT_TRUE(std::regex_match(
+      fastest[0],
+      std::regex(R"(  Fastest for this layout: host_to_device_[a-z_]+ [0-9.]+ GiB/s, [0-9]+\.[0-9]{2}x host_to_device_[a-z_]+ \(on sim every method is sim's memcpy on its copy threads, not a device's copy engines or SMs\))")))
+      << fastest[0];
+  // Right after the summary line it explains, and the last line.
+  const size_t at = r.out.find("\n" + fastest[0] + "\n");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(at + fastest[0].size() + 2, r.out.size()) << r.out;
+  const size_t summary = r.out.rfind("\nSummary (BW from Copy, ", at);
+  ASSERT_NE(summary, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\n', summary + 1), at) << r.out;
+}
+
+// Through the cuda double, the gather kernel among them: JSON's summary names the
+// best and how many times the next it moves, from the results' own figures; CSV
+// has each case's contiguous row.
+TEST(CopyCompareContiguous, TheCudaDoubleRanksTheGatherMethods) {
+  const std::vector<std::string> cases = {"host_to_device_ce", "host_to_device_batch_ce",
+                                          "host_to_device_ce_multi_stream", "host_to_device_sm_gather"};
+  JsonRun r = run_json(done_when("cuda", cases), cuda_env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  double best = 0, second = 0;
+  std::string best_name;
+  for (const std::string& c : cases) {
+    const json x = r.result(c);
+    EXPECT_GT(x["paged"]["percent_of_contiguous"].get<double>(), 0) << c;
+    EXPECT_EQ(x["paged"]["chunks_per_iteration"], 244) << c;
+    const double bw = x["bandwidth_gib_s"].get<double>();
+    if (bw > best) {
+      second = best;
+      best = bw;
+      best_name = c;
+    } else if (bw > second) {
+      second = bw;
+    }
+  }
+  EXPECT_DOUBLE_EQ(r.result("host_to_device_sm_gather")["gather"]["mean_chunk_bytes"].get<double>(), 82176.0);
+  ASSERT_TRUE(r.doc.contains("summary")) << r.out;
+  ASSERT_EQ(r.doc["summary"].size(), 1u) << r.doc["summary"].dump();
+  const json& f = r.doc["summary"][0]["fastest"];
+  EXPECT_EQ(f["name"], best_name);
+  EXPECT_DOUBLE_EQ(f["bandwidth_gib_s"].get<double>(), best);
+  EXPECT_DOUBLE_EQ(f["next_bandwidth_gib_s"].get<double>(), second);
+  EXPECT_DOUBLE_EQ(f["times_next"].get<double>(), best / second);
+  EXPECT_TRUE(f["note"].is_null()) << f.dump();
+  std::vector<std::string> csv = done_when("cuda", {"host_to_device_ce", "host_to_device_sm_gather"});
+  csv.insert(csv.end(), {"--format", "csv"});
+  const RunResult c = run_tool(csv, cuda_env());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::vector<std::string> names;
+  std::istringstream in(c.out);
+  std::string row;
+  std::getline(in, row);
+  while (std::getline(in, row)) names.push_back(row.substr(0, row.find(',')));
+  EXPECT_EQ(names, (std::vector<std::string>{"host_to_device_ce", "host_to_device_ce:contiguous",
+                                             "host_to_device_sm_gather", "host_to_device_sm_gather:contiguous"}))
+      << c.out;
+}
+
+// Without --compare-contiguous: the Paged line names the table and pool (the host
+// side's option when only it is paged); no table, or one case: no fastest line.
+TEST(CopyCompareContiguous, WithoutTheFlagThePagedLineNamesTheTable) {
+  const RunResult d = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-t", "host_to_device_batch_ce",
+                                "-s", "5000", "-f", "3", "-n", "10", "-d", "1", "-i", "2", "--block-table", "random:7"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const auto paged = lines_starting(d.out, "  Paged: ");
+  ASSERT_EQ(paged.size(), 2u) << d.out;
+  EXPECT_TRUE(std::regex_match(paged[0], std::regex(R"(  Paged: 30 chunks of 5000 B, [0-9.]+ GiB/s \(--block-table random:7, a 40-block pool\))")))
+      << paged[0];
+  EXPECT_EQ(lines_starting(d.out, "  Fastest for this layout: ").size(), 1u) << d.out;
+  const RunResult h = run_tool({"copy", "--backend", "sim", "-t", "device_to_host_ce", "-s", "4K", "-n", "3", "-d",
+                                "1", "-i", "2", "--host-block-table", "random:2", "--host-pool-blocks", "5"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  const auto host = lines_starting(h.out, "  Paged: ");
+  ASSERT_EQ(host.size(), 1u) << h.out;
+  EXPECT_TRUE(std::regex_match(host[0], std::regex(R"(  Paged: 3 chunks of 4096 B, [0-9.]+ GiB/s \(--host-block-table random:2, a 5-block pool\))")))
+      << host[0];
+  EXPECT_TRUE(lines_starting(h.out, "  Fastest for this layout: ").empty()) << h.out;
+  const RunResult plain = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-t",
+                                    "host_to_device_batch_ce", "-s", "4K", "-n", "3", "-d", "1", "-i", "2"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(contains(plain.out, "\nSummary (")) << plain.out;
+  EXPECT_FALSE(contains(plain.out, "Paged:") || contains(plain.out, "Fastest")) << plain.out;
+}
+
+TEST(CopyCompareContiguous, WhatDoesNotCombineIsOneLineExit2) {
+  const struct {
+    std::vector<std::string> args;
+    std::string line;
+  } cases[] = {
+      {{"-t", "host_to_device_ce", "--compare-contiguous"},
+       "option --compare-contiguous measures a --block-table's blocks against contiguous ones; give --block-table or "
+       "--host-block-table too"},
+      {{"-t", "all_host_to_all_device_duplex_ce_multi_stream", "--block-table", "random", "--compare-contiguous"},
+       "option --compare-contiguous: case all_host_to_all_device_duplex_ce_multi_stream is a duplex case, which has "
+       "no contiguous pass yet; run it without the option"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"copy", "--backend", "sim", "-s", "4K", "-n", "2", "-d", "1"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const RunResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "dev-sandbox: error: " + c.line + "\n");
+  }
+}
+
+// The dry run says the contiguous pass and gives it to the equivalent command.
+TEST(CopyCompareContiguous, TheDryRunSaysTheContiguousPass) {
+  const RunResult r = run_tool({"copy", "--backend", "sim", "-t", "host_to_device_ce", "--model", "Qwen3-32B", "--tp",
+                                "8", "--input-len", "512", "--kv-layout", "vllm-flash", "--block-table", "random",
+                                "--compare-contiguous", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, " --block-table random:1 --pool-blocks 16 --compare-contiguous\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\n--compare-contiguous: every iteration also copies the same blocks at slots 0, 1, ... "
+                              "of the same pool, timed apart, and each case's Paged line says its share of that\n"))
+      << r.out;
+}
+
+// The plan line fills what setup fills: a pool of 1000 slots for 4 blocks is
+// allocated whole, but filling counts the request's blocks, as without a table.
+TEST(CopyCompareContiguous, ThePlanLineFillsTheRequestNotThePool) {
+  const std::vector<std::string> base = {"copy", "--backend", "sim", "-t", "host_to_device_ce", "-s", "1M", "-n", "4",
+                                         "-d", "1", "-i", "1"};
+  std::vector<std::string> paged = base;
+  paged.insert(paged.end(), {"--block-table", "random", "--pool-blocks", "1000"});
+  const std::string plain = filling(base);
+  EXPECT_EQ(plain, "9.00 MiB");  // source and destination, 4 MiB each, one block of staging, the plan
+  EXPECT_EQ(filling(paged), plain);
+}
