@@ -79,6 +79,27 @@ TEST(CopyCompareContiguous, TheContiguousPassCopiesTheSequentialSlots) {
   EXPECT_EQ(x["iterations"], 1);
 }
 
+// A paged source (D2H, the device side paged) is filled at setup at the contiguous
+// pass's slots first, then at the table's, so that pass reads memory that was written
+// and the table's slots hold what the paged pass and its checks expect.
+TEST(CopyCompareContiguous, APagedSourceIsFilledAtBothPassesSlots) {
+  TempFile table("ds-copy-table"), log("ds-copy-log");
+  { std::ofstream(table.path()) << "6\n2\n0\n"; }
+  for (bool compare : {false, true}) {
+    std::vector<std::string> args = {"copy", "--backend", "cuda", "-t", "device_to_host_ce", "-s", "64K", "-n", "3",
+                                     "-d", "1", "-i", "1", "--warmup", "0", "--validate", "--block-table",
+                                     table.path(), "--pool-blocks", "7"};
+    if (compare) args.push_back("--compare-contiguous");
+    { std::ofstream truncate(log.path()); }
+    JsonRun r = run_json(args, cuda_env(log.path()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.result("device_to_host_ce")["validated"], true);
+    const std::vector<uint64_t> want =
+        compare ? std::vector<uint64_t>{0, 1, 2, 6, 2, 0} : std::vector<uint64_t>{6, 2, 0};
+    EXPECT_EQ(staged::copy_slots(log.text(), "cuMemcpyHtoD_v2", "dst", 65536, 12), want);
+  }
+}
+
 // The command on sim: every H2D method validated at its slots, each its
 // Paged line with its share of contiguous, then the summary and the fastest method
 // for this layout, labelled as sim's memcpy.
