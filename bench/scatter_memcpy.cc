@@ -8,6 +8,10 @@
 // thread k copying blocks k, k+T, ... (the blocks round-robin on the streams), all
 // started together every iteration; an iteration's time is the latest end - the
 // earliest start (as copy alone: first submission to last completion).
+// SOURCE (optional, default staging): "regions" puts the source where copy's
+// contiguous host side of a block layout has it instead (chunk j of block b at
+// (j x blocks + b) x CHUNK_BYTES: each chunk kind its own region), for `copy`'s
+// host_to_device_ce with --kv-layout and --block-table.
 // Prints {"copy_gib_s": ..., "copy_us": {"avg", "p50", "min"}}, bytes = blocks x C x CHUNK_BYTES.
 #include <sys/mman.h>
 
@@ -48,8 +52,15 @@ struct Chunk {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 9) {
-    std::fprintf(stderr, "usage: scatter_memcpy CHUNK_BYTES CHUNKS_PER_BLOCK TABLE_FILE POOL STAGING_K THREADS ITERS WARMUP\n");
+  if (argc != 9 && argc != 10) {
+    std::fprintf(stderr,
+                 "usage: scatter_memcpy CHUNK_BYTES CHUNKS_PER_BLOCK TABLE_FILE POOL STAGING_K THREADS ITERS WARMUP "
+                 "[staging|regions]\n");
+    return 2;
+  }
+  const std::string source = argc == 10 ? argv[9] : "staging";
+  if (source != "staging" && source != "regions") {
+    std::fprintf(stderr, "scatter_memcpy: SOURCE is staging or regions, not '%s'\n", source.c_str());
     return 2;
   }
   const size_t chunk = std::strtoull(argv[1], nullptr, 10), per_block = std::strtoull(argv[2], nullptr, 10);
@@ -63,15 +74,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const size_t blocks = slots.size(), block_bytes = chunk * per_block;
-  char* staging = mapped(std::min(k, blocks) * block_bytes);
+  const bool regions = source == "regions";
+  const size_t source_bytes = (regions ? blocks : std::min(k, blocks)) * block_bytes;
+  char* staging = mapped(source_bytes);
   char* region = mapped(pool * block_bytes);
-  std::memset(staging, 0x5a, std::min(k, blocks) * block_bytes);
+  std::memset(staging, 0x5a, source_bytes);
   // The chunk list, made before any timing, in the order the pass copies it.
   std::vector<Chunk> list;
   list.reserve(blocks * per_block);
   for (size_t b = 0; b < blocks; ++b)
     for (size_t j = 0; j < per_block; ++j)
-      list.push_back({region + j * pool * chunk + slots[b] * chunk, staging + (b % k) * block_bytes + j * chunk});
+      list.push_back({region + j * pool * chunk + slots[b] * chunk,
+                      regions ? staging + (j * blocks + b) * chunk : staging + (b % k) * block_bytes + j * chunk});
   std::vector<long long> start(static_cast<size_t>(threads)), end(static_cast<size_t>(threads)), times;
   std::atomic<int> arrived{0};
   std::atomic<int> generation{0};
