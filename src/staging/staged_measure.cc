@@ -176,6 +176,9 @@ class StagedMeasurement : public Measurement {
     t.rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
     t.moved = t.rounds * static_cast<uint64_t>(passes_of(p_)) * p_.layout.bytes() * static_cast<uint64_t>(load_ || !p_.shared ? p_.devices : 1);
     t.nominal_gib_s = 1.0;
+    // --block-table: the pool is allocated whole, the request's blocks of it are what is filled.
+    if (!p_.table.slots.empty())
+      t.unfilled = static_cast<uint64_t>(p_.devices) * (p_.device_layout().region_bytes() - p_.layout.region_bytes());
     return t;
   }
   NeedsText needs_text() const override {

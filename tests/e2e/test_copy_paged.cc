@@ -245,4 +245,12 @@ TEST(CopyCompareContiguous, ThePlanLineFillsTheRequestNotThePool) {
   const std::string plain = filling(base);
   EXPECT_EQ(plain, "9.00 MiB");  // source and destination, 4 MiB each, one block of staging, the plan
   EXPECT_EQ(filling(paged), plain);
+  // load's card region is the pool too (sim: in host memory): filled, its request's blocks.
+  if (disk::disk_base().empty()) return;
+  const std::string ws = disk::disk_base() + "/" + disk::unique_name("fill");
+  const std::vector<std::string> load = {"load", "--backend", "sim", "--create-workspace", "--workspace", ws,
+                                         "-s", "1M", "-n", "4", "-d", "1", "-i", "1"};
+  std::vector<std::string> load_paged = load;
+  load_paged.insert(load_paged.end(), {"--block-table", "random", "--pool-blocks", "1000"});
+  EXPECT_EQ(filling(load_paged), filling(load));
 }
