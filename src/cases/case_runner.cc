@@ -139,10 +139,12 @@ const char* path_of(const CaseSpec& spec) {
   return "host memory -> host memory";
 }
 
-// Every `passes`-th value of `v` from `first`: one pass's loop iterations.
-std::vector<int64_t> every_pass(const std::vector<int64_t>& v, int first, int passes) {
+// --compare-contiguous: the values of `v` (one per measured loop iteration) of the
+// contiguous pass, or of the paged one.
+std::vector<int64_t> pass_values(const std::vector<int64_t>& v, const CopyParams& p, bool contiguous) {
   std::vector<int64_t> out;
-  for (size_t i = static_cast<size_t>(first); i < v.size(); i += static_cast<size_t>(passes)) out.push_back(v[i]);
+  for (size_t i = 0; i < v.size(); ++i)
+    if (p.contiguous_pass(p.warmup * 2 + static_cast<int>(i)) == contiguous) out.push_back(v[i]);
   return out;
 }
 
@@ -150,7 +152,7 @@ std::vector<int64_t> every_pass(const std::vector<int64_t>& v, int first, int pa
 LoopResult paged_pass(LoopResult loop, const CopyParams& p) {
   if (!p.compare_contiguous) return loop;
   for (std::vector<int64_t>* v : {&loop.submit, &loop.measured, &loop.wall, &loop.start_skew})
-    *v = every_pass(*v, 1, 2);
+    *v = pass_values(*v, p, false);
   return loop;
 }
 
@@ -350,8 +352,8 @@ class CopyWorker : public LoopWorker {
   CopyPlan plan_copies(const Buffer& src, const CopyPlacement& at) const {
     return plan_fragments(src, dst_, at, direction(spec_), spec_.method, p_.streams, p_.submit_mode);
   }
-  // --compare-contiguous: the first of each iteration's two loop iterations.
-  bool contiguous_pass(int index) const { return p_.compare_contiguous && index % 2 == 0; }
+  // --compare-contiguous: the loop iteration of the contiguous pass (CopyParams).
+  bool contiguous_pass(int index) const { return p_.contiguous_pass(index); }
 
   int owner() const { return spec_.shared_src ? 0 : w_; }  // whose pattern the source holds
 
@@ -534,7 +536,7 @@ class CopyMeasurement : public Measurement {
     // never initialised here, so a later fork case starts from a clean process.
     s.isolate = spec_.topology != Topology::kFork;
     s.hooks_apart = p_.validate && p_.validate_each;  // no worker checks during another's timed part
-    // --compare-contiguous: each iteration two loop iterations, contiguous then paged.
+    // --compare-contiguous: each iteration two loop iterations, the two passes (in turns).
     s.warmup = p_.warmup * p_.passes();
     s.iterations = p_.iterations * p_.passes();
     s.progress_bytes = p_.layout.unit_bytes();
@@ -644,7 +646,7 @@ class CopyMeasurement : public Measurement {
   }
 
   // A block table: the Paged line, and with --compare-contiguous the contiguous
-  // pass's times (the first of each iteration's two loop iterations).
+  // pass's times (one of each iteration's two loop iterations: CopyParams::contiguous_pass).
   PagedFigure paged_figure(const LoopResult& both) const {
     PagedFigure f;
     const bool device = !p_.device_table.slots.empty();
@@ -655,7 +657,7 @@ class CopyMeasurement : public Measurement {
     f.compared = p_.compare_contiguous;
     f.contiguous.name = "Contiguous";
     if (f.compared) {
-      f.contiguous.samples = every_pass(both.measured, 0, 2);
+      f.contiguous.samples = pass_values(both.measured, p_, true);
       f.contiguous.ns = compute_stats(f.contiguous.samples);
     }
     return f;

@@ -66,9 +66,18 @@ struct CopyParams {
   }
   CopyPlacement contiguous_placement() const { return contiguous_placement(layout); }
   bool paged() const { return !device_table.slots.empty() || !host_table.slots.empty(); }
-  // Loop iterations per measured iteration: 2 with --compare-contiguous (the
-  // contiguous pass first, then the paged one), else 1.
+  // Loop iterations per measured iteration: 2 with --compare-contiguous, else 1.
   int passes() const { return compare_contiguous ? 2 : 1; }
+  // With --compare-contiguous, whether loop iteration `index` (warm-up included) is
+  // the contiguous pass: the two passes alternate their order from one iteration to
+  // the next (ABBA, so that neither is always the one that finds the other's data in
+  // the caches), the last iteration ending with the paged pass (what --validate checks).
+  bool contiguous_pass(int index) const {
+    if (!compare_contiguous) return false;
+    const int iteration = index / 2, last = warmup + iterations - 1;
+    const bool contiguous_first = (last - iteration) % 2 == 0;
+    return (index % 2 == 0) == contiguous_first;
+  }
 };
 
 // Devices a case runs on: 1 for single-card cases, else -d.
