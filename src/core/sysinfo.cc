@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -122,7 +123,7 @@ std::string container_evidence() {
   return "";
 }
 
-int cpu_max_cpus(const std::string& cpu_max) {
+double cpu_max_quota(const std::string& cpu_max) {
   std::istringstream in(cpu_max);
   std::string quota;
   long long period = 0;
@@ -130,34 +131,46 @@ int cpu_max_cpus(const std::string& cpu_max) {
   char* end = nullptr;
   const long long q = std::strtoll(quota.c_str(), &end, 10);
   if (!end || *end != '\0' || q <= 0) return 0;
-  return static_cast<int>((q + period - 1) / period);
+  return static_cast<double>(q) / static_cast<double>(period);
 }
-
-namespace {
 
 // The quota of this process's cgroup: v2 (the cpu.max of the path /proc/self/cgroup
 // names under "0::"), else v1's cpu controller at its mount.
-int cgroup_quota_cpus() {
+double cgroup_cpu_quota() {
+  const char* forced = std::getenv("DEV_SANDBOX_CPU_MAX");  // tests: a container's quota on any machine
+  if (forced && *forced) return cpu_max_quota(forced);
   std::ifstream in("/proc/self/cgroup");
   std::string line;
   while (std::getline(in, line))
     if (line.rfind("0::", 0) == 0) {
-      const int n = cpu_max_cpus(read_first_line("/sys/fs/cgroup" + line.substr(3) + "/cpu.max"));
+      const double n = cpu_max_quota(read_first_line("/sys/fs/cgroup" + line.substr(3) + "/cpu.max"));
       if (n > 0) return n;
     }
   const std::string quota = read_first_line("/sys/fs/cgroup/cpu/cpu.cfs_quota_us");
   const std::string period = read_first_line("/sys/fs/cgroup/cpu/cpu.cfs_period_us");
-  return quota.empty() || period.empty() ? 0 : cpu_max_cpus(quota + " " + period);
+  return quota.empty() || period.empty() ? 0 : cpu_max_quota(quota + " " + period);
 }
 
-}  // namespace
+CpuBound cpu_bound(int affinity, double quota) {
+  CpuBound b;
+  b.cpus = affinity > 0 ? affinity : 0;
+  b.bound = "affinity";
+  if (quota > 0 && (b.cpus <= 0 || quota < b.cpus)) {
+    b.cpus = quota;
+    b.bound = "cgroup quota";
+  }
+  return b;
+}
+
+CpuBound usable_cpu_bound() {
+  const std::vector<int> allowed = allowed_cpus();
+  return cpu_bound(allowed.empty() ? online_cpus() : static_cast<int>(allowed.size()), cgroup_cpu_quota());
+}
 
 int usable_cpus() {
-  const std::vector<int> allowed = allowed_cpus();
-  int cpus = allowed.empty() ? online_cpus() : static_cast<int>(allowed.size());
-  const int quota = cgroup_quota_cpus();
-  if (quota > 0 && (cpus <= 0 || quota < cpus)) cpus = quota;
-  return cpus;
+  const CpuBound b = usable_cpu_bound();
+  if (b.cpus <= 0) return 0;
+  return std::max(1, static_cast<int>(b.cpus));  // whole CPUs: rounded down
 }
 
 std::vector<int> allowed_cpus() {

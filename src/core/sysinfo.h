@@ -30,11 +30,28 @@ std::string container_evidence();
 // The CPUs this thread may use (its affinity: a container's cpuset, taskset),
 // ascending; empty when the kernel does not say.
 std::vector<int> allowed_cpus();
-// The CPUs a cgroup's cpu.max ("QUOTA PERIOD" or "max PERIOD", cgroup v2) lets run at
-// once, rounded up; 0 when it sets no limit or cannot be read.
-int cpu_max_cpus(const std::string& cpu_max);
-// The CPUs this process may keep busy at once: its affinity (allowed_cpus, else the
-// online CPUs), capped by its cgroup's CPU quota (cgroup v2 cpu.max, v1 cfs_quota_us).
+// The CPU time a cgroup's cpu.max ("QUOTA PERIOD" or "max PERIOD", cgroup v2) allows
+// per unit of wall time, as CPUs, exactly ("150000 100000": 1.5); 0 when it sets no
+// limit or cannot be read.
+double cpu_max_quota(const std::string& cpu_max);
+// This process's cgroup CPU quota (cgroup v2 cpu.max, v1 cfs_quota_us), as
+// cpu_max_quota; 0 when none. DEV_SANDBOX_CPU_MAX, when set, is read instead of the
+// cgroup's cpu.max (a quota can then be tested on any machine).
+double cgroup_cpu_quota();
+
+// The CPUs' worth of time a process may use at once: `affinity` CPUs (the CPUs it may
+// run on), capped by a cgroup `quota` (0: none), and which of the two bound it.
+struct CpuBound {
+  double cpus = 0;    // 1.5 under a quota of 1.5; 0 when neither is known
+  std::string bound;  // "affinity" or "cgroup quota"
+};
+CpuBound cpu_bound(int affinity, double quota);
+// This process's: its affinity (allowed_cpus, else the online CPUs) and its cgroup's quota.
+CpuBound usable_cpu_bound();
+// The threads this process may keep running at once: usable_cpu_bound() rounded down,
+// at least 1 (under a quota of 1.5, two busy threads are throttled: they do not
+// both run); 0 when not known. For look_nap_rule's count of threads against CPUs;
+// a share of CPU time (load --offload-ratio's) takes the exact bound.
 int usable_cpus();
 
 }  // namespace ds

@@ -1,5 +1,6 @@
 #include "staging/mix_measure.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 
@@ -20,6 +21,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/stats.h"
+#include "core/sysinfo.h"
 #include "core/units.h"
 #include "copy_methods/initiator.h"
 #include "measurement/measurement.h"
@@ -86,22 +88,49 @@ struct SideTimes {
 // shared with this process; a direction that did not run is zero.
 struct MixRecord {
   SideTimes load, offload;
-  int64_t cpu_ns;  // the worker process's CPU time over the pass
+  // The worker process's CPU time over the pass, and its two transfer loops' threads'
+  // (the load's, the offload's: CLOCK_THREAD_CPUTIME_ID), which on a card spin
+  // looking for copy completions.
+  int64_t cpu_ns, loop_cpu_ns;
   // Together: from the later of the two directions' first submissions to the first
-  // direction's end (both running), and the worker's CPU time from the pass's start
-  // to that end. Alone: the pass and its CPU time.
-  int64_t overlap_ns, cpu_overlap_ns;
+  // direction's end (both running), and the worker's and its loops' CPU time over it,
+  // read at the later side's loop start and at that end. Alone: the pass and its CPU times.
+  int64_t overlap_ns, cpu_overlap_ns, loop_cpu_overlap_ns;
 };
 // One card's CPUs (its worker's affinity, as placed), written once at setup.
 struct CpuRecord {
   cpu_set_t cpus;
 };
 
-int64_t process_cpu_ns() {
+int64_t cpu_clock_ns(clockid_t clock) {
   timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  if (clock_gettime(clock, &ts) != 0) return 0;  // a thread not started yet: none
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+
+clockid_t this_thread_cpu_clock() {
+  clockid_t c = CLOCK_THREAD_CPUTIME_ID;
+  if (pthread_getcpuclockid(pthread_self(), &c) != 0) throw RunError("pthread_getcpuclockid failed");
+  return c;
+}
+
+// The threads whose pipelines run the transfer loops: the worker's (load) and the
+// offload thread's, each set by that thread before its first pass.
+struct LoopClocks {
+  clockid_t load = CLOCK_THREAD_CPUTIME_ID, offload = CLOCK_THREAD_CPUTIME_ID;
+  bool have_load = false, have_offload = false;
+  MixCpuMark mark() const {
+    MixCpuMark m;
+    m.process_ns = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    m.loops_ns = (have_load ? cpu_clock_ns(load) : 0) + (have_offload ? cpu_clock_ns(offload) : 0);
+    return m;
+  }
+};
+
+// One side's marks in a pass: at its loop's start, and at its end when it ended first.
+struct SideMarks {
+  MixCpuMark start, first_end;
+};
 
 struct MixSetup {
   const StagedParams& load;
@@ -132,9 +161,10 @@ struct MixSetup {
 // offload side's device handle, it runs one pipelined pass each time it is told to.
 class OffloadThread {
  public:
-  // `cpu_at_first_end`: set to the process's CPU time when a pass of its side ends first.
-  OffloadThread(Device& dev, StagedSide& side, std::atomic<int64_t>* cpu_at_first_end)
-      : dev_(dev), side_(side), cpu_at_first_end_(cpu_at_first_end), token_(loop_progress_token()) {
+  // `marks`: the CPU times at each pass's start and, when its side ends first, at its
+  // end (read by the worker after wait()); `clocks`: its thread's clock set in it.
+  OffloadThread(Device& dev, StagedSide& side, LoopClocks& clocks, SideMarks& marks)
+      : dev_(dev), side_(side), clocks_(clocks), marks_(marks), token_(loop_progress_token()) {
     thread_ = std::thread([this] { main(); });
     std::unique_lock<std::mutex> lk(m_);
     cv_.wait(lk, [&] { return ready_; });
@@ -175,6 +205,8 @@ class OffloadThread {
     adopt_loop_progress(token_);  // its completions are the worker's progress
     std::unique_lock<std::mutex> lk(m_);
     try {
+      clocks_.offload = this_thread_cpu_clock();
+      clocks_.have_offload = true;
       dev_.bind_thread();
     } catch (...) {
       error_ = std::current_exception();
@@ -188,8 +220,9 @@ class OffloadThread {
       PipelineTimes t;
       std::exception_ptr e;
       try {
+        marks_.start = clocks_.mark();
         t = side_.pipelined();
-        if (t.ended_first && cpu_at_first_end_) cpu_at_first_end_->store(process_cpu_ns());
+        if (t.ended_first) marks_.first_end = clocks_.mark();
       } catch (...) {
         e = std::current_exception();
       }
@@ -203,7 +236,8 @@ class OffloadThread {
 
   Device& dev_;
   StagedSide& side_;
-  std::atomic<int64_t>* cpu_at_first_end_;
+  LoopClocks& clocks_;
+  SideMarks& marks_;
   const void* token_;
   std::mutex m_;
   std::condition_variable cv_;
@@ -246,7 +280,7 @@ class MixWorker : public LoopWorker {
     CpuRecord& mine = s.cpus[card];
     CPU_ZERO(&mine.cpus);
     if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) throw sys_error("sched_getaffinity", errno);
-    thread_ = std::make_unique<OffloadThread>(*off_dev_, *off_, &cpu_at_first_end_);
+    thread_ = std::make_unique<OffloadThread>(*off_dev_, *off_, clocks_, off_marks_);
   }
   ~MixWorker() override { thread_.reset(); }
 
@@ -295,9 +329,10 @@ class MixWorker : public LoopWorker {
   const MixSetup& s_;
   int card_;
   // Per pass: the first direction's end (both sides' pipelines set it, the first
-  // wins) and the worker's CPU time then, taken by the side that ended first.
+  // wins); each side's CPU marks (the offload's written on its thread before wait()).
   std::atomic<int64_t> first_end_{INT64_MAX};
-  std::atomic<int64_t> cpu_at_first_end_{0};
+  LoopClocks clocks_;
+  SideMarks load_marks_, off_marks_;
   std::unique_ptr<Device> dev_, off_dev_;  // first made, last gone
   std::unique_ptr<StagedSide> load_, off_;
   std::unique_ptr<OffloadThread> thread_;  // after the side it runs
@@ -311,15 +346,20 @@ void MixWorker::iterate(int index, IterationRecord& r) {
   const int pass = index % kPasses;
   const bool load = pass != kOffloadAlone, offload = pass != kLoadAlone;
   first_end_.store(INT64_MAX);
-  const int64_t cpu0 = process_cpu_ns();
+  if (!clocks_.have_load) {  // the thread that runs iterate(), the load's pipeline (before the offload's first start)
+    clocks_.load = this_thread_cpu_clock();
+    clocks_.have_load = true;
+  }
+  const MixCpuMark cpu0 = clocks_.mark();
   const int64_t t0 = now_ns();
   if (offload) thread_->start();
   PipelineTimes lt, ot;
   std::exception_ptr load_error, offload_error;
   if (load) {
     try {
+      load_marks_.start = clocks_.mark();
       lt = load_->pipelined();
-      if (lt.ended_first) cpu_at_first_end_.store(process_cpu_ns());
+      if (lt.ended_first) load_marks_.first_end = clocks_.mark();
     } catch (...) {
       load_error = std::current_exception();
     }
@@ -330,12 +370,17 @@ void MixWorker::iterate(int index, IterationRecord& r) {
   wall_ns_ = now_ns() - t0;
   MixRecord& rec = s_.records[static_cast<size_t>(card_) * static_cast<size_t>(s_.loop_iterations) +
                               static_cast<size_t>(index)];
-  rec.cpu_ns = process_cpu_ns() - cpu0;
+  const MixCpuMark cpu1 = clocks_.mark();
+  rec.cpu_ns = cpu1.process_ns - cpu0.process_ns;
+  rec.loop_cpu_ns = cpu1.loops_ns - cpu0.loops_ns;
   rec.load = side_times(lt);
   rec.offload = side_times(ot);
-  const int64_t started = load && offload ? std::max(lt.start_ns, ot.start_ns) : (load ? lt.start_ns : ot.start_ns);
-  rec.overlap_ns = std::max<int64_t>(0, first_end_.load() - started);
-  rec.cpu_overlap_ns = cpu_at_first_end_.load() - cpu0;
+  const MixOverlapCpu o = mix_overlap_cpu({load, lt.start_ns, lt.ended_first, load_marks_.start, load_marks_.first_end},
+                                          {offload, ot.start_ns, ot.ended_first, off_marks_.start, off_marks_.first_end},
+                                          first_end_.load());
+  rec.overlap_ns = o.overlap_ns;
+  rec.cpu_overlap_ns = o.cpu_ns;
+  rec.loop_cpu_overlap_ns = o.loop_cpu_ns;
   r.submitted = r.start + std::max(lt.submit_ns, ot.submit_ns);
   short_transfers_ += lt.short_transfers + ot.short_transfers;
 }
@@ -507,27 +552,36 @@ void MixMeasurement::put_mix(CaseResult& r) const {
   // CPU: per measured round every card's together pass (and its overlap) summed,
   // over the CPUs any may use; the overlap per round the slowest card's.
   st.cpu.name = "Cpu";
+  st.loop_cpu.name = "LoopCpu";
   st.cpu_overlap.name = "CpuOverlap";
+  st.loop_cpu_overlap.name = "LoopCpuOverlap";
   st.overlap.name = "Overlap";
   for (size_t it = static_cast<size_t>(p_.warmup * kPasses); it < static_cast<size_t>(setup_->loop_iterations);
        it += kPasses) {
-    int64_t sum = 0, sum_overlap = 0, overlap = 0;
+    int64_t sum = 0, loops = 0, sum_overlap = 0, loops_overlap = 0, overlap = 0;
     for (int c = 0; c < p_.devices; ++c) {
-      sum += record(c, it).cpu_ns;
-      sum_overlap += record(c, it).cpu_overlap_ns;
-      overlap = std::max(overlap, record(c, it).overlap_ns);
+      const MixRecord& rec = record(c, it);
+      sum += rec.cpu_ns;
+      loops += rec.loop_cpu_ns;
+      sum_overlap += rec.cpu_overlap_ns;
+      loops_overlap += rec.loop_cpu_overlap_ns;
+      overlap = std::max(overlap, rec.overlap_ns);
     }
     st.cpu.samples.push_back(sum);
+    st.loop_cpu.samples.push_back(loops);
     st.cpu_overlap.samples.push_back(sum_overlap);
+    st.loop_cpu_overlap.samples.push_back(loops_overlap);
     st.overlap.samples.push_back(overlap);
   }
-  st.cpu.ns = compute_stats(st.cpu.samples);
-  st.cpu_overlap.ns = compute_stats(st.cpu_overlap.samples);
-  st.overlap.ns = compute_stats(st.overlap.samples);
+  for (Stage* s : {&st.cpu, &st.loop_cpu, &st.cpu_overlap, &st.loop_cpu_overlap, &st.overlap})
+    s->ns = compute_stats(s->samples);
+  // The CPUs the workers may run on (their affinities' union), capped by the cgroup's quota.
   cpu_set_t all;
   CPU_ZERO(&all);
   for (int c = 0; c < p_.devices; ++c) CPU_OR(&all, &all, &setup_->cpus[c].cpus);
-  st.cpus = std::max(1, CPU_COUNT(&all));
+  const CpuBound bound = cpu_bound(CPU_COUNT(&all), cgroup_cpu_quota());
+  st.cpus = bound.cpus > 0 ? bound.cpus : 1;
+  st.cpus_bound = bound.bound;
   st.set_figures(r);
   r.extras.put(std::move(st));
 }

@@ -11,6 +11,23 @@
 
 namespace ds {
 
+double mix_cpu_share(double cpu_ns, double loop_cpu_ns, double span_ns, double cpus) {
+  const double others = cpu_ns - loop_cpu_ns, left = span_ns * cpus - loop_cpu_ns;
+  if (others <= 0 || span_ns <= 0 || cpus <= 0) return 0.0;
+  return left > 0 ? others / left : 1.0;
+}
+
+MixOverlapCpu mix_overlap_cpu(const MixSideRun& load, const MixSideRun& offload, int64_t first_end_ns) {
+  const bool load_later = load.ran && (!offload.ran || load.start_ns >= offload.start_ns);
+  const MixSideRun& later = load_later ? load : offload;
+  const MixSideRun& first = load.ran && load.ended_first ? load : offload;
+  MixOverlapCpu o;
+  o.overlap_ns = std::max<int64_t>(0, first_end_ns - later.start_ns);
+  o.cpu_ns = std::max<int64_t>(0, first.at_first_end.process_ns - later.at_start.process_ns);
+  o.loop_cpu_ns = std::max<int64_t>(0, first.at_first_end.loops_ns - later.at_start.loops_ns);
+  return o;
+}
+
 std::string mix_verdict(const MixVerdictInput& in) {
   if (in.load_kept >= kMixKeptFraction && in.offload_kept >= kMixKeptFraction) return "none";
   if (in.cpu_share >= kMixCpuFraction) return "host CPUs";
@@ -56,14 +73,14 @@ void MixStages::set_figures(const CaseResult& r) {
   perfect_overlap_gib_s = ds::bandwidth_gib_s(load.bytes + offload.bytes, 1, longer_ns * 1e-9);
   percent_of_perfect_overlap = perfect_overlap_gib_s > 0 ? 100.0 * together_gib_s / perfect_overlap_gib_s : 0.0;
   const double wall = r.stage(r.measured).avg;  // the together pass (the row's IO+Copy)
-  cpu_share = wall > 0 && cpus > 0 ? cpu.ns.avg / (wall * cpus) : 0.0;
+  cpu_share = mix_cpu_share(cpu.ns.avg, loop_cpu.ns.avg, wall, cpus);
   disk_stretch = stretch(load.io_busy_together, offload.io_busy_together, load.io_busy_alone, offload.io_busy_alone);
   copy_stretch =
       stretch(load.copy_busy_together, offload.copy_busy_together, load.copy_busy_alone, offload.copy_busy_alone);
   const double o = overlap.ns.avg;
   set_overlap_figures(load, o);
   set_overlap_figures(offload, o);
-  overlap_cpu_share = o > 0 && cpus > 0 ? cpu_overlap.ns.avg / (o * cpus) : 0.0;
+  overlap_cpu_share = mix_cpu_share(cpu_overlap.ns.avg, loop_cpu_overlap.ns.avg, o, cpus);
   overlap_disk_stretch = overlap_stretch(load, offload, &MixDirection::io_busy_overlap, &MixDirection::io_busy_alone);
   overlap_copy_stretch =
       overlap_stretch(load, offload, &MixDirection::copy_busy_overlap, &MixDirection::copy_busy_alone);
@@ -108,12 +125,15 @@ void MixStages::add_json(Json& result, const CaseResult&) const {
                    {"perfect_overlap_gib_s", perfect_overlap_gib_s},
                    {"percent_of_perfect_overlap", percent_of_perfect_overlap},
                    {"cpu_us", stats_us(cpu.ns)},
+                   {"loop_cpu_us", stats_us(loop_cpu.ns)},
                    {"cpus", cpus},
+                   {"cpus_bound", cpus_bound},
                    {"cpu_share", cpu_share},
                    {"disk_stretch", disk_stretch},
                    {"copy_stretch", copy_stretch},
                    {"overlap_us", stats_us(overlap.ns)},
                    {"overlap_cpu_us", stats_us(cpu_overlap.ns)},
+                   {"overlap_loop_cpu_us", stats_us(loop_cpu_overlap.ns)},
                    {"overlap_cpu_share", overlap_cpu_share},
                    {"overlap_disk_stretch", overlap_disk_stretch},
                    {"overlap_copy_stretch", overlap_copy_stretch},
@@ -142,12 +162,12 @@ std::string direction_line(const char* dir, const char* measured, const MixDirec
 
 // Over the overlap: its span, and the together pass's, in ms (averages).
 std::string busy_line(const MixStages& s, double together_ns) {
-  char line[256];
+  char line[320];
   std::snprintf(line, sizeof line,
-                "  Busy: disk %.2fx its time alone, copy %.2fx, host CPUs %.0f%% of %d while both ran (%.3f of %.3f "
-                "ms)\n",
+                "  Busy: disk %.2fx its time alone, copy %.2fx, host CPUs %.0f%% of %g (%s) while both ran (%.3f of "
+                "%.3f ms)\n",
                 s.overlap_disk_stretch, s.overlap_copy_stretch, 100.0 * s.overlap_cpu_share, s.cpus,
-                s.overlap.ns.avg * 1e-6, together_ns * 1e-6);
+                printable(s.cpus_bound).c_str(), s.overlap.ns.avg * 1e-6, together_ns * 1e-6);
   return line;
 }
 
@@ -223,9 +243,12 @@ std::shared_ptr<const ResultExtra> decode_mix(const Json& j) {
   s.ratio_asked = j.at("ratio").at(0);
   s.ratio = j.at("ratio").at(1);
   s.cpu = stage_from_wire(j.at("cpu"));
+  s.loop_cpu = stage_from_wire(j.at("loop_cpu"));
   s.cpus = j.at("cpus");
+  s.cpus_bound = j.at("cpus_bound");
   s.overlap = stage_from_wire(j.at("overlap"));
   s.cpu_overlap = stage_from_wire(j.at("cpu_overlap"));
+  s.loop_cpu_overlap = stage_from_wire(j.at("loop_cpu_overlap"));
   const Json& f = j.at("figures");
   s.together_gib_s = f.at(0);
   s.percent_of_alone = f.at(1);
@@ -282,9 +305,12 @@ Json MixStages::encode() const {
           {"offload", direction_wire(offload)},
           {"ratio", {ratio_asked, ratio}},
           {"cpu", stage_wire(cpu)},
+          {"loop_cpu", stage_wire(loop_cpu)},
           {"cpus", cpus},
+          {"cpus_bound", cpus_bound},
           {"overlap", stage_wire(overlap)},
           {"cpu_overlap", stage_wire(cpu_overlap)},
+          {"loop_cpu_overlap", stage_wire(loop_cpu_overlap)},
           {"figures",
            {together_gib_s, percent_of_alone, cpu_share, disk_stretch, copy_stretch, perfect_overlap_gib_s,
             percent_of_perfect_overlap, overlap_cpu_share, overlap_disk_stretch, overlap_copy_stretch}},
@@ -312,9 +338,12 @@ std::shared_ptr<const ResultExtra> MixStages::combine(const std::vector<const Re
   st.set_figures(combined);
   // Each rank its own host: the CPU figures of the one whose CPUs were fullest.
   st.cpu = busiest->cpu;
+  st.loop_cpu = busiest->loop_cpu;
   st.cpus = busiest->cpus;
+  st.cpus_bound = busiest->cpus_bound;
   st.cpu_share = busiest->cpu_share;
   st.cpu_overlap = busiest_in_overlap->cpu_overlap;
+  st.loop_cpu_overlap = busiest_in_overlap->loop_cpu_overlap;
   st.overlap_cpu_share = busiest_in_overlap->overlap_cpu_share;
   st.set_verdict();
   return std::make_shared<const MixStages>(std::move(st));

@@ -42,15 +42,46 @@ struct MixDirection {
 // The verdict's thresholds (docs/load.md "Load and offload together"), all over the
 // overlap (both directions running): each direction kept at >= 90% of its alone
 // speed: nothing fell short; else the host's CPUs when the workers' CPU time in the
-// overlap fills >= 90% of (the overlap x the CPUs they may run on); else the disk or
+// overlap, their transfer loops' own left out, fills >= 90% of the CPU time the loops
+// left (mix_cpu_share); else the disk or
 // the copy, whichever's busy time in the overlap grew more from its time alone for
 // the same work.
 constexpr double kMixKeptFraction = 0.90;
 constexpr double kMixCpuFraction = 0.90;
 
+// The share of the CPU time that the transfer loops' threads left which the rest of
+// the workers' threads used: (cpu - loops) / (span x cpus - loops), all CPU times
+// over `span` ns on `cpus` CPUs. A loop thread on a card spins looking for its copies'
+// completions (aio/io_loop.h look_nap_rule): its CPU is the tool's polling, not what
+// the copies, the I/O threads and the kernel's work for them need; the CPUs those get
+// are what is left. 0 when nothing else ran; 1 when the loops left no CPU time and
+// something else ran.
+double mix_cpu_share(double cpu_ns, double loop_cpu_ns, double span_ns, double cpus);
+
+// CPU times read at one instant in a card's worker: its process's, and its two
+// transfer loops' threads' (CLOCK_THREAD_CPUTIME_ID) summed.
+struct MixCpuMark {
+  int64_t process_ns = 0, loops_ns = 0;
+};
+// One direction's pipelined pass in a round's pass, as the worker saw it.
+struct MixSideRun {
+  bool ran = false;
+  int64_t start_ns = 0;      // its first submission (monotonic)
+  bool ended_first = false;  // its end was the first direction's
+  MixCpuMark at_start;       // read at its loop's start
+  MixCpuMark at_first_end;   // read at its end, when it ended first
+};
+struct MixOverlapCpu {
+  int64_t overlap_ns = 0, cpu_ns = 0, loop_cpu_ns = 0;
+};
+// The overlap (from the later side's first submission to `first_end_ns`) and the CPU
+// times over it: from the later side's marks at its start to the first-ended side's
+// at its end. One side alone: its pass.
+MixOverlapCpu mix_overlap_cpu(const MixSideRun& load, const MixSideRun& offload, int64_t first_end_ns);
+
 struct MixVerdictInput {
   double load_kept, offload_kept;  // MixDirection::kept
-  double cpu_share;     // CPU time in the overlap / (overlap x CPUs), 0..(about) 1
+  double cpu_share;     // mix_cpu_share over the overlap, 0..(about) 1
   double disk_stretch;  // (load + offload io busy in the overlap) / (the same alone x work_in_overlap)
   double copy_stretch;  // (load + offload copy busy in the overlap) / (the same alone x work_in_overlap)
 };
@@ -64,13 +95,17 @@ class MixStages : public ResultExtra {
   double ratio_asked = 0;  // --offload-ratio
   double ratio = 0;        // offload bytes / load bytes, as run (whole blocks)
   // Per measured round: every card's CPU time (its worker process, every thread,
-  // user and system) over the together pass; the CPUs those workers may run on.
-  Stage cpu;
-  int cpus = 1;
+  // user and system) over the together pass, and its two transfer loops' threads'
+  // (in it); the CPUs those workers may run on: their affinities' union, capped by
+  // the cgroup's CPU quota (exact: 1.5), and which bound applied ("affinity", "cgroup quota").
+  Stage cpu, loop_cpu;
+  double cpus = 1;
+  std::string cpus_bound = "affinity";
   // Per measured round, the slowest card's overlap in the together pass: from the
   // later of the two directions' first submissions to the first direction's end;
-  // every card's CPU time from the pass's start to that end, summed.
-  Stage overlap, cpu_overlap;
+  // every card's CPU time over it (from the later side's loop start to that end), and
+  // its loops' threads', summed.
+  Stage overlap, cpu_overlap, loop_cpu_overlap;
   // The Mix line: a, b (alone), c, d (together), e (both directions' bytes over the
   // together pass, the result's BW); the perfect overlap f (both directions' bytes
   // over the longer of the two alone passes: what together would give if each kept
@@ -78,7 +113,7 @@ class MixStages : public ResultExtra {
   // 100 even at a perfect overlap when the directions' alone passes differ).
   double together_gib_s = 0, percent_of_alone = 0;
   double perfect_overlap_gib_s = 0, percent_of_perfect_overlap = 0;
-  // Over the whole together pass (JSON): CPU time / (the pass x CPUs) and the
+  // Over the whole together pass (JSON): mix_cpu_share over the pass and the
   // directions' busy times summed, together over alone.
   double cpu_share = 0, disk_stretch = 0, copy_stretch = 0;
   // Over the overlap (the Busy line's and the verdict's): MixVerdictInput's.

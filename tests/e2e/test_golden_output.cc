@@ -105,7 +105,8 @@ std::string mask_text(const std::string& out) {
     for (const char* mixed : {"  Load: ", "  Offload: ", "  Busy: ", "  Mix: "})
       if (line.rfind(mixed, 0) == 0) {
         line = std::regex_replace(line, std::regex(R"(P90\)=[0-9. /]+)"), "P90)=<n> ");
-        line = std::regex_replace(line, std::regex(R"(% of [0-9]+ )"), "% of <cpus> ");
+        line = std::regex_replace(line, std::regex(R"(% of [0-9.]+ \((affinity|cgroup quota)\) )"),
+                                  "% of <cpus> (<bound>) ");
         line = std::regex_replace(line, std::regex(R"(\([0-9.]+ of [0-9.]+ ms\))"), "(<n> of <n> ms)");
         line = std::regex_replace(line, std::regex(R"([0-9]+(\.[0-9]+)?(x|%| GiB/s|,| \+| =| \())"), "<n>$2");
         line = std::regex_replace(line, std::regex(R"(BW\(GB/s\)=[0-9.]+)"), "BW(GB/s)=<n>");
@@ -168,6 +169,7 @@ std::string mask_json(const std::string& out) {
         } else if (kv.key() == "cpus") {
           kv.value() = 0;  // the CPUs this machine lets the workers use
         }
+        if (kv.key() == "cpus_bound") kv.value() = "<bound>";  // what bound them: affinity or a cgroup quota
       }
     if (r.contains("device_io"))  // aio: the disk under the workspace varies with the machine
       for (auto& d : r["device_io"]) {

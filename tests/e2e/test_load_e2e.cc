@@ -463,9 +463,22 @@ void expect_mix_arithmetic(const json& x) {
                       (l["alone_copy_busy_us"]["avg"].get<double>() + o["alone_copy_busy_us"]["avg"].get<double>());
   EXPECT_NEAR(m["disk_stretch"].get<double>(), disk, disk * 1e-9);
   EXPECT_NEAR(m["copy_stretch"].get<double>(), copy, copy * 1e-9);
-  const double cpu = m["cpu_us"]["avg"].get<double>() / (x["copy_us"]["avg"].get<double>() * m["cpus"].get<double>());
-  EXPECT_NEAR(m["cpu_share"].get<double>(), cpu, cpu * 1e-9);
+  // The CPU share: what the threads other than the transfer loops used of what the loops left.
+  auto share = [](double cpu, double loops, double span, double cpus) {
+    return cpu - loops <= 0 ? 0.0 : (cpu - loops) / (span * cpus - loops);
+  };
+  const double cpus = m["cpus"].get<double>();
+  EXPECT_GT(cpus, 0);
+  EXPECT_TRUE(m["cpus_bound"] == "affinity" || m["cpus_bound"] == "cgroup quota") << m["cpus_bound"];
+  const double cpu = share(m["cpu_us"]["avg"].get<double>(), m["loop_cpu_us"]["avg"].get<double>(),
+                           x["copy_us"]["avg"].get<double>(), cpus);
+  EXPECT_NEAR(m["cpu_share"].get<double>(), cpu, cpu * 1e-9 + 1e-12);
   EXPECT_GT(m["cpu_us"]["avg"].get<double>(), 0);
+  EXPECT_GT(m["loop_cpu_us"]["avg"].get<double>(), 0);  // the loops' threads ran
+  EXPECT_LE(m["loop_cpu_us"]["avg"].get<double>(), m["cpu_us"]["avg"].get<double>());
+  EXPECT_LE(m["overlap_loop_cpu_us"]["avg"].get<double>(), m["overlap_cpu_us"]["avg"].get<double>());
+  // Read over the overlap, not from the pass's start: within the pass's.
+  EXPECT_LE(m["overlap_cpu_us"]["avg"].get<double>(), m["cpu_us"]["avg"].get<double>());
   // The perfect overlap: both directions' bytes over the longer alone pass.
   const double longer_s =
       std::max(l["alone_io_copy_us"]["avg"].get<double>(), o["alone_io_copy_us"]["avg"].get<double>()) * 1e-6;
@@ -501,8 +514,9 @@ void expect_mix_arithmetic(const json& x) {
                        (l["alone_copy_busy_us"]["avg"].get<double>() * wl + o["alone_copy_busy_us"]["avg"].get<double>() * wo);
   EXPECT_NEAR(m["overlap_disk_stretch"].get<double>(), odisk, odisk * 1e-9);
   EXPECT_NEAR(m["overlap_copy_stretch"].get<double>(), ocopy, ocopy * 1e-9);
-  const double ocpu = m["overlap_cpu_us"]["avg"].get<double>() / (ov * m["cpus"].get<double>());
-  EXPECT_NEAR(m["overlap_cpu_share"].get<double>(), ocpu, ocpu * 1e-9);
+  const double ocpu =
+      share(m["overlap_cpu_us"]["avg"].get<double>(), m["overlap_loop_cpu_us"]["avg"].get<double>(), ov, cpus);
+  EXPECT_NEAR(m["overlap_cpu_share"].get<double>(), ocpu, ocpu * 1e-9 + 1e-12);
   const std::string verdict = kl >= 0.9 && ko >= 0.9 ? "none"
                               : ocpu >= 0.9         ? "host CPUs"
                               : odisk >= ocopy      ? "disk"
@@ -553,6 +567,32 @@ TEST(LoadMix, BothDirectionsValidateAndTheMixLineAgrees) {
   EXPECT_TRUE(contains(r.out, "\n  Load: Size(KB)=16 Count=16  IO+Copy(us)-(Min/Max/Avg/P50/P90)=")) << r.out;
   EXPECT_TRUE(contains(r.out, "\n  Offload: Size(KB)=16 Count=8  Copy+IO(us)-(Min/Max/Avg/P50/P90)=")) << r.out;
   EXPECT_TRUE(contains(r.out, "[validation] load+offload PASS")) << r.out;
+  EXPECT_FALSE(exists(ws)) << "left behind";
+}
+
+// Under a cgroup CPU quota (DEV_SANDBOX_CPU_MAX stands for a container's --cpus=1.5):
+// the CPU share is over the 1.5 CPUs the quota allows, exactly, whatever the
+// affinity, and the Busy line and JSON say that the quota bound them.
+TEST(LoadMix, ACgroupQuotaBoundsTheCpuShare) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixquota");
+  const auto r = run_tool(load_args(ws, {"-s", "16K", "-n", "4", "--offload-ratio", "1", "--format", "text,json"}),
+                          {{"DEV_SANDBOX_CPU_MAX", "150000 100000"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = json::parse(r.out.substr(r.out.find("\n{") + 1))["results"][0];
+  EXPECT_EQ(x["mix"]["cpus"], 1.5);
+  EXPECT_EQ(x["mix"]["cpus_bound"], "cgroup quota");
+  expect_mix_arithmetic(x);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  Busy: disk [0-9.]+x its time alone, copy [0-9.]+x, host CPUs "
+                                                  "[0-9]+% of 1\\.5 \\(cgroup quota\\) while both ran \\(")))
+      << r.out;
+  // Without a quota: the affinity's whole CPUs.
+  const JsonRun a = run_json(load_args(ws, {"-s", "16K", "-n", "4", "--offload-ratio", "1"}), {{"DEV_SANDBOX_CPU_MAX", "max 100000"}});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.result("load+offload")["mix"]["cpus_bound"], "affinity");
+  const double cpus = a.result("load+offload")["mix"]["cpus"].get<double>();
+  EXPECT_GE(cpus, 1);
+  EXPECT_EQ(cpus, std::floor(cpus)) << "a count of CPUs";
   EXPECT_FALSE(exists(ws)) << "left behind";
 }
 

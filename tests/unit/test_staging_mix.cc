@@ -184,7 +184,7 @@ TEST(MixStagesFigures, LineAndVerdictFromTheStages) {
   const std::string block = m.block_lines(r);
   EXPECT_NE(block.find("  Load: Size(KB)=1024 Count=1024  IO+Copy(us)-(Min/Max/Avg/P50/P90)="), std::string::npos)
       << block;
-  EXPECT_NE(block.find("  Busy: disk 6.00x its time alone, copy 2.50x, host CPUs 20% of 4 while both ran (500.000 of "
+  EXPECT_NE(block.find("  Busy: disk 6.00x its time alone, copy 2.50x, host CPUs 20% of 4 (affinity) while both ran (500.000 of "
                        "1000.000 ms)\n"),
             std::string::npos)
       << block;
@@ -195,6 +195,95 @@ TEST(MixStagesFigures, LineAndVerdictFromTheStages) {
   m.cpu_overlap = stage("CpuOverlap", {1000000000});
   m.set_figures(r);
   EXPECT_EQ(m.short_of, "disk");
+}
+
+// The transfer loops' own CPU time is not the host's CPUs falling short: on a card
+// each pipeline's loop spins looking for its copies' completions (a CPU each). Two
+// loops spinning through the 0.5 s overlap (1 s of CPU) and 0.85 s of other work on
+// 4 CPUs: 0.85 of the 1 s the loops left, 85%, not 92.5% of all of it.
+TEST(MixStagesFigures, TheLoopsOwnCpuTimeIsLeftOutOfTheShare) {
+  const CaseResult r = together_result();
+  MixStages m = sample_mix();
+  m.cpu_overlap = stage("CpuOverlap", {1850000000});
+  m.loop_cpu_overlap = stage("LoopCpuOverlap", {1000000000});
+  m.cpu = stage("Cpu", {2000000000});
+  m.loop_cpu = stage("LoopCpu", {1500000000});  // over the 1 s pass: 0.5 of the 2.5 s left, 20%
+  m.set_figures(r);
+  EXPECT_DOUBLE_EQ(m.overlap_cpu_share, 0.85);
+  EXPECT_DOUBLE_EQ(m.cpu_share, 0.2);
+  EXPECT_EQ(m.short_of, "disk");
+  // The others filling what the loops left: the host's CPUs.
+  m.cpu_overlap = stage("CpuOverlap", {1950000000});
+  m.set_figures(r);
+  EXPECT_DOUBLE_EQ(m.overlap_cpu_share, 0.95);
+  EXPECT_EQ(m.short_of, "host CPUs");
+}
+
+TEST(MixStagesFigures, CpuShareEdges) {
+  EXPECT_DOUBLE_EQ(mix_cpu_share(2e9, 0, 1e9, 4), 0.5);
+  EXPECT_DOUBLE_EQ(mix_cpu_share(3e9, 1e9, 1e9, 4), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(mix_cpu_share(1e9, 1e9, 1e9, 4), 0.0);  // only the loops ran
+  EXPECT_DOUBLE_EQ(mix_cpu_share(5e9, 4e9, 1e9, 4), 1.0);  // the loops left nothing, others ran
+  EXPECT_DOUBLE_EQ(mix_cpu_share(1e9, 0, 0, 4), 0.0);
+  EXPECT_DOUBLE_EQ(mix_cpu_share(0.75e9, 0, 0.5e9, 1.5), 1.0);  // a quota of 1.5 CPUs, used whole
+}
+
+// A container's quota of 1.5 CPUs on a larger host: the share over 1.5 (not the 2
+// it rounds up to, nor the host's CPUs), and the Busy line says which bound applied.
+TEST(MixStagesFigures, AFractionalQuotaIsTheShareBound) {
+  const CaseResult r = together_result();
+  MixStages m = sample_mix();
+  m.cpus = 1.5;
+  m.cpus_bound = "cgroup quota";
+  m.cpu_overlap = stage("CpuOverlap", {700000000});  // 0.7 s in 0.5 s on 1.5: 93%; on 2: 70%
+  m.set_figures(r);
+  EXPECT_NEAR(m.overlap_cpu_share, 0.7 / 0.75, 1e-12);
+  EXPECT_EQ(m.short_of, "host CPUs");
+  EXPECT_NE(m.block_lines(r).find("host CPUs 93% of 1.5 (cgroup quota) while both ran"), std::string::npos)
+      << m.block_lines(r);
+  // And through the wire (ranks), the bound and the exact count stay.
+  register_staged_results();
+  const auto back = decode_extra(MixStages::kKey, m.encode());
+  const auto* b = dynamic_cast<const MixStages*>(back.get());
+  ASSERT_NE(b, nullptr);
+  EXPECT_DOUBLE_EQ(b->cpus, 1.5);
+  EXPECT_EQ(b->cpus_bound, "cgroup quota");
+  EXPECT_DOUBLE_EQ(b->loop_cpu_overlap.ns.avg, m.loop_cpu_overlap.ns.avg);
+}
+
+// The CPU time over the overlap is read from the later side's loop start (the
+// overlap's start), not the pass's: the load starts at 100 (process CPU 10 then),
+// the offload at 300 (CPU 50), the load ends first at 1000 (CPU 200): 150 of CPU in
+// an overlap of 700.
+TEST(MixStagesFigures, OverlapCpuIsReadFromTheOverlapsStart) {
+  MixSideRun l, o;
+  l.ran = o.ran = true;
+  l.start_ns = 100;
+  l.at_start = {10, 1};
+  o.start_ns = 300;
+  o.at_start = {50, 5};
+  l.ended_first = true;
+  l.at_first_end = {200, 20};
+  MixOverlapCpu c = mix_overlap_cpu(l, o, 1000);
+  EXPECT_EQ(c.overlap_ns, 700);
+  EXPECT_EQ(c.cpu_ns, 150);
+  EXPECT_EQ(c.loop_cpu_ns, 15);
+  // The other way round: the offload ends first, the load started later.
+  std::swap(l.start_ns, o.start_ns);
+  l.at_start = {50, 5};
+  o.at_start = {10, 1};
+  l.ended_first = false;
+  o.ended_first = true;
+  o.at_first_end = {260, 30};
+  c = mix_overlap_cpu(l, o, 900);
+  EXPECT_EQ(c.overlap_ns, 600);
+  EXPECT_EQ(c.cpu_ns, 210);
+  EXPECT_EQ(c.loop_cpu_ns, 25);
+  // Alone: its own pass.
+  MixSideRun none;
+  c = mix_overlap_cpu(none, o, 900);
+  EXPECT_EQ(c.overlap_ns, 800);
+  EXPECT_EQ(c.cpu_ns, 250);
 }
 
 // --offload-ratio 0.25: the load alone 1 s (1 GiB), the offload alone 0.25 s (0.25

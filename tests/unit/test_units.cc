@@ -77,15 +77,32 @@ TEST(FormatKib, WholeAndFractional) {
   EXPECT_EQ(format_kib(1000), "0.977");
 }
 
-// A cgroup v2 cpu.max: "QUOTA PERIOD" lets QUOTA/PERIOD CPUs run (rounded up); "max"
-// or anything unreadable sets no limit (0).
-TEST(Sysinfo, CpuMaxCpus) {
-  EXPECT_EQ(ds::cpu_max_cpus("max 100000"), 0);
-  EXPECT_EQ(ds::cpu_max_cpus("200000 100000"), 2);
-  EXPECT_EQ(ds::cpu_max_cpus("150000 100000"), 2);
-  EXPECT_EQ(ds::cpu_max_cpus("50000 100000"), 1);
-  EXPECT_EQ(ds::cpu_max_cpus("-1 100000"), 0);  // cgroup v1's "no quota", as cfs_quota_us says it
-  EXPECT_EQ(ds::cpu_max_cpus(""), 0);
-  EXPECT_EQ(ds::cpu_max_cpus("abc 100000"), 0);
+// A cgroup v2 cpu.max: "QUOTA PERIOD" allows QUOTA/PERIOD CPUs' worth of time,
+// exactly (1.5 is 1.5, not 2); "max" or anything unreadable sets no limit (0).
+TEST(Sysinfo, CpuMaxQuota) {
+  EXPECT_EQ(ds::cpu_max_quota("max 100000"), 0);
+  EXPECT_DOUBLE_EQ(ds::cpu_max_quota("200000 100000"), 2);
+  EXPECT_DOUBLE_EQ(ds::cpu_max_quota("150000 100000"), 1.5);
+  EXPECT_DOUBLE_EQ(ds::cpu_max_quota("50000 100000"), 0.5);
+  EXPECT_EQ(ds::cpu_max_quota("-1 100000"), 0);  // cgroup v1's "no quota", as cfs_quota_us says it
+  EXPECT_EQ(ds::cpu_max_quota(""), 0);
+  EXPECT_EQ(ds::cpu_max_quota("abc 100000"), 0);
   EXPECT_GE(ds::usable_cpus(), 1);
+  EXPECT_GT(ds::usable_cpu_bound().cpus, 0);
+}
+
+// The affinity capped by the quota, and which bound applied: a container with
+// --cpus=4 on a 64-core host has 4, by its quota; --cpus=1.5 has 1.5.
+TEST(Sysinfo, CpuBoundIsTheAffinityCappedByTheQuota) {
+  ds::CpuBound b = ds::cpu_bound(64, 4);
+  EXPECT_DOUBLE_EQ(b.cpus, 4);
+  EXPECT_EQ(b.bound, "cgroup quota");
+  b = ds::cpu_bound(64, 1.5);
+  EXPECT_DOUBLE_EQ(b.cpus, 1.5);
+  b = ds::cpu_bound(8, 16);
+  EXPECT_DOUBLE_EQ(b.cpus, 8);
+  EXPECT_EQ(b.bound, "affinity");
+  b = ds::cpu_bound(8, 0);
+  EXPECT_DOUBLE_EQ(b.cpus, 8);
+  EXPECT_EQ(b.bound, "affinity");
 }
