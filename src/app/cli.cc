@@ -287,6 +287,22 @@ std::string check_cli(const std::vector<std::string>& args) {
 
 namespace {
 
+// Why a job may not give option `o` (""; it may): what takes the point's JSON
+// document away from the child's stdout, or prints something else there.
+std::string refused_in_job(const CLI::Option& o) {
+  std::vector<std::string> names = o.get_lnames();
+  for (const std::string& sn : o.get_snames()) names.push_back(sn);
+  const auto has = [&](const char* n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+  if (has("format") || has("output"))
+    return "run gives every point --format json and keeps its document in the results file";
+  const std::string instead = " instead of the point's JSON document, which run keeps";
+  if (has("dry-run")) return "--dry-run prints the sizing" + instead;
+  if (has("help") || has("h")) return "--help prints the usage" + instead;
+  if (has("list")) return "--list prints the cases" + instead;
+  if (has("version")) return "--version prints the version" + instead;
+  return "";
+}
+
 JobOption job_option_for(const CLI::Option& o, const std::string& flag) {
   JobOption out;
   out.flag = flag;
@@ -310,13 +326,19 @@ class CliJobCommands : public JobCommands {
            "; a job runs copy, trans, aio, load or offload";
   }
 
+  // `key` names option `o` (as `flag`): refused where it would take the point's
+  // document away from stdout, by whichever of its names the key spells.
+  static JobOption resolved(const CLI::Option& o, const std::string& key, const std::string& flag) {
+    const std::string why = refused_in_job(o);
+    if (why.empty()) return job_option_for(o, flag);
+    JobOption out;
+    const std::string named = o.get_lnames().empty() ? flag : "--" + o.get_lnames().front();
+    out.error = (named == "--" + key ? "" : "'" + key + "' is " + named + ": ") + why + ": leave " + key + " out";
+    return out;
+  }
+
   JobOption option(const std::string& command, const std::string& key) const override {
     JobOption out;
-    if (key == "format" || key == "output") {
-      out.error = "run gives every point --format json and keeps its document in the results file: leave " + key +
-                  " out";
-      return out;
-    }
     if (key == "backend") {
       out.flag = "--backend";
       return out;
@@ -329,17 +351,18 @@ class CliJobCommands : public JobCommands {
       std::vector<std::string> names = o->get_lnames();
       for (const std::string& sn : o->get_snames()) names.push_back(sn);
       for (const std::string& n : names) {
-        if (n == "help") continue;
+        const std::string flag = (n.size() == 1 ? "-" : "--") + n;
+        if (n == key) return resolved(*o, key, flag);
+        if (n == "help" || n == "h") continue;
         known.push_back(n);
-        dashed.push_back((n.size() == 1 ? "-" : "--") + n);
-        if (n == key) return job_option_for(*o, dashed.back());
+        dashed.push_back(flag);
       }
     }
     for (const OptionWord& w : kOptionWords) {
       // A word people type for an option named otherwise (size for -s): that option.
       const std::string only = w.only_in;
       if (w.word != "--" + key || (!only.empty() && only != command)) continue;
-      if (const CLI::Option* o = app->get_option_no_throw(w.option)) return job_option_for(*o, w.option);
+      if (const CLI::Option* o = app->get_option_no_throw(w.option)) return resolved(*o, key, w.option);
     }
     const std::string meant = option_for_word("--" + key, *app, dashed);
     const std::string hint = meant.empty() ? did_you_mean(key, known)

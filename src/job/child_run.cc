@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <optional>
 
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -56,8 +58,9 @@ struct ErrLines {
 };
 
 [[noreturn]] void exec_child(const std::string& program, const std::vector<std::string>& args, int out_fd,
-                             int err_fd) {
+                             int err_fd, pid_t parent) {
   ::prctl(PR_SET_PDEATHSIG, SIGINT);  // the job killed outright: the point stops and cleans up too
+  if (::getppid() != parent) ::_exit(128 + SIGINT);  // it died before the line above: no signal will come
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);
   std::vector<char*> argv;
@@ -70,7 +73,41 @@ struct ErrLines {
   ::_exit(127);
 }
 
+bool reap_now(pid_t pid) {
+  int status = 0;
+  pid_t r;
+  while ((r = ::waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR) {
+  }
+  return r != 0;  // reaped, or not ours to wait for (ECHILD)
+}
+
 }  // namespace
+
+ChildGuard::~ChildGuard() {
+  if (reaped_) return;
+  ::kill(pid_, SIGINT);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s_);
+  while (!reap_now(pid_)) {
+    if (std::chrono::steady_clock::now() >= until) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      return;
+    }
+    const timespec step{0, 10 * 1000 * 1000};
+    nanosleep(&step, nullptr);
+  }
+}
+
+int ChildGuard::wait() {
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0) {
+    if (errno != EINTR) throw sys_error("waitpid", errno);
+  }
+  reaped_ = true;
+  return status;
+}
 
 std::string self_program() {
   char buf[4096];
@@ -79,13 +116,19 @@ std::string self_program() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-ChildOutcome run_child(const std::string& program, const std::vector<std::string>& args) {
+ChildOutcome run_child(const std::string& program, const std::vector<std::string>& args,
+                       const ChildRunOptions& options) {
+  // Declared before the pipes, so an unwind closes our ends first: a child stopped
+  // by the guard is then never blocked writing to a pipe no one reads.
+  std::optional<ChildGuard> child;
   Pipe out, err;
   std::fflush(stderr);
   const auto start = std::chrono::steady_clock::now();
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw sys_error("fork", errno);
-  if (pid == 0) exec_child(program, args, out.fd[1], err.fd[1]);
+  if (pid == 0) exec_child(program, args, out.fd[1], err.fd[1], parent);
+  child.emplace(pid, options.stop_grace_s);
   out.close_end(1);
   err.close_end(1);
   ChildOutcome o;
@@ -98,6 +141,7 @@ ChildOutcome run_child(const std::string& program, const std::vector<std::string
       passed_stop = true;
       o.interrupted = true;
     }
+    if (options.each_turn) options.each_turn(pid, o.out);
     pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
     const int r = ::poll(fds, 2, 100);
     if (r < 0 && errno != EINTR) throw sys_error("poll", errno);
@@ -114,10 +158,7 @@ ChildOutcome run_child(const std::string& program, const std::vector<std::string
       }
     }
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw sys_error("waitpid", errno);
-  }
+  const int status = child->wait();
   if (!lines.partial.empty()) {
     std::fputc('\n', stderr);
     lines.line(lines.partial);

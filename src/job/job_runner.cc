@@ -59,7 +59,7 @@ JobRunOutcome run_job(const std::vector<JobPoint>& points, ResultsLog& log, cons
     std::string typed;
     for (const std::string& w : argv) typed += (typed.empty() ? "" : " ") + w;
     notes.tell("run: [" + std::to_string(i + 1) + "/" + std::to_string(points.size()) + "] " + p.label + ": " + typed);
-    const ChildOutcome o = runner(options.program, argv);
+    const ChildOutcome o = runner ? runner(options.program, argv) : run_child(options.program, argv);
     if (o.interrupted) {
       out.interrupted = true;
       break;

@@ -27,12 +27,12 @@ struct JobRunOutcome {
   bool stopped = false;                     // --stop-on-error stopped it after a failure
 };
 
-// What runs one point: run_child unless a test says otherwise.
+// What runs one point: run_child unless a test says otherwise (empty: run_child).
 using PointRunner = std::function<ChildOutcome(const std::string& program, const std::vector<std::string>& argv)>;
 
 // Points already recorded ok in `log` (--resume) are skipped; the others run in
 // order, each recorded as it ends. Progress lines go to `notes` ("[2/5] LABEL").
 JobRunOutcome run_job(const std::vector<JobPoint>& points, ResultsLog& log, const JobRunOptions& options,
-                      Notes& notes, const PointRunner& runner = run_child);
+                      Notes& notes, const PointRunner& runner = {});
 
 }  // namespace ds

@@ -16,8 +16,11 @@ std::string encode_record(const PointRecord& r) {
   Json j = Json::object();
   j["entry"] = r.entry;
   j["label"] = r.label;
-  Json axes = Json::object();
-  for (const auto& a : r.axes) axes[a.first] = a.second;
+  // An array of [name, value] pairs, in the matrix's order: an object's keys come
+  // back sorted where nlohmann_json is older than 3.9 (output/result_extra.h), and
+  // --resume matches a point by its axes in order.
+  Json axes = Json::array();
+  for (const auto& a : r.axes) axes.push_back(Json::array({a.first, a.second}));
   j["axes"] = axes;
   j["status"] = r.ok ? "ok" : "failed";
   j["exit_code"] = r.exit_code;
@@ -39,8 +42,12 @@ PointRecord decode_record(const std::string& line) {
   try {
     r.entry = j.at("entry").get<std::string>();
     r.label = j.at("label").get<std::string>();
-    for (auto it = j.at("axes").begin(); it != j.at("axes").end(); ++it)
-      r.axes.emplace_back(it.key(), it.value().get<std::string>());
+    const Json& axes = j.at("axes");
+    if (!axes.is_array()) throw RunError("axes is not a list of [name, value] pairs");
+    for (const Json& a : axes) {
+      if (!a.is_array() || a.size() != 2) throw RunError("an axis is not a [name, value] pair");
+      r.axes.emplace_back(a.at(0).get<std::string>(), a.at(1).get<std::string>());
+    }
     const std::string status = j.at("status").get<std::string>();
     if (status != "ok" && status != "failed") throw RunError("status is neither ok nor failed");
     r.ok = status == "ok";

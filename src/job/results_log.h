@@ -26,7 +26,7 @@ struct PointRecord {
   Json result;         // the command's --format json document; null when it wrote none
 };
 
-// {"entry", "label", "axes": {...}, "status": "ok"|"failed", "exit_code", "error",
+// {"entry", "label", "axes": [[name, value], ...] (in order), "status": "ok"|"failed", "exit_code", "error",
 // "seconds", "command_line", "result"}, one line without the newline.
 std::string encode_record(const PointRecord& r);
 // RunError naming what is missing when `line` is not what encode_record wrote.

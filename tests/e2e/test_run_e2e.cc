@@ -109,7 +109,7 @@ TEST(Run, ASmallJobRunsEveryPointIntoJsonLinesASummaryAndAPlotPerSweptAxis) {
     EXPECT_EQ(res[0]["count"], counts[i]);
     EXPECT_GT(res[0]["bandwidth_gib_s"].get<double>(), 0);
   }
-  EXPECT_EQ(recs[2]["axes"], json::parse(R"({"s":"16K","n":"2"})"));
+  EXPECT_EQ(recs[2]["axes"], json::parse(R"([["s","16K"],["n","2"]])"));
   EXPECT_EQ(recs[4]["result"]["results"][0]["name"], "h2d_normal_normal_ce");
   // The summary: a header, then a row per point, in the job's order.
   const std::vector<std::string> rows = lines_starting(r.out, "ce ");

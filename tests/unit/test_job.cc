@@ -3,7 +3,11 @@
 // summary. In process: no point runs a real command here (tests/e2e/test_run_e2e.cc does).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
 
 #include <cstdio>
 #include <fstream>
@@ -12,6 +16,7 @@
 #include "app/command.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "job/child_run.h"
 #include "job/job.h"
 #include "job/job_runner.h"
 #include "job/results_log.h"
@@ -100,6 +105,25 @@ TEST(Job, BadJobsAreOneLineNamingFileLineEntryAndKey) {
       {"e:\n  command: copy\n  format: json\n",
        "j.yaml:3: entry 'e': key 'format': run gives every point --format json and keeps its document in the "
        "results file: leave format out"},
+      // Refused by the option a key names, whichever of its spellings: what would take
+      // the point's JSON document away from stdout, or print something else there.
+      {"e:\n  command: load\n  output: r.json\n",
+       "j.yaml:3: entry 'e': key 'output': run gives every point --format json and keeps its document in the "
+       "results file: leave output out"},
+      {"e:\n  command: load\n  model: Qwen3-32B\n  dry-run: true\n",
+       "j.yaml:4: entry 'e': key 'dry-run': --dry-run prints the sizing instead of the point's JSON document, which "
+       "run keeps: leave dry-run out"},
+      {"e:\n  command: copy\n  h: true\n",
+       "j.yaml:3: entry 'e': key 'h': 'h' is --help: --help prints the usage instead of the point's JSON document, "
+       "which run keeps: leave h out"},
+      {"e:\n  command: aio\n  help: true\n",
+       "j.yaml:3: entry 'e': key 'help': --help prints the usage instead of the point's JSON document, which run "
+       "keeps: leave help out"},
+      {"e:\n  command: copy\n  matrix:\n    list: [true, false]\n",
+       "j.yaml:4: entry 'e': key 'matrix.list': --list prints the cases instead of the point's JSON document, which "
+       "run keeps: leave list out"},
+      {"e:\n  command: copy\n  o: r.json\n",
+       "j.yaml:3: entry 'e': key 'o': unknown option for copy (did you mean t?); `dev-sandbox copy --help` lists them"},
       {"e:\n  command: copy\n  s: 4K\n  matrix:\n    s: [8K]\n",
        "j.yaml:5: entry 'e': key 'matrix.s': also given as an option of the entry (line 3): give it in one place"},
       {"e: copy\n", "j.yaml:1: entry 'e': an entry is a mapping of its options, not a scalar"},
@@ -162,7 +186,7 @@ TEST(Job, RecordsRoundTripAsOneLine) {
   const PointRecord r = record("ce", {{"s", "4K"}, {"iodirect", "true"}}, false);
   const std::string line = encode_record(r);
   EXPECT_EQ(line.find('\n'), std::string::npos);
-  const std::string head = R"({"entry":"ce","label":"ce[s=4K,iodirect=true]","axes":{"s":"4K","iodirect":"true"},)"
+  const std::string head = R"({"entry":"ce","label":"ce[s=4K,iodirect=true]","axes":[["s","4K"],["iodirect","true"]],)"
                            R"("status":"failed","exit_code":2,"error":"workspace /nope does not exist",)";
   EXPECT_EQ(line.rfind(head, 0), 0u) << line;
   const PointRecord back = decode_record(line);
@@ -172,6 +196,19 @@ TEST(Job, RecordsRoundTripAsOneLine) {
   EXPECT_EQ(back.error, r.error);
   EXPECT_TRUE(same_point(back, "ce", {{"s", "4K"}, {"iodirect", "true"}}));
   EXPECT_FALSE(same_point(back, "ce", {{"s", "4K"}, {"iodirect", "false"}}));
+}
+
+// Axes in an order that is not alphabetical survive a JSON library that sorts an
+// object's keys (nlohmann_json before 3.9, which has no ordered_json): the line read
+// back through a sorting json and written again still matches the point in order,
+// so --resume skips it.
+TEST(Job, RecordsKeepTheAxesOrderThroughASortingJson) {
+  const std::vector<std::pair<std::string, std::string>> axes = {{"streams", "2"}, {"s", "4K"}, {"iodirect", "true"}};
+  const std::string line = encode_record(record("ce", axes, true));
+  const std::string resorted = nlohmann::json::parse(line).dump();
+  const PointRecord back = decode_record(resorted);
+  EXPECT_EQ(back.axes, axes) << resorted;
+  EXPECT_TRUE(same_point(back, "ce", axes));
 }
 
 TEST(Job, ResumeDropsALastLineCutShortAndRewritesIt) {
@@ -343,6 +380,42 @@ TEST(Job, APlotPerNumericAxisWithMoreThanOneValue) {
   EXPECT_NE(plots[0].svg.find("Bandwidth by s: sim backend"), std::string::npos);
   EXPECT_NE(plots[0].svg.find("ce[iodirect=true,n=8] h2d"), std::string::npos);
   EXPECT_NE(plots[0].svg.find("ce[iodirect=false,n=8] h2d"), std::string::npos);
+}
+
+// ---- run_child's unwind ----
+
+// A child that ignores SIGINT (as a point stuck in a call might), and the runner
+// throwing mid-run once it has started: run_child stops it (SIGINT, then SIGKILL
+// after the grace) and reaps it before the exception leaves; no child remains.
+TEST(Job, AChildIsStoppedAndReapedWhenTheRunnerThrowsMidRun) {
+  ChildRunOptions o;
+  o.stop_grace_s = 0.2;
+  pid_t seen = 0;
+  o.each_turn = [&](pid_t pid, const std::string& out) {
+    seen = pid;
+    if (out.find("started") != std::string::npos) throw std::runtime_error("append failed");
+  };
+  EXPECT_THROW(run_child("/bin/sh", {"sh", "-c", "trap '' INT; echo started; exec sleep 30"}, o), std::runtime_error);
+  ASSERT_GT(seen, 0);
+  int status = 0;
+  errno = 0;
+  EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1);  // none left, running or unreaped
+  EXPECT_EQ(errno, ECHILD);
+}
+
+// The guard alone: a child that stops on SIGINT is reaped within the grace.
+TEST(Job, AChildGuardLetGoUnreapedStopsItsChildWithSigint) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  { ChildGuard guard(pid, 30); }
+  int status = 0;
+  errno = 0;
+  EXPECT_EQ(::waitpid(pid, &status, WNOHANG), -1);  // reaped by the guard
+  EXPECT_EQ(errno, ECHILD);
 }
 
 }  // namespace
