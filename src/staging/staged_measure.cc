@@ -83,8 +83,10 @@ class StagedWorker : public LoopWorker {
     side_ = std::make_unique<StagedSide>(*dev_, s.backend, c, placed_.record());
   }
 
+  // --validate: before every pipelined pass and every contiguous one (warm-up included).
   void before_iteration(int index) override {
-    if (s_.p.validate && index % passes_of(s_.p) == kPipelined) side_->poison();
+    const int pass = index % passes_of(s_.p);
+    if (s_.p.validate && (pass == kPipelined || pass == kContiguous)) side_->poison(pass == kContiguous);
   }
 
   void iterate(int index, IterationRecord& r) override {
@@ -109,12 +111,16 @@ class StagedWorker : public LoopWorker {
   }
   int64_t measured_ns(const IterationRecord&) override { return wall_ns_; }
 
-  // --validate: after every pipelined pass (warm-up included), outside the timing.
+  // --validate: after every pipelined pass and every contiguous one (warm-up
+  // included), outside the timing.
   void after_iteration(int index) override {
-    if (!s_.p.validate || index % passes_of(s_.p) != kPipelined) return;
+    const int pass = index % passes_of(s_.p);
+    if (!s_.p.validate || (pass != kPipelined && pass != kContiguous)) return;
     const int round = index / passes_of(s_.p);
-    side_->check(round < s_.p.warmup ? "warm-up round " + std::to_string(round)
-                                     : "round " + std::to_string(round - s_.p.warmup));
+    side_->check((round < s_.p.warmup ? "warm-up round " + std::to_string(round)
+                                      : "round " + std::to_string(round - s_.p.warmup)) +
+                     (pass == kContiguous ? " (contiguous)" : ""),
+                 pass == kContiguous);
   }
 
   void finish() override {

@@ -93,7 +93,7 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   std::memset(host_, 0, k * fb);
   record.add_buffer(c_.what, host_, k * fb);
   scratch_ = alloc_pageable(static_cast<size_t>(p_.layout.largest_fragment()));
-  if (c_.dir == StagedDir::kOffload) fill_region();
+  if (c_.dir == StagedDir::kOffload) fill_region(kv_);
   engine_ = make_io_engine(p_.engine, p_.iodepth);
   for (unsigned b = 0; b < k; ++b) ring_.buffers.push_back(host_ + b * fb);
   // Every block's copies prepared now, with the backend (the direct path: its proof,
@@ -169,29 +169,33 @@ PipelineTimes StagedSide::disk_alone() {
 }
 
 // Offload's source: every fragment of the region the pattern of (owner, fragment).
-void StagedSide::fill_region() {
+void StagedSide::fill_region(const Layout& at) {
   char* base = static_cast<char*>(region_->device_ptr());
   for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
-    const Fragment f = kv_.fragment(i);
+    const Fragment f = at.fragment(i);
     const size_t n = static_cast<size_t>(f.bytes);
     pattern_fill(scratch_->host_ptr(), n, pattern_key(files_.owner, i));
     dev_.copy_sync({base + f.offset, scratch_->host_ptr(), n}, CopyDir::kH2D);
   }
 }
 
-void StagedSide::poison() {
+void StagedSide::poison(bool contiguous) {
+  const Layout at = contiguous ? p_.contiguous_layout() : kv_;
   if (c_.dir == StagedDir::kLoad) {
     // Every fragment of the region zeroed, so one the pass does not copy fails the check.
     std::memset(scratch_->host_ptr(), 0, scratch_->bytes());
     for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
-      const Fragment f = kv_.fragment(i);
+      const Fragment f = at.fragment(i);
       dev_.copy_sync({static_cast<char*>(region_->device_ptr()) + f.offset, scratch_->host_ptr(),
                       static_cast<size_t>(f.bytes)},
                      CopyDir::kH2D);
     }
     return;
   }
-  // Each of its block files overwritten with the poison, so one the pass does not write fails.
+  // The region's fragments at the places this pass copies from hold the pattern (the
+  // other pass's places may share slots with them: filled again), and each of its
+  // block files is overwritten with the poison, so one the pass does not write fails.
+  if (p_.compare_contiguous) fill_region(at);
   const size_t fb = static_cast<size_t>(p_.file_bytes());
   fill_poison(host_, fb);
   for (size_t b : blocks_) {
@@ -200,9 +204,9 @@ void StagedSide::poison() {
   }
 }
 
-void StagedSide::check(const std::string& when) {
+void StagedSide::check(const std::string& when, bool contiguous) {
   if (c_.dir == StagedDir::kLoad)
-    check_region(when);
+    check_region(when, contiguous ? p_.contiguous_layout() : kv_);
   else
     check_files(when);
 }
@@ -216,9 +220,9 @@ void StagedSide::mismatch(const std::string& when, uint64_t i, uint64_t off, con
                  " at offset " + std::to_string(off));
 }
 
-void StagedSide::check_region(const std::string& when) {
+void StagedSide::check_region(const std::string& when, const Layout& at) {
   for (uint64_t i = 0; i < p_.layout.fragments(); ++i) {
-    const Fragment f = kv_.fragment(i);
+    const Fragment f = at.fragment(i);
     const size_t n = static_cast<size_t>(f.bytes);
     dev_.copy_sync({scratch_->host_ptr(), static_cast<char*>(region_->device_ptr()) + f.offset, n}, CopyDir::kD2H);
     const int64_t off = pattern_check(scratch_->host_ptr(), n, pattern_key(files_.owner, i));

@@ -70,11 +70,13 @@ class StagedSide {
   PipelineTimes disk_alone();
 
   // --validate, untimed. poison(): before a pipelined pass, what it must overwrite
-  // is made wrong (load: the region; offload: the block files). check(when): after
-  // it, every fragment compared with the pattern (load: on the card; offload: in its
-  // file, read back), RunError naming the block, file, fragment and offset.
-  void poison();
-  void check(const std::string& when);
+  // is made wrong (load: the region; offload: the block files; with
+  // --compare-contiguous offload's region is filled again at the pass's places).
+  // check(when): after it, every fragment compared with the pattern (load: on the
+  // card; offload: in its file, read back), RunError naming the block, file, fragment
+  // and offset. `contiguous`: around the contiguous pass (load: its sequential slots).
+  void poison(bool contiguous = false);
+  void check(const std::string& when, bool contiguous = false);
 
   void finish();  // the pipeline and the disk-alone pass gone (drained)
   // What the worker has to say, a line each: the staging buffers' note, and a
@@ -83,10 +85,10 @@ class StagedSide {
   Memory& region() { return *region_; }
 
  private:
-  void fill_region();
+  void fill_region(const Layout& at);
   // A pipeline over these staging buffers and engine, block j's copies at `at`'s places.
   std::unique_ptr<Pipeline> make_pipeline(const Layout& at, bool nap);
-  void check_region(const std::string& when);
+  void check_region(const std::string& when, const Layout& at);
   void check_files(const std::string& when);
   [[noreturn]] void mismatch(const std::string& when, uint64_t fragment, uint64_t offset, const char* where);
 

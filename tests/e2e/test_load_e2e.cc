@@ -303,6 +303,23 @@ TEST(LoadFailures, ValidateCatchesASkippedCopy) {
   EXPECT_FALSE(exists(ws));
 }
 
+// --compare-contiguous --validate checks the contiguous pass too: a copy it skips (the
+// shim: the 22nd memcpy of 16 KiB in the card's process; per round 4 clear the
+// region, 4 are the paged pass's, 4 its check's, 4 copy alone's, 4 clear the
+// sequential slots, then the contiguous pass's: its block 1) is caught, named so.
+TEST(LoadFailures, ValidateCatchesASkippedCopyInTheContiguousPass) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("skipc");
+  const auto r = run_tool({"load", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n", "4", "-i", "1",
+                           "--warmup", "0", "--validate", "--iodepth", "1", "--streams", "1", "--block-table", "random",
+                           "--compare-contiguous"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_MEMCPY_SIZE", "16384"},
+                           {"DS_SHIM_MEMCPY_NTH", "22"}, {"DS_SHIM_MEMCPY_SKIP", "1"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: validation failed: load round 0 (contiguous): block 1 (")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
 // A copy the runtime refuses (the libcuda double: the 3rd cuMemcpyHtoDAsync):
 // exit 1 naming the card, the block and the call.
 TEST(LoadFailures, AFailingCopyNamesCardBlockAndCall) {

@@ -216,6 +216,25 @@ TEST(OffloadFiles, EachCardWritesBlocksCPlusMultiplesOfD) {
   EXPECT_FALSE(exists(ws));
 }
 
+// --compare-contiguous --validate checks the files the contiguous pass wrote: a copy
+// of it that delivers a wrong byte (the shim: the 22nd memcpy of 16 KiB in the card's
+// process; 4 fill the region at setup, per round 4 fill it again at the paged places,
+// 4 are the paged pass's, 4 copy alone's, 4 fill the sequential slots, then the
+// contiguous pass's: its block 1) is caught in that block's file.
+TEST(OffloadFiles, ValidateCatchesACorruptCopyInTheContiguousPass) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("corruptc");
+  const auto r = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "16K", "-n",
+                           "4", "-i", "1", "--warmup", "0", "--validate", "--iodepth", "1", "--streams", "1",
+                           "--block-table", "random", "--compare-contiguous"},
+                          {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_MEMCPY_SIZE", "16384"},
+                           {"DS_SHIM_MEMCPY_NTH", "22"}, {"DS_SHIM_OFFSET", "100"}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "card 0: validation failed: offload round 0 (contiguous): block 1 (")) << r.err;
+  EXPECT_TRUE(contains(r.err, "), fragment 1 in the file differs from the device at offset 100\n")) << r.err;
+  EXPECT_FALSE(exists(ws));
+}
+
 // --dry-run: the sizing and what offload would write, no disk and no device touched.
 TEST(OffloadModel, DryRunTouchesNothing) {
   const std::string ws = "/tmp/" + unique_name("ds-offload-dry");
