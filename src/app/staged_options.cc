@@ -130,7 +130,10 @@ void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
     throw UsageError("option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own");
   plan.p.table = make_block_table(a.block_table, plan.p.files(), pool);
   plan.p.compare_contiguous = a.compare_contiguous;
-  checked_mul(plan.p.table.pool * plan.p.tasks_per_file, plan.p.layout.task_bytes(), "the pool's bytes");
+  const std::string slots = "option --pool-blocks " + std::to_string(plan.p.table.pool) + ": the pool's ";
+  const uint64_t tasks = checked_mul(plan.p.table.pool, plan.p.tasks_per_file,
+                                     slots + "tasks (" + std::to_string(plan.p.tasks_per_file) + " per block)");
+  checked_mul(tasks, plan.p.layout.task_bytes(), slots + "bytes");
 }
 
 }  // namespace

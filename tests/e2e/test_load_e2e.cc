@@ -927,6 +927,24 @@ TEST(LoadBlockTable, BadTablesAreOneLineExit2) {
   }
 }
 
+// A pool whose tasks (slots x a model's layers per block) do not fit 64 bits is refused
+// in one line, exit 2, not wrapped to a small pool: a model of 2^25 layers of 2-byte
+// tasks keeps its block files small, and 2^40 slots of it is 2^65 tasks.
+TEST(LoadBlockTable, APoolWhoseTasksOverflowIsRefused) {
+  dstest::TempFile model("ds-model");
+  {
+    std::ofstream(model.path())
+        << R"({"architectures": ["Qwen3ForCausalLM"], "head_dim": 1, "hidden_size": 5120, "model_type": "qwen3",)"
+        << R"( "num_attention_heads": 64, "num_hidden_layers": 33554432, "num_key_value_heads": 1,)"
+        << R"( "torch_dtype": "bfloat16", "use_sliding_window": false})";
+  }
+  const auto r = run_tool({"load", "--backend", "sim", "--workspace", "/tmp", "--model", model.path(), "--block-size", "1",
+                           "--input-len", "2", "--block-table", "random", "--pool-blocks", "1099511627776", "--dry-run"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "dev-sandbox: error: option --pool-blocks 1099511627776: the pool's tasks (33554432 per block) "
+                   "overflows 64 bits\n");
+}
+
 // A pool of a billion slots for a 16-block request: the table is 16 draws (no shuffle
 // of the pool), and the pool's memory, which no machine here has, is refused up front
 // in one line that names --pool-blocks, before anything is allocated or written.
