@@ -105,6 +105,15 @@ std::vector<TuneAioConfig> axis(const TuneAioConfig& base, int which, const std:
 
 }  // namespace
 
+double aio_point_estimate(const std::vector<TuneAioPoint>& points, const std::string& workspace) {
+  double own = 0, any = 0;
+  for (const TuneAioPoint& p : points) {
+    any = std::max(any, p.seconds);
+    if (p.workspace == workspace) own = std::max(own, p.seconds);
+  }
+  return own > 0 ? own : any;
+}
+
 bool operator==(const TuneAioConfig& a, const TuneAioConfig& b) {
   return a.engine == b.engine && a.iodepth == b.iodepth && a.workers == b.workers &&
          a.shards_per_file == b.shards_per_file;
@@ -168,13 +177,22 @@ TuneAioRun run_aio_tune(const SelectedBackend& selected, const TuneAioRequest& r
     const double until = share * static_cast<double>(w + 1);  // this workspace's end, from the start
     TuneAioConfig best{engines.empty() ? AioEngineKind::kPsync : engines.front()};
     double best_bw = -1, last_cost = 0;
+    bool told = false;  // its first point skipped: said once
     for (int which = 0; which < 4; ++which) {
       for (const TuneAioConfig& c : axis(best, which, engines)) {
         check_interrupted();
         const bool seen = std::any_of(run.points.begin(), run.points.end(),
                                       [&](const TuneAioPoint& p) { return p.workspace == ws && p.config == c; });
         const double remaining = until - (req.seconds - left());
-        if (seen || (last_cost > 0 && last_cost * 1.1 > remaining)) continue;
+        if (seen) continue;
+        // The first point of a workspace: estimated from what one cost on the others.
+        const double est = aio_point_estimate(run.points, ws);
+        if (!point_fits(est * 1.1, remaining)) {
+          if (last_cost == 0 && !told)
+            told = true, notes.note("tune: aio on " + ws + " skipped: about " + note_seconds(est) + " s, " +
+                       note_seconds(std::max(0.0, remaining)) + " s left; a larger --budget measures it");
+          continue;
+        }
         if (progress) progress("aio on " + ws + ": " + aio_config_text(c), left());
         TuneAioPoint pt = measure(selected, req, ws, c, notes);
         last_cost = std::max(last_cost, pt.seconds);

@@ -60,6 +60,10 @@ struct TuneAioRun {
   std::vector<Pick> picks() const;
 };
 
+// What the next aio point on `workspace` is estimated to cost: the dearest point
+// measured there, else on any workspace; 0 before any was measured.
+double aio_point_estimate(const std::vector<TuneAioPoint>& points, const std::string& workspace);
+
 TuneAioRun run_aio_tune(const SelectedBackend& selected, const TuneAioRequest& req, const TuneProgress& progress);
 
 }  // namespace ds

@@ -86,10 +86,11 @@ TuneFindings tune_findings(const TuneCopyRun& run) {
   TuneFindings f;
   for (size_t g = 0; g < run.arms.groups.size(); ++g) f.groups.push_back(group_findings(run, g));
   f.model_best_per_group.assign(run.arms.groups.size(), -1);
+  f.model_paged_best_per_group.assign(run.arms.groups.size(), -1);
   for (size_t i = 0; i < run.model_points.size(); ++i) {
     const TunePoint& p = run.model_points[i];
     if (!p.error.empty()) continue;
-    int& best = f.model_best_per_group[run.arms.arms[p.arm].group];
+    int& best = (p.paged ? f.model_paged_best_per_group : f.model_best_per_group)[run.arms.arms[p.arm].group];
     if (best < 0 || p.gib_s() > run.model_points[static_cast<size_t>(best)].gib_s()) best = static_cast<int>(i);
   }
   return f;

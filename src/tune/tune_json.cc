@@ -53,7 +53,10 @@ json point_json(const TuneCopyRun& run, const TunePoint& p, uint64_t block_bytes
             {"devices", devices},
             {"phase", p.phase},
             {"seconds", p.seconds},
-            {"command", arm_command(arm, block_bytes, p.blocks, devices, run.iterations, run.warmup, "")}};
+            {"command", arm_command(arm, block_bytes, p.blocks, devices, run.iterations, run.warmup, "") +
+                            (p.paged ? " --block-table " + p.table + " --pool-blocks " + std::to_string(p.pool_blocks) : "")}};
+  if (p.phase == "model") j["layout"] = p.paged ? "paged" : "contiguous";
+  if (p.paged) j["block_table"] = {{"table", p.table}, {"pool_blocks", p.pool_blocks}};
   if (!p.error.empty()) {
     j["error"] = p.error;
     return j;
@@ -99,14 +102,25 @@ json copy_json(const TuneCopyRun& run, const TuneFindings& f) {
   for (const TunePoint& p : run.points) points.push_back(point_json(run, p, run.sizes[p.size]));
   for (size_t g = 0; g < run.arms.groups.size(); ++g) groups.push_back(group_json(run, f.groups[g], g));
   if (!run.model_label.empty()) {
-    json mp = json::array(), best = json::object();
+    json mp = json::array(), best = json::object(), paged = json::object();
     for (const TunePoint& p : run.model_points) mp.push_back(point_json(run, p, p.result.block_bytes));
     for (size_t g = 0; g < run.arms.groups.size(); ++g) {
+      const std::string& key = run.arms.groups[g].key;
       const int b = f.model_best_per_group[g];
       const TuneArm* arm = b < 0 ? nullptr : &run.arms.arms[run.model_points[static_cast<size_t>(b)].arm];
-      best[run.arms.groups[g].key] = arm ? json(run.arms.groups[g].key + "." + arm->method) : json(nullptr);
+      best[key] = arm ? json(key + "." + arm->method) : json(nullptr);
+      const int pb = f.model_paged_best_per_group[g];
+      if (pb < 0) {
+        paged[key] = nullptr;
+        continue;
+      }
+      const TunePoint& pp = run.model_points[static_cast<size_t>(pb)];
+      const TunePoint* c = model_contiguous_of(run, pp);
+      paged[key] = {{"arm", key + "." + run.arms.arms[pp.arm].method}, {"gib_s", pp.gib_s()},
+                    {"of_contiguous", c && c->gib_s() > 0 ? json(pp.gib_s() / c->gib_s()) : json(nullptr)}};
     }
-    model = {{"label", run.model_label}, {"block_table", false}, {"points", mp}, {"best", best}};
+    model = {{"label", run.model_label}, {"block_table", true}, {"points", mp}, {"best", best},
+             {"paged_best", paged}};
   }
   json sizes = json::array();
   for (uint64_t s : run.sizes) sizes.push_back(s);

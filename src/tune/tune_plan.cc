@@ -38,7 +38,7 @@ TunePlanner::TunePlanner(std::vector<size_t> arm_groups, std::vector<double> siz
 
 double TunePlanner::bandwidth(size_t arm, size_t size) const { return bw_[arm * sizes_ + size]; }
 
-double TunePlanner::nearest_cost(size_t arm, size_t size) const {
+double TunePlanner::nearest_cost(size_t arm, size_t size, double work) const {
   double best = -1;
   size_t best_d = sizes_ + 1;
   for (size_t s = 0; s < sizes_; ++s) {
@@ -47,17 +47,19 @@ double TunePlanner::nearest_cost(size_t arm, size_t size) const {
     const size_t d = s > size ? s - size : size - s;
     if (d >= best_d) continue;
     best_d = d;
-    best = c * std::max(1.0, work_[s] > 0 ? work_[size] / work_[s] : 1.0);
+    best = c * std::max(1.0, work_[s] > 0 ? work / work_[s] : 1.0);
   }
   return best;
 }
 
-double TunePlanner::estimate(size_t arm, size_t size) const {
-  const double own = nearest_cost(arm, size);
+double TunePlanner::estimate(size_t arm, size_t size) const { return estimate_work(arm, size, work_[size]); }
+
+double TunePlanner::estimate_work(size_t arm, size_t size, double work) const {
+  const double own = nearest_cost(arm, size, work);
   if (own >= 0) return own;
   double group = -1, any = -1;
   for (size_t a = 0; a < arms(); ++a) {
-    const double c = nearest_cost(a, size);
+    const double c = nearest_cost(a, size, work);
     if (arm_groups_[a] == arm_groups_[arm]) group = std::max(group, c);
     any = std::max(any, c);
   }

@@ -33,6 +33,10 @@ const char* phase_name(PlanPoint::Phase p);
 // block sizes FROM..TO, powers of two (FROM and TO rounded to them by the caller).
 std::vector<uint64_t> size_steps(uint64_t from, uint64_t to);
 
+// Whether a point estimated to cost `estimate_s` (0: nothing to estimate it from)
+// may start with `left_s` seconds left: only while time is left, and when it fits.
+inline bool point_fits(double estimate_s, double left_s) { return left_s > 0 && estimate_s <= left_s; }
+
 class TunePlanner {
  public:
   // arm_groups[a]: arm a's group; size_work[s]: what a point at size s moves (bytes
@@ -61,6 +65,10 @@ class TunePlanner {
   // Seconds: the cost measured nearest `size` for the arm, else for its group, else
   // for any arm, scaled up by the work (never down); 0 before anything was measured.
   double estimate(size_t arm, size_t size) const;
+  // The same for a point near size `size` that moves `work` bytes per iteration (a
+  // --model point: the whole per-card request): the cost per byte measured nearest
+  // that size for the arm, else its group, else any arm, times max(work, that point's).
+  double estimate_work(size_t arm, size_t size, double work) const;
   size_t groups() const { return groups_; }
   size_t sizes() const { return sizes_; }
   size_t arms() const { return arm_groups_.size(); }
@@ -72,7 +80,7 @@ class TunePlanner {
  private:
   std::vector<PlanPoint> candidates() const;
   void check_dominated(size_t group);
-  double nearest_cost(size_t arm, size_t size) const;  // <0: none measured
+  double nearest_cost(size_t arm, size_t size, double work) const;  // <0: none measured
   bool below_half(size_t arm, size_t size) const;
   bool fill_wanted(size_t arm, size_t size) const;
   bool measured(size_t arm, size_t size) const { return bw_[arm * sizes_ + size] >= 0; }

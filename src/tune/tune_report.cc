@@ -9,6 +9,7 @@
 #include "core/size_label.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
+#include "layout/block_table.h"
 
 namespace ds {
 
@@ -105,32 +106,50 @@ std::vector<std::string> tune_group_lines(const TuneCopyRun& run, const TuneGrou
   return o;
 }
 
+const TunePoint* model_contiguous_of(const TuneCopyRun& run, const TunePoint& paged) {
+  for (const TunePoint& p : run.model_points)
+    if (!p.paged && p.arm == paged.arm && p.error.empty()) return &p;
+  return nullptr;
+}
+
+namespace {
+
+// One group's line for the model's contiguous or paged layout: the best arm, the next.
+std::string model_line(const TuneCopyRun& run, size_t g, int b, bool paged) {
+  std::string line = run.arms.groups[g].title + (paged ? ", paged: " : ": ");
+  if (b < 0) return line + "not measured (no time left)";
+  const TunePoint& best = run.model_points[static_cast<size_t>(b)];
+  const TunePoint* next = nullptr;
+  for (const TunePoint& p : run.model_points)
+    if (&p != &best && p.paged == paged && p.error.empty() && run.arms.arms[p.arm].group == g &&
+        (!next || p.gib_s() > next->gib_s()))
+      next = &p;
+  line += "use " + run.arms.arms[best.arm].method + " (" + run.arms.arms[best.arm].spec.name + "), " +
+          fixed(best.gib_s(), 3) + " GiB/s" + (best.noisy() ? " (noisy)" : "");
+  if (paged) {
+    const TunePoint* c = model_contiguous_of(run, best);
+    if (c && c->gib_s() > 0) line += ", " + fixed(100 * best.gib_s() / c->gib_s(), 0) + "% of its contiguous";
+  }
+  if (next)
+    line += "; next " + run.arms.arms[next->arm].method + " " + fixed(next->gib_s(), 3) + " GiB/s (" +
+            pct(best.gib_s() / std::max(1e-12, next->gib_s()) - 1) + ")";
+  return line;
+}
+
+}  // namespace
+
 std::vector<std::string> tune_model_lines(const TuneCopyRun& run, const TuneFindings& f) {
   std::vector<std::string> o;
   for (size_t g = 0; g < run.arms.groups.size(); ++g) {
-    const int b = f.model_best_per_group[g];
-    std::string line = run.arms.groups[g].title + ": ";
-    if (b < 0) {
-      o.push_back(line + "not measured (no time left)");
-      continue;
-    }
-    const TunePoint& best = run.model_points[static_cast<size_t>(b)];
-    const TunePoint* next = nullptr;
-    for (const TunePoint& p : run.model_points)
-      if (&p != &best && p.error.empty() && run.arms.arms[p.arm].group == g && (!next || p.gib_s() > next->gib_s()))
-        next = &p;
-    line += "use " + run.arms.arms[best.arm].method + " (" + run.arms.arms[best.arm].spec.name + "), " +
-            fixed(best.gib_s(), 3) + " GiB/s" + (best.noisy() ? " (noisy)" : "");
-    if (next)
-      line += "; next " + run.arms.arms[next->arm].method + " " + fixed(next->gib_s(), 3) + " GiB/s (" +
-              pct(best.gib_s() / std::max(1e-12, next->gib_s()) - 1) + ")";
-    o.push_back(line);
+    o.push_back(model_line(run, g, f.model_best_per_group[g], false));
+    o.push_back(model_line(run, g, f.model_paged_best_per_group[g], true));
   }
   return o;
 }
 
 std::string tune_model_heading(const TuneCopyRun& run) {
-  return run.model_label + " (its blocks contiguous; copy takes no block table yet)";
+  return run.model_label + " (its blocks contiguous, and paged: a random:" + std::to_string(kTuneTableSeed) +
+         " block table in a pool of " + std::to_string(kPoolPerRequest) + "x the request)";
 }
 
 std::string tune_aio_heading(const TuneAioRun& aio) {

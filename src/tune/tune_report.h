@@ -46,7 +46,8 @@ struct TuneGroupFindings {
 struct TuneFindings {
   std::vector<TuneGroupFindings> groups;  // as run.arms.groups
   int model_best = -1, model_runner_up = -1;  // per --model: the best arm over the model points (-1: none)
-  std::vector<int> model_best_per_group;
+  std::vector<int> model_best_per_group;        // over the contiguous model points
+  std::vector<int> model_paged_best_per_group;  // over the paged ones (a random block table)
 };
 
 TuneFindings tune_findings(const TuneCopyRun& run);
@@ -75,6 +76,8 @@ ReportTable tune_group_table(const TuneCopyRun& run, const TuneGroupFindings& f,
 std::vector<std::string> tune_group_lines(const TuneCopyRun& run, const TuneGroupFindings& f, size_t g);
 std::string tune_copy_summary(const TuneCopyRun& copy);
 std::string tune_model_heading(const TuneCopyRun& run);
+// The contiguous model point of the paged one `paged` (same arm); nullptr when none ran.
+const TunePoint* model_contiguous_of(const TuneCopyRun& run, const TunePoint& paged);
 std::vector<std::string> tune_model_lines(const TuneCopyRun& run, const TuneFindings& f);
 std::string tune_aio_heading(const TuneAioRun& aio);
 std::vector<std::string> tune_aio_lines(const TuneAioRun& aio);

@@ -1,6 +1,8 @@
 #include "tune/tune_run.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "cases/case_runner.h"
@@ -10,6 +12,7 @@
 #include "core/interrupt.h"
 #include "core/notes.h"
 #include "core/size_label.h"
+#include "layout/block_table.h"
 
 namespace ds {
 
@@ -58,12 +61,10 @@ CopyParams point_params(const TuneArm& arm, const Layout& layout, const TuneCopy
   return p;
 }
 
-// One point: the arm's case with `layout`, as copy runs it.
-TunePoint measure_point(SelectedBackend& selected, const TuneArm& arm, const Layout& layout,
-                        const TuneCopyRequest& req, int devices, Notes& notes) {
+// One point: the arm's case with these parameters, as copy runs it.
+TunePoint measure_point(SelectedBackend& selected, const TuneArm& arm, const CopyParams& p, Notes& notes) {
   TunePoint pt;
-  pt.blocks = layout.tasks();
-  const CopyParams p = point_params(arm, layout, req, devices);
+  pt.blocks = p.layout.tasks();
   const int64_t t0 = now_ns();
   try {
     check_against_backend({arm.spec}, p, selected, notes);
@@ -86,24 +87,76 @@ std::string point_words(const TuneCopyRun& run, const TuneArm& arm, const std::s
   return run.arms.groups[arm.group].title + ": " + arm.method + " at " + size;
 }
 
+// The size step nearest the model's block (by powers of two): whose costs its estimate scales.
+size_t nearest_step(const std::vector<uint64_t>& sizes, uint64_t bytes) {
+  size_t best = 0;
+  double best_d = -1;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    const double d = std::fabs(std::log2(static_cast<double>(sizes[s])) - std::log2(static_cast<double>(std::max<uint64_t>(1, bytes))));
+    if (best_d < 0 || d < best_d) best_d = d, best = s;
+  }
+  return best;
+}
+
+// One --model point of arm `a`, `layout` contiguous or paged: started only when its estimate fits.
+void model_point(SelectedBackend& selected, const TuneCopyRequest& req, TuneCopyRun& run, Notes& notes, size_t a,
+                 const Layout& layout, bool paged, double estimate_s, double left, const TuneProgress& progress) {
+  const TuneArm& arm = run.arms.arms[a];
+  const std::string skip = model_point_skip(arm.method + (paged ? " paged" : ""), estimate_s, left);
+  if (!skip.empty()) {
+    notes.note(skip);
+    return;
+  }
+  if (progress) progress(point_words(run, arm, paged ? "the model's paged blocks" : "the model's blocks"), left);
+  const int devices = arm.spec.topology == Topology::kSingle ? 1 : run.devices;
+  CopyParams p = point_params(arm, layout, req, devices);
+  if (paged) {
+    p.tasks_per_block = std::max<uint64_t>(1, req.model_tasks_per_block);
+    p.device_table = make_block_table("random:" + std::to_string(kTuneTableSeed), layout.tasks() / p.tasks_per_block, 0);
+  }
+  TunePoint pt = measure_point(selected, arm, p, notes);
+  pt.arm = a;
+  pt.phase = "model";
+  pt.paged = paged;
+  pt.table = p.device_table.label;
+  pt.pool_blocks = p.device_table.pool;
+  run.model_points.push_back(pt);
+}
+
+// --model: every arm on the model's layout, contiguous then paged (a seeded random
+// table in a pool of 4x the request, copy's default), each estimated from the
+// sweep's cost per byte near the model's block size (the paged one also from its
+// contiguous point), started only when that fits in the time left.
 void model_points(SelectedBackend& selected, const TuneCopyRequest& req, TuneCopyRun& run, Notes& notes,
-                  double deadline_s, int64_t t0, const TuneProgress& progress) {
+                  const TunePlanner& plan, double deadline_s, int64_t t0, const TuneProgress& progress) {
   if (!req.model_layout) return;
+  const Layout& layout = *req.model_layout;
+  const size_t near = nearest_step(req.sizes, layout.task_bytes());
   for (size_t a = 0; a < run.arms.arms.size(); ++a) {
     check_interrupted();
-    const double left = deadline_s - seconds_since(t0);
-    if (left <= 0) break;
-    const TuneArm& arm = run.arms.arms[a];
-    if (progress) progress(point_words(run, arm, "the model's blocks"), left);
-    const int devices = arm.spec.topology == Topology::kSingle ? 1 : run.devices;
-    TunePoint pt = measure_point(selected, arm, *req.model_layout, req, devices, notes);
-    pt.arm = a;
-    pt.phase = "model";
-    run.model_points.push_back(pt);
+    const double est = plan.estimate_work(a, near, static_cast<double>(layout.bytes()));
+    const size_t before = run.model_points.size();
+    model_point(selected, req, run, notes, a, layout, false, est, deadline_s - seconds_since(t0), progress);
+    const double measured = run.model_points.size() > before ? run.model_points.back().seconds : est;
+    check_interrupted();
+    model_point(selected, req, run, notes, a, layout, true, std::max(est, measured), deadline_s - seconds_since(t0),
+                progress);
   }
 }
 
 }  // namespace
+
+std::string model_point_skip(const std::string& arm, double estimate_s, double left_s) {
+  if (point_fits(estimate_s, left_s)) return "";
+  return "tune: --model's " + arm + " point skipped: about " + note_seconds(estimate_s) + " s, " +
+         note_seconds(std::max(0.0, left_s)) + " s left; a larger --budget measures it";
+}
+
+std::string note_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s < 10 ? "%.1f" : "%.0f", s);
+  return buf;
+}
 
 double TunePoint::spread() const {
   const Stats& s = result.stage(result.measured);
@@ -151,7 +204,8 @@ TuneCopyRun run_copy_tune(SelectedBackend& selected, const TuneCopyRequest& req,
     const uint64_t size = req.sizes[next->size];
     if (progress) progress(point_words(run, arm, size_label(size)), left);
     const int devices = arm.spec.topology == Topology::kSingle ? 1 : run.devices;
-    TunePoint pt = measure_point(selected, arm, Layout::uniform(size, tune_blocks(size), 0), req, devices, notes);
+    TunePoint pt =
+        measure_point(selected, arm, point_params(arm, Layout::uniform(size, tune_blocks(size), 0), req, devices), notes);
     pt.arm = next->arm;
     pt.size = next->size;
     pt.phase = phase_name(next->phase);
@@ -174,7 +228,7 @@ TuneCopyRun run_copy_tune(SelectedBackend& selected, const TuneCopyRequest& req,
   }
   run.coarse_planned = plan.coarse_planned();
   run.coarse_skipped = plan.coarse_skipped();
-  model_points(selected, req, run, notes, req.seconds, t0, progress);
+  model_points(selected, req, run, notes, plan, req.seconds, t0, progress);
   run.seconds = seconds_since(t0);
   return run;
 }

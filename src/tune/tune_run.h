@@ -29,6 +29,9 @@ struct TunePoint {
   size_t size = 0;        // index into the sizes; for a model point, 0
   uint64_t blocks = 0;    // -n of the point
   std::string phase;      // coarse, crossover, near-best, fill, model
+  bool paged = false;     // a model point on its paged layout (a random:kTuneTableSeed table)
+  std::string table;      // paged: the table as --block-table names it ("random:7")
+  uint64_t pool_blocks = 0;  // paged: its pool's slots (--pool-blocks)
   double seconds = 0;     // what it cost, setup included
   std::string error;      // empty: it ran
   CaseResult result;      // as copy reports it (the statistics, the notes)
@@ -48,13 +51,14 @@ struct TuneCopyRequest {
   std::optional<Layout> model_layout;
   std::string model_label;
   int model_devices = 1;
+  uint64_t model_tasks_per_block = 1;  // a logical block's tasks (the paged points' table has one slot per block)
 };
 
 struct TuneCopyRun {
   TuneArms arms;
   std::vector<uint64_t> sizes;
   std::vector<TunePoint> points;        // in the order measured
-  std::vector<TunePoint> model_points;  // --model: one per arm that fit
+  std::vector<TunePoint> model_points;  // --model: per arm that fit, contiguous then paged
   std::vector<std::string> dropped;     // per arm: why it was dropped; "" kept
   size_t coarse_planned = 0, coarse_skipped = 0;
   double seconds = 0;                   // what it took
@@ -67,6 +71,16 @@ struct TuneCopyRun {
 
 // What is being measured and the time left, for the progress line (a terminal only).
 using TuneProgress = std::function<void(const std::string& what, double seconds_left)>;
+
+// The seed of the block table --model's paged points use (--block-table random:7).
+constexpr uint64_t kTuneTableSeed = 7;
+
+// Seconds as the notes give them: one decimal under 10 s, whole above.
+std::string note_seconds(double s);
+
+// The note when --model's point of `arm` ("ms_4", "ms_4 paged"), estimated to cost
+// `estimate_s`, does not fit in the `left_s` seconds left (point_fits); "" when it starts.
+std::string model_point_skip(const std::string& arm, double estimate_s, double left_s);
 
 // Blocks per iteration of a point at `block_bytes`: 32 MiB of them, 2 to 64.
 uint64_t tune_blocks(uint64_t block_bytes);

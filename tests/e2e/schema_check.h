@@ -1,5 +1,6 @@
 // A checker of the JSON Schema keywords docs/schemas/*.schema.json use: type,
-// const, enum, required, properties, items, minimum, anyOf and $ref into #/$defs.
+// const, enum, required, properties, additionalProperties (a schema), items, minimum, anyOf
+// and $ref into #/$defs.
 // A keyword outside those is itself an error, so a schema that grows one the
 // checker does not know fails the test instead of passing unchecked. (Debian has
 // python3-jsonschema; the build image does not install it, and the C++ tests
@@ -29,7 +30,7 @@ inline void schema_check(const nlohmann::json& root, const nlohmann::json& schem
                          const std::string& path, std::vector<std::string>& errors) {
   static const std::set<std::string> annotations = {"$schema", "$id", "title", "description", "$defs"};
   static const std::set<std::string> known = {"type", "const", "enum", "required", "properties", "items",
-                                              "minimum", "anyOf", "$ref"};
+                                              "minimum", "anyOf", "$ref", "additionalProperties"};
   for (auto it = schema.begin(); it != schema.end(); ++it)
     if (!annotations.count(it.key()) && !known.count(it.key()))
       errors.push_back(path + ": the checker does not know the keyword " + it.key());
@@ -75,6 +76,11 @@ inline void schema_check(const nlohmann::json& root, const nlohmann::json& schem
     if (schema.contains("properties"))
       for (auto it = schema["properties"].begin(); it != schema["properties"].end(); ++it)
         if (doc.contains(it.key())) schema_check(root, it.value(), doc[it.key()], path + "." + it.key(), errors);
+    // additionalProperties as a schema: every member `properties` does not name.
+    if (schema.contains("additionalProperties") && schema["additionalProperties"].is_object())
+      for (auto it = doc.begin(); it != doc.end(); ++it)
+        if (!schema.value("properties", nlohmann::json::object()).contains(it.key()))
+          schema_check(root, schema["additionalProperties"], it.value(), path + "." + it.key(), errors);
   }
   if (doc.is_array() && schema.contains("items"))
     for (size_t i = 0; i < doc.size(); ++i)

@@ -263,6 +263,74 @@ TEST(TuneE2E, ValidateEachChecksEveryIterationOfAPoint) {
   EXPECT_NE(r.err.find("dev-sandbox: error: tune: some points failed"), std::string::npos) << r.err;
 }
 
+// --model: every arm on the model's blocks contiguous and paged (a random:7 table in a
+// pool of 4x the request), the method to use for each and what the scatter costs it.
+TEST(TuneE2E, ModelIsMeasuredContiguousAndPagedOnSim) {
+  const std::vector<std::string> args = {"--backend", "sim", "tune", "--budget", "20s", "--model", "Qwen3-32B",
+                                         "--tp", "8", "--input-len", "512", "--sizes", "256K:1M", "--direction",
+                                         "h2d", "--cards", "one", "-i", "2"};
+  std::vector<std::string> js = args;
+  js.insert(js.end(), {"--format", "json"});
+  const RunResult j = run_tool(js);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json doc = json::parse(j.out);
+  expect_valid(doc);
+  const json& m = doc["copy"]["model"];
+  EXPECT_EQ(m["block_table"], true);
+  int contiguous = 0, paged = 0;
+  for (const json& p : m["points"]) {
+    if (p["layout"] == "paged") {
+      ++paged;
+      EXPECT_EQ(p["block_table"]["table"], "random:7") << p.dump();
+      EXPECT_EQ(p["block_table"]["pool_blocks"], 16) << "4 blocks of 128 tokens, 4x: " << p.dump();
+      EXPECT_NE(p["command"].get<std::string>().find(" --block-table random:7 --pool-blocks 16"), std::string::npos);
+    } else {
+      EXPECT_EQ(p["layout"], "contiguous") << p.dump();
+      EXPECT_FALSE(p.contains("block_table"));
+      ++contiguous;
+    }
+  }
+  EXPECT_GT(contiguous, 0);
+  EXPECT_GT(paged, 0);
+  const json& pb = m["paged_best"]["h2d.one"];
+  ASSERT_TRUE(pb.is_object()) << m.dump();
+  EXPECT_GT(pb["gib_s"].get<double>(), 0);
+  EXPECT_GT(pb["of_contiguous"].get<double>(), 0);
+  json bad = doc;
+  bad["copy"]["model"]["paged_best"]["h2d.one"]["gib_s"] = "fast";
+  EXPECT_FALSE(schema_errors(schema(), bad).empty()) << "paged_best's members are checked";
+  const RunResult t = run_tool(args);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("(its blocks contiguous, and paged: a random:7 block table in a pool of 4x the request)"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("\nH2D, one card: use "), std::string::npos) << t.out;
+  const size_t line = t.out.find("\nH2D, one card, paged: use ");
+  ASSERT_NE(line, std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("% of its contiguous", line), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("no block table yet"), std::string::npos) << t.out;
+}
+
+// A model point moves the whole per-card request (here 2 GiB against sweep points of
+// 32 MiB): estimated from the sweep's cost per byte, it does not fit a 2 s budget and
+// is skipped with one note per point rather than run over the budget.
+TEST(TuneE2E, ModelPointThatWillNotFitIsSkipped) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "2s", "--model", "Qwen3-32B", "--tp", "8",
+                                "--input-len", "65536", "--sizes", "256K:1M", "--direction", "h2d", "--cards", "one",
+                                "-i", "2", "--format", "json"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  EXPECT_TRUE(doc["copy"]["model"]["points"].empty()) << doc["copy"]["model"].dump();
+  EXPECT_NE(r.err.find("tune: --model's "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" point skipped: about "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" s left; a larger --budget measures it"), std::string::npos) << r.err;
+  EXPECT_LT(doc["elapsed_s"].get<double>(), 2.0 * 1.1 + 2.0);
+  EXPECT_LT(took, 30.0);
+}
+
 TEST(TuneE2E, BadInputIsOneLineExitTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--budget", "0"},

@@ -6,7 +6,9 @@
 #include <functional>
 #include <map>
 
+#include "tune/tune_aio.h"
 #include "tune/tune_plan.h"
+#include "tune/tune_run.h"
 #include "tune/tune_report.h"
 
 using namespace ds;
@@ -103,6 +105,46 @@ TEST(TunePlan, EstimateScalesUpWithWorkNeverDown) {
   p.record({0, 1, PlanPoint::kCoarse}, 1.0, 3.0);
   EXPECT_DOUBLE_EQ(p.estimate(0, 2), 6.0);
   EXPECT_DOUBLE_EQ(p.estimate(0, 0), 3.0);
+}
+
+// A --model point moves the whole per-card request: its estimate is the cost per byte
+// measured nearest its block size, for the arm, else its group, times its bytes.
+TEST(TunePlan, EstimateWorkScalesTheCostPerByte) {
+  TunePlanner p({0, 0, 1}, {1.0, 2.0, 4.0});
+  p.record({0, 1, PlanPoint::kCoarse}, 1.0, 3.0);
+  EXPECT_DOUBLE_EQ(p.estimate_work(0, 1, 200.0), 300.0);
+  EXPECT_DOUBLE_EQ(p.estimate_work(1, 1, 200.0), 300.0) << "its group's cost per byte";
+  EXPECT_DOUBLE_EQ(p.estimate_work(0, 1, 1.0), 3.0) << "never scaled down";
+  p.record({0, 2, PlanPoint::kCoarse}, 1.0, 4.0);
+  EXPECT_DOUBLE_EQ(p.estimate_work(0, 2, 400.0), 400.0) << "the point nearest the size";
+}
+
+TEST(TunePlan, APointStartsOnlyWhenItFitsTheTimeLeft) {
+  EXPECT_TRUE(point_fits(1.0, 2.0));
+  EXPECT_TRUE(point_fits(0.0, 0.5)) << "nothing to estimate from: one may start while time is left";
+  EXPECT_FALSE(point_fits(3.0, 2.0));
+  EXPECT_FALSE(point_fits(0.0, 0.0)) << "no time left";
+  EXPECT_FALSE(point_fits(0.0, -1.0));
+}
+
+TEST(TuneModel, APointThatDoesNotFitIsSkippedWithOneNote) {
+  EXPECT_EQ(model_point_skip("ms_4", 1.0, 2.0), "");
+  EXPECT_EQ(model_point_skip("ms_4", 12.4, 2.0),
+            "tune: --model's ms_4 point skipped: about 12 s, 2.0 s left; a larger --budget measures it");
+  EXPECT_EQ(model_point_skip("ce paged", 0.0, -0.3),
+            "tune: --model's ce paged point skipped: about 0.0 s, 0.0 s left; a larger --budget measures it");
+}
+
+// aio: a workspace's first point is estimated from what one cost on the others.
+TEST(TuneAio, AWorkspacesFirstPointIsEstimatedFromTheOthers) {
+  std::vector<TuneAioPoint> pts(3);
+  pts[0].workspace = "/a", pts[0].seconds = 2.0;
+  pts[1].workspace = "/a", pts[1].seconds = 3.0;
+  pts[2].workspace = "/c", pts[2].seconds = 1.0;
+  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/a"), 3.0);
+  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/c"), 1.0);
+  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/b"), 3.0) << "none there yet: the dearest elsewhere";
+  EXPECT_DOUBLE_EQ(aio_point_estimate({}, "/b"), 0.0);
 }
 
 TEST(TunePlan, ATieDoesNotMoveTheBest) {
