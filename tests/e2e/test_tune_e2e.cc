@@ -311,6 +311,26 @@ TEST(TuneE2E, ModelIsMeasuredContiguousAndPagedOnSim) {
   EXPECT_EQ(t.out.find("no block table yet"), std::string::npos) << t.out;
 }
 
+// Through the cuda double: every arm (the SM kernels included) runs the model's paged
+// layout as copy --block-table does, none fails, and the paged pick is named.
+TEST(TuneE2E, ModelPagedThroughTheCudaDouble) {
+  const RunResult r = run_tool({"--backend", "cuda", "tune", "--budget", "30s", "--model", "Qwen3-32B", "--tp", "8",
+                                "--input-len", "512", "--sizes", "256K:1M", "--direction", "h2d", "--cards", "one",
+                                "-i", "2", "--format", "json"},
+                               {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_DEVICES", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  std::map<std::string, int> paged;
+  for (const json& p : doc["copy"]["model"]["points"]) {
+    EXPECT_FALSE(p.contains("error")) << p.dump();
+    if (p["layout"] == "paged") ++paged[p["arm"].get<std::string>()];
+  }
+  EXPECT_EQ(paged.count("h2d.one.sm_gather"), 1u) << doc["copy"]["model"].dump();
+  EXPECT_EQ(paged.size(), doc["copy"]["arms"].size()) << "every arm's paged point ran";
+  EXPECT_TRUE(doc["copy"]["model"]["paged_best"]["h2d.one"].is_object());
+}
+
 // A model point moves the whole per-card request (here 2 GiB against sweep points of
 // 32 MiB): estimated from the sweep's cost per byte, it does not fit a 2 s budget and
 // is skipped with one note per point rather than run over the budget.
