@@ -115,9 +115,9 @@ json copy_json(const TuneCopyRun& run, const TuneFindings& f) {
         continue;
       }
       const TunePoint& pp = run.model_points[static_cast<size_t>(pb)];
-      const TunePoint* c = model_contiguous_of(run, pp);
+      const double of = model_of_contiguous(pp);
       paged[key] = {{"arm", key + "." + run.arms.arms[pp.arm].method}, {"gib_s", pp.gib_s()},
-                    {"of_contiguous", c && c->gib_s() > 0 ? json(pp.gib_s() / c->gib_s()) : json(nullptr)}};
+                    {"of_contiguous", of > 0 ? json(of) : json(nullptr)}};
     }
     model = {{"label", run.model_label}, {"block_table", true}, {"points", mp}, {"best", best},
              {"paged_best", paged}};

@@ -10,6 +10,7 @@
 #include "core/sysinfo.h"
 #include "core/units.h"
 #include "layout/block_table.h"
+#include "measurement/paged_figure.h"
 
 namespace ds {
 
@@ -106,10 +107,9 @@ std::vector<std::string> tune_group_lines(const TuneCopyRun& run, const TuneGrou
   return o;
 }
 
-const TunePoint* model_contiguous_of(const TuneCopyRun& run, const TunePoint& paged) {
-  for (const TunePoint& p : run.model_points)
-    if (!p.paged && p.arm == paged.arm && p.error.empty()) return &p;
-  return nullptr;
+double model_of_contiguous(const TunePoint& paged) {
+  const PagedFigure* f = paged.error.empty() ? paged.result.extras.get<PagedFigure>() : nullptr;
+  return f && f->compared ? f->percent_of_contiguous(paged.result) / 100 : 0;
 }
 
 namespace {
@@ -127,8 +127,8 @@ std::string model_line(const TuneCopyRun& run, size_t g, int b, bool paged) {
   line += "use " + run.arms.arms[best.arm].method + " (" + run.arms.arms[best.arm].spec.name + "), " +
           fixed(best.gib_s(), 3) + " GiB/s" + (best.noisy() ? " (noisy)" : "");
   if (paged) {
-    const TunePoint* c = model_contiguous_of(run, best);
-    if (c && c->gib_s() > 0) line += ", " + fixed(100 * best.gib_s() / c->gib_s(), 0) + "% of its contiguous";
+    const double of = model_of_contiguous(best);
+    if (of > 0) line += ", " + fixed(100 * of, 0) + "% of its contiguous";
   }
   if (next)
     line += "; next " + run.arms.arms[next->arm].method + " " + fixed(next->gib_s(), 3) + " GiB/s (" +

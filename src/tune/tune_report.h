@@ -76,8 +76,10 @@ ReportTable tune_group_table(const TuneCopyRun& run, const TuneGroupFindings& f,
 std::vector<std::string> tune_group_lines(const TuneCopyRun& run, const TuneGroupFindings& f, size_t g);
 std::string tune_copy_summary(const TuneCopyRun& copy);
 std::string tune_model_heading(const TuneCopyRun& run);
-// The contiguous model point of the paged one `paged` (same arm); nullptr when none ran.
-const TunePoint* model_contiguous_of(const TuneCopyRun& run, const TunePoint& paged);
+// A paged model point's bandwidth over the same blocks contiguous, measured in the
+// same run (copy's --compare-contiguous: the two passes take turns, so neither always
+// goes first into warm caches); 0 when that pass is not there.
+double model_of_contiguous(const TunePoint& paged);
 std::vector<std::string> tune_model_lines(const TuneCopyRun& run, const TuneFindings& f);
 std::string tune_aio_heading(const TuneAioRun& aio);
 std::vector<std::string> tune_aio_lines(const TuneAioRun& aio);

@@ -113,6 +113,7 @@ void model_point(SelectedBackend& selected, const TuneCopyRequest& req, TuneCopy
   if (paged) {
     p.tasks_per_block = std::max<uint64_t>(1, req.model_tasks_per_block);
     p.device_table = make_block_table("random:" + std::to_string(kTuneTableSeed), layout.tasks() / p.tasks_per_block, 0);
+    p.compare_contiguous = true;  // the contiguous pass in the same run, taking turns with the paged one
   }
   TunePoint pt = measure_point(selected, arm, p, notes);
   pt.arm = a;
@@ -139,7 +140,8 @@ void model_points(SelectedBackend& selected, const TuneCopyRequest& req, TuneCop
     model_point(selected, req, run, notes, a, layout, false, est, deadline_s - seconds_since(t0), progress);
     const double measured = run.model_points.size() > before ? run.model_points.back().seconds : est;
     check_interrupted();
-    model_point(selected, req, run, notes, a, layout, true, std::max(est, measured), deadline_s - seconds_since(t0),
+    // The paged point times both passes (the paged and, taking turns, the contiguous).
+    model_point(selected, req, run, notes, a, layout, true, 2 * std::max(est, measured), deadline_s - seconds_since(t0),
                 progress);
   }
 }
