@@ -162,7 +162,7 @@ TuneCopyRun run_of(const std::vector<std::vector<double>>& bw) {
   TuneCopyRun run;
   run.arms.groups.push_back({"h2d.one", "H2D, one card", CopyDir::kH2D, false});
   for (size_t a = 0; a < bw.size(); ++a) {
-    TuneArm arm;
+    TuneArm arm{};  // every field set (CaseSpec has some without a default)
     arm.method = "m" + std::to_string(a);
     run.arms.arms.push_back(arm);
     for (size_t s = 0; s < bw[a].size(); ++s) {
