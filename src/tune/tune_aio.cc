@@ -8,35 +8,11 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/size_label.h"
+#include "tune/tune_keep.h"
 
 namespace ds {
 
 namespace {
-
-class AioKeep : public ResultWriter {
- public:
-  void begin(const RunInfo&) override {}
-  void add(const CaseResult& r) override { results.push_back(r); }
-  void validation(const std::string&, bool pass) override {
-    if (!results.empty()) results.back().validated = pass;
-  }
-  void fail(const std::string&, const std::string&) override {}
-  void finish() override {}
-  std::vector<CaseResult> results;
-};
-
-class AioNotes : public Notes {
- public:
-  explicit AioNotes(std::vector<std::string>& into) : into_(into) {}
-  void note(const std::string& line) override {
-    if (seen_.insert(line).second) into_.push_back(line);
-  }
-  void tell(const std::string&) override {}
-
- private:
-  std::vector<std::string>& into_;
-  std::set<std::string> seen_;
-};
 
 double spread(const CaseResult& r) {
   const Stats& s = r.stage(r.measured);
@@ -67,7 +43,7 @@ TuneAioPoint measure(const SelectedBackend& selected, const TuneAioRequest& req,
   pt.config = c;
   const int64_t t0 = now_ns();
   try {
-    AioKeep w;
+    KeepWriter w;
     std::string current;
     measure_aio(aio_params(req, ws, c), selected, w, [] {}, current, notes);
     for (const CaseResult& r : w.results) (r.name == "aio_dump" ? pt.dump : pt.load) = r;
@@ -160,7 +136,7 @@ TuneAioRun run_aio_tune(const SelectedBackend& selected, const TuneAioRequest& r
   run.io_size = req.io_size;
   run.bytes = req.bytes;
   run.epochs = req.epochs;
-  AioNotes notes(run.notes);
+  KeepNotes notes(run.notes);
   std::vector<AioEngineKind> engines;
   for (AioEngineKind e : {AioEngineKind::kLibaio, AioEngineKind::kUring, AioEngineKind::kPsync}) {
     const std::string why = engine_unavailable(e);

@@ -12,39 +12,12 @@
 #include "core/interrupt.h"
 #include "core/notes.h"
 #include "core/size_label.h"
+#include "tune/tune_keep.h"
 #include "layout/block_table.h"
 
 namespace ds {
 
 namespace {
-
-// What one point's run writes: its result, kept.
-class KeepWriter : public ResultWriter {
- public:
-  void begin(const RunInfo&) override {}
-  void add(const CaseResult& r) override { results.push_back(r); }
-  void validation(const std::string&, bool pass) override {
-    if (!results.empty()) results.back().validated = pass;
-  }
-  void fail(const std::string&, const std::string&) override {}
-  void finish() override {}
-  std::vector<CaseResult> results;
-};
-
-// What the runs say: each note once; the per-case reports (plan lines, "finished")
-// are tune's own progress now, so they are not repeated.
-class KeepNotes : public Notes {
- public:
-  explicit KeepNotes(std::vector<std::string>& into) : into_(into) {}
-  void note(const std::string& line) override {
-    if (seen_.insert(line).second) into_.push_back(line);
-  }
-  void tell(const std::string&) override {}
-
- private:
-  std::vector<std::string>& into_;
-  std::set<std::string> seen_;
-};
 
 double seconds_since(int64_t t0) { return static_cast<double>(now_ns() - t0) * 1e-9; }
 
