@@ -14,11 +14,6 @@ namespace ds {
 
 namespace {
 
-double spread(const CaseResult& r) {
-  const Stats& s = r.stage(r.measured);
-  return s.p50 > 0 ? static_cast<double>(s.p90) / static_cast<double>(s.p50) : 1.0;
-}
-
 AioParams aio_params(const TuneAioRequest& req, const std::string& ws, const TuneAioConfig& c) {
   AioParams p;
   p.workspaces = {ws};
@@ -42,18 +37,12 @@ TuneAioPoint measure(const SelectedBackend& selected, const TuneAioRequest& req,
   pt.workspace = ws;
   pt.config = c;
   const int64_t t0 = now_ns();
-  try {
+  pt.error = point_error([&] {
     KeepWriter w;
     std::string current;
     measure_aio(aio_params(req, ws, c), selected, w, [] {}, current, notes);
     for (const CaseResult& r : w.results) (r.name == "aio_dump" ? pt.dump : pt.load) = r;
-  } catch (const Interrupted&) {
-    throw;
-  } catch (const OutputClosed&) {
-    throw;
-  } catch (const std::exception& e) {
-    pt.error = e.what();
-  }
+  });
   pt.seconds = static_cast<double>(now_ns() - t0) * 1e-9;
   return pt;
 }
@@ -102,7 +91,7 @@ std::string aio_config_text(const TuneAioConfig& c) {
 }
 
 bool TuneAioPoint::noisy() const {
-  return error.empty() && (spread(load) > kNoisySpread || spread(dump) > kNoisySpread);
+  return error.empty() && (stage_spread(load) > kNoisySpread || stage_spread(dump) > kNoisySpread);
 }
 
 std::vector<TuneAioRun::Pick> TuneAioRun::picks() const {

@@ -39,19 +39,13 @@ TunePoint measure_point(SelectedBackend& selected, const TuneArm& arm, const Cop
   TunePoint pt;
   pt.blocks = p.layout.tasks();
   const int64_t t0 = now_ns();
-  try {
+  pt.error = point_error([&] {
     check_against_backend({arm.spec}, p, selected, notes);
     KeepWriter w;
     run_case(arm.spec, p, selected, w, notes);
     if (w.results.empty()) throw RunError(arm.spec.name + ": no result");
     pt.result = w.results.back();
-  } catch (const Interrupted&) {
-    throw;
-  } catch (const OutputClosed&) {
-    throw;
-  } catch (const std::exception& e) {
-    pt.error = e.what();
-  }
+  });
   pt.seconds = seconds_since(t0);
   return pt;
 }
@@ -133,10 +127,7 @@ std::string note_seconds(double s) {
   return buf;
 }
 
-double TunePoint::spread() const {
-  const Stats& s = result.stage(result.measured);
-  return s.p50 > 0 ? static_cast<double>(s.p90) / static_cast<double>(s.p50) : 1.0;
-}
+double TunePoint::spread() const { return stage_spread(result); }
 
 const TunePoint* TuneCopyRun::at(size_t arm, size_t size) const {
   for (const TunePoint& p : points)
