@@ -56,4 +56,17 @@ void AtomicFile::commit() {
   committed_ = true;
 }
 
+void check_writable(const std::string& path, const std::string& option) {
+  struct stat st;
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode)) throw RunError("cannot write " + option + " " + path + ": it is a directory");
+  errno = 0;
+  {
+    std::ofstream f(path, std::ios::out | std::ios::app);
+    if (!f.is_open())
+      throw RunError("cannot write " + option + " " + path + ": " + (errno ? std::strerror(errno) : "open failed"));
+  }
+  if (!existed) ::unlink(path.c_str());
+}
+
 }  // namespace ds

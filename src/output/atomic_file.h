@@ -34,4 +34,8 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// Before a run: RunError "cannot write <option> <path>: <why>" when `path` is a
+// directory or cannot be opened for writing; leaves no file it did not find.
+void check_writable(const std::string& path, const std::string& option);
+
 }  // namespace ds

@@ -99,18 +99,7 @@ std::string report_html(const Report& r) {
   return o.str();
 }
 
-void check_report_path(const std::string& path) {
-  struct stat st;
-  const bool existed = ::stat(path.c_str(), &st) == 0;
-  if (existed && S_ISDIR(st.st_mode)) throw RunError("cannot write --report " + path + ": it is a directory");
-  errno = 0;
-  {
-    std::ofstream f(path, std::ios::out | std::ios::app);
-    if (!f.is_open())
-      throw RunError("cannot write --report " + path + ": " + (errno ? std::strerror(errno) : "open failed"));
-  }
-  if (!existed) ::unlink(path.c_str());
-}
+void check_report_path(const std::string& path) { check_writable(path, "--report"); }
 
 void write_report_file(const std::string& path, const Report& report, Notes& notes) {
   AtomicFile f(path, "--report");

@@ -296,18 +296,7 @@ std::string bandwidth_plot_svg(const std::vector<CaseResult>& results, const std
   return plot_svg(results, text, [metric](const CaseResult& r) { return bandwidth_figures(r, r.name, metric); });
 }
 
-void check_plot_path(const std::string& path) {
-  struct stat st;
-  const bool existed = ::stat(path.c_str(), &st) == 0;
-  if (existed && S_ISDIR(st.st_mode)) throw RunError("cannot write --plot " + path + ": it is a directory");
-  errno = 0;
-  {
-    std::ofstream f(path, std::ios::out | std::ios::app);
-    if (!f.is_open())
-      throw RunError("cannot write --plot " + path + ": " + (errno ? std::strerror(errno) : "open failed"));
-  }
-  if (!existed) ::unlink(path.c_str());
-}
+void check_plot_path(const std::string& path) { check_writable(path, "--plot"); }
 
 void write_plot_file(const std::string& path, const std::string& svg, Notes& notes) {
   AtomicFile f(path, "--plot");
