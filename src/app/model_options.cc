@@ -4,6 +4,8 @@
 #include "core/units.h"
 #include "app/output_options.h"
 
+#include <utility>
+
 namespace ds {
 
 void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what) {
@@ -58,6 +60,30 @@ std::optional<Workload> parse_workload(const ModelOptionText& t) {
   const std::string note = layout_resolution_note(w);
   if (!note.empty()) stderr_notes().note(note);
   return w;
+}
+
+namespace {
+
+std::string shell_word(const std::string& w) {
+  const bool plain = !w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                        "0123456789_./:=,+-@%") == std::string::npos;
+  if (plain) return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+std::string model_option_words(const ModelOptionText& t) {
+  if (t.model.empty()) return "";
+  std::string s = " --model " + shell_word(t.model) + " --tp " + shell_word(t.tp.empty() ? "1" : t.tp);
+  const std::pair<const char*, const std::string*> given[] = {
+      {"--input-len", &t.input_len}, {"--block-size", &t.block_size}, {"--kv-dtype", &t.kv_dtype},
+      {"--kv-layout", &t.kv_layout}};
+  for (const auto& g : given)
+    if (!g.second->empty()) s += std::string(" ") + g.first + " " + shell_word(*g.second);
+  return s;
 }
 
 void attach_workload(RunInfo& info, const Workload& w) {

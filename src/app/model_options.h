@@ -33,6 +33,11 @@ void add_model_options(CLI::App* app, ModelOptionText& t, ModelOptionsFor what);
 // companion option is given without --model, or for any bad value.
 std::optional<Workload> parse_workload(const ModelOptionText& t);
 
+// The model options as `copy` takes them, for an equivalent command: " --model NAME
+// --tp N" and each companion that was given, as given (a word the shell would split
+// or expand in single quotes). "" without --model.
+std::string model_option_words(const ModelOptionText& t);
+
 // Puts the workload's line and JSON object into the run's header.
 void attach_workload(RunInfo& info, const Workload& w);
 

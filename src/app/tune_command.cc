@@ -177,6 +177,7 @@ int run_tune(const TuneArgs& a, const GlobalOptions& g) {
     if (p.workload) {
       p.req.model_layout = Layout::block(p.workload->task_fragments, p.workload->tasks_per_card);
       p.req.model_tasks_per_block = p.workload->tasks_per_block;
+      p.req.model_options = model_option_words(a.model);
       p.req.model_label = p.workload->model.name + ", TP " + std::to_string(p.workload->req.tp) + ": " +
                           std::to_string(p.workload->tasks_per_card) + " blocks of " + task_label(*p.workload) +
                           " per card";

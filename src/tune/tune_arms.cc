@@ -82,17 +82,33 @@ TuneArms tune_arms(const SelectedBackend& selected, const ArmChoice& choice) {
   return out;
 }
 
-std::string arm_command(const TuneArm& arm, uint64_t block_bytes, uint64_t blocks, int devices, int iterations,
-                        int warmup, const std::string& backend) {
-  std::string cmd = "dev-sandbox" + (backend.empty() ? std::string() : " --backend " + backend) + " copy -t " + arm.spec.name + " -s " +
-                    std::to_string(block_bytes) + " -n " + std::to_string(blocks) + " -i " +
-                    std::to_string(iterations) + " --warmup " + std::to_string(warmup);
+namespace {
+
+// `copy -t CASE` + `layout` (the words that lay the blocks out) + the point's -i,
+// --warmup, -d and streams.
+std::string copy_command(const TuneArm& arm, const std::string& layout, int devices, int iterations, int warmup,
+                         const std::string& backend) {
+  std::string cmd = "dev-sandbox" + (backend.empty() ? std::string() : " --backend " + backend) + " copy -t " +
+                    arm.spec.name + layout + " -i " + std::to_string(iterations) + " --warmup " + std::to_string(warmup);
   if (arm.spec.topology != Topology::kSingle) cmd += " -d " + std::to_string(devices);
   if (arm.spec.method == CopyMethod::kCeMultiStream) {
     cmd += " --streams " + std::to_string(arm.streams);
     if (arm.submit_mode == SubmitMode::kRoundRobin) cmd += " --submit-mode round-robin";
   }
   return cmd;
+}
+
+}  // namespace
+
+std::string arm_command(const TuneArm& arm, uint64_t block_bytes, uint64_t blocks, int devices, int iterations,
+                        int warmup, const std::string& backend) {
+  return copy_command(arm, " -s " + std::to_string(block_bytes) + " -n " + std::to_string(blocks), devices, iterations,
+                      warmup, backend);
+}
+
+std::string model_arm_command(const TuneArm& arm, const std::string& model_options, const std::string& table_options,
+                              int devices, int iterations, int warmup, const std::string& backend) {
+  return copy_command(arm, model_options, devices, iterations, warmup, backend) + table_options;
 }
 
 }  // namespace ds

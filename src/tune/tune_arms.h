@@ -54,4 +54,11 @@ std::string arm_method_name(CopyMethod m, int streams, SubmitMode mode);
 std::string arm_command(const TuneArm& arm, uint64_t block_bytes, uint64_t blocks, int devices, int iterations,
                         int warmup, const std::string& backend);
 
+// The copy command that measures a --model point of `arm` the same way: the model's
+// options as given (" --model Qwen3-32B --tp 8 --input-len 512": its block layout,
+// so no -s/-n) and, for a paged point, its table options (" --block-table random:7
+// --pool-blocks 16 --compare-contiguous").
+std::string model_arm_command(const TuneArm& arm, const std::string& model_options, const std::string& table_options,
+                              int devices, int iterations, int warmup, const std::string& backend);
+
 }  // namespace ds

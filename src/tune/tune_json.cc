@@ -44,6 +44,18 @@ json arm_json(const TuneCopyRun& run, size_t a) {
           {"dropped", run.dropped[a].empty() ? json(nullptr) : json(run.dropped[a])}};
 }
 
+// The copy command that measures the point the same way: a sweep point's blocks by
+// -s/-n; a model point's by the model's options (its block layout) and, paged, the
+// table the point used with the contiguous pass it timed beside it.
+std::string point_command(const TuneCopyRun& run, const TunePoint& p, uint64_t block_bytes, int devices) {
+  const TuneArm& arm = run.arms.arms[p.arm];
+  if (p.phase != "model") return arm_command(arm, block_bytes, p.blocks, devices, run.iterations, run.warmup, "");
+  const std::string table =
+      p.paged ? " --block-table " + p.table + " --pool-blocks " + std::to_string(p.pool_blocks) + " --compare-contiguous"
+              : "";
+  return model_arm_command(arm, run.model_options, table, devices, run.iterations, run.warmup, "");
+}
+
 json point_json(const TuneCopyRun& run, const TunePoint& p, uint64_t block_bytes) {
   const TuneArm& arm = run.arms.arms[p.arm];
   const int devices = arm.spec.topology == Topology::kSingle ? 1 : run.devices;
@@ -53,8 +65,7 @@ json point_json(const TuneCopyRun& run, const TunePoint& p, uint64_t block_bytes
             {"devices", devices},
             {"phase", p.phase},
             {"seconds", p.seconds},
-            {"command", arm_command(arm, block_bytes, p.blocks, devices, run.iterations, run.warmup, "") +
-                            (p.paged ? " --block-table " + p.table + " --pool-blocks " + std::to_string(p.pool_blocks) : "")}};
+            {"command", point_command(run, p, block_bytes, devices)}};
   if (p.phase == "model") j["layout"] = p.paged ? "paged" : "contiguous";
   if (p.paged) j["block_table"] = {{"table", p.table}, {"pool_blocks", p.pool_blocks}};
   if (!p.error.empty()) {

@@ -148,6 +148,7 @@ TuneCopyRun run_copy_tune(SelectedBackend& selected, const TuneCopyRequest& req,
   run.warmup = req.warmup;
   run.devices = req.choice.devices;
   run.model_label = req.model_label;
+  run.model_options = req.model_options;
   if (run.arms.arms.empty())
     throw UsageError("tune: no copy method of the " + selected.backend->name() +
                      " backend can run with these options (--direction, --cards, -d)");

@@ -50,6 +50,9 @@ struct TuneCopyRequest {
   // --model: the model's layout and its words ("Qwen3-32B, TP 8: 48 layers x ...").
   std::optional<Layout> model_layout;
   std::string model_label;
+  // The copy options that lay the model's blocks out, as given (" --model Qwen3-32B
+  // --tp 8 --input-len 512"): a model point's equivalent command (model_arm_command).
+  std::string model_options;
   int model_devices = 1;
   uint64_t model_tasks_per_block = 1;  // a logical block's tasks (the paged points' table has one slot per block)
 };
@@ -65,6 +68,7 @@ struct TuneCopyRun {
   int iterations = 0, warmup = 0, devices = 1;
   std::vector<std::string> notes;       // what the runs said, each once
   std::string model_label;
+  std::string model_options;            // TuneCopyRequest::model_options
   // The point of arm a at size s; nullptr when not measured.
   const TunePoint* at(size_t arm, size_t size) const;
 };

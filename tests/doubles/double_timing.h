@@ -130,6 +130,24 @@ inline int64_t task_cost_ns(const char* prefix, uint64_t bytes, int device, uint
   return ns;
 }
 
+// When a copy task that started at t0 (its stream's worker stamped it) and costs `cost`
+// ends: t0 + cost. COPY_COUNTED=1: on its stream's timeline instead, max(timeline, ready)
+// + cost, `ready` being when the task could first run (enqueued, or its counted
+// submission's slot end) and `timeline` where the stream's previous operation left it
+// (stream_moved_on: every operation that is not a copy task moves it to the present). A
+// worker that wakes late for one task then does not add that to the next: k back-to-back
+// tasks end at the first one's start + their costs whatever the machine's load does to
+// sleeps, as SUBMIT_COUNTED does for submissions (a task still never ends before its bytes
+// moved). Unset, the timeline only follows the tasks.
+inline int64_t task_end_ns(const char* prefix, int64_t& timeline, int64_t t0, int64_t ready, int64_t cost) {
+  const int64_t end = knob(prefix, "COPY_COUNTED") ? std::max(timeline, ready) + cost : t0 + cost;
+  timeline = end;
+  return end;
+}
+
+// A stream operation that is not a copy task (an event, a wait, a callback) finished now.
+inline void stream_moved_on(int64_t& timeline) { timeline = std::max(timeline, mono_ns()); }
+
 // The not-before time a counted submission left for the task it enqueues (0: none).
 inline int64_t& pending_slot() {
   static thread_local int64_t slot = 0;
@@ -148,8 +166,9 @@ inline int64_t& pending_slot() {
 // starts its task at the first one's time + k x SUBMIT_NS whatever the machine's
 // load does to sleeps: a late wake-up is never added to the next submission, as it is
 // to a slept stall (a test comparing rates on a loaded machine sets this).
-inline void submit_stall(const char* prefix) {
-  int64_t ns = knob_ns(prefix, "SUBMIT_NS");
+// `ns_knob` names the stall's knob where a call has its own (SUBMIT_NS unless it is set).
+inline void submit_stall(const char* prefix, const char* ns_knob = "SUBMIT_NS") {
+  int64_t ns = knob(prefix, ns_knob) ? knob_ns(prefix, ns_knob) : knob_ns(prefix, "SUBMIT_NS");
   if (const char* cold = knob(prefix, "SUBMIT_COLD")) {
     static std::atomic<long> submitted{0};
     const char* colon = std::strchr(cold, ':');

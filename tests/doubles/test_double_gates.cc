@@ -431,4 +431,57 @@ TEST(AclDoubleCallbacks, RefusalsAndTimeoutAsTheRuntimeAnswers) {
   ASSERT_EQ(a.sym<AclSetDevice>("aclrtResetDevice")(0), 0);
 }
 
+// DS_ACL_DOUBLE_SUBMIT_COUNTED: a submission's stall is a slot on its thread's timeline,
+// not a sleep: three back-to-back aclrtMemcpyAsync of 100 ms stalls return at once
+// (well under the 300 ms they would sleep) and their copies start no earlier than
+// 100, 200 and 300 ms after the first call; an aclrtMemcpyBatchAsync's one stall holds
+// its first copy (the next slot, 400 ms). Unset, each call sleeps its stall.
+TEST(AclDoubleTime, CountedSubmissionsHoldTheirTasksInsteadOfSleeping) {
+  typedef int (*AclBatch)(void**, size_t*, void**, size_t*, size_t, void*, size_t*, size_t, size_t*, void*);
+  struct Loc {
+    uint32_t id;
+    int type;
+  };
+  struct Attr {
+    Loc dst, src;
+    uint8_t rsv[16];
+  };
+  Trace trace("DS_ACL_DOUBLE_TRACE");
+  constexpr int64_t kStall = 100000000;  // 100 ms
+  setenv("DS_ACL_DOUBLE_SUBMIT_NS", std::to_string(kStall).c_str(), 1);
+  setenv("DS_ACL_DOUBLE_SUBMIT_COUNTED", "1", 1);
+  Acl a;
+  ASSERT_TRUE(a.h);
+  void* host = nullptr;
+  void* dev = nullptr;
+  ASSERT_EQ(a.sym<AclMallocHost>("aclrtMallocHost")(&host, 8192), 0);
+  ASSERT_EQ(a.sym<AclMalloc>("aclrtMalloc")(&dev, 8192, 0), 0);
+  const auto copy = a.sym<AclMemcpyAsync>("aclrtMemcpyAsync");
+  const int64_t t0 = mono_ns();
+  for (int k = 0; k < 3; ++k) ASSERT_EQ(copy(dev, 4096, host, 4096, 1, a.stream), 0);
+  void* dsts[2] = {dev, static_cast<char*>(dev) + 4096};
+  void* srcs[2] = {host, static_cast<char*>(host) + 4096};
+  size_t maxs[2] = {4096, 4096}, sizes[2] = {4096, 4096}, index = 0, failed = 0;
+  Attr attr{{0, 1}, {0, 0}, {}};
+  ASSERT_EQ(a.sym<AclBatch>("aclrtMemcpyBatchAsync")(dsts, maxs, srcs, sizes, 2, &attr, &index, 1, &failed, a.stream), 0);
+  const int64_t submitted = mono_ns();
+  ASSERT_EQ(a.sync(), 0);
+  unsetenv("DS_ACL_DOUBLE_SUBMIT_COUNTED");
+  EXPECT_LT(submitted - t0, 3 * kStall) << "counted, the calls did not sleep their stalls";
+  std::vector<long long> starts;
+  for (const Trace::Line& l : trace.lines())
+    if (l.what == "copy-start") starts.push_back(l.ns);
+  ASSERT_EQ(starts.size(), 5u);
+  for (int k = 0; k < 4; ++k) EXPECT_GE(starts[k], t0 + (k + 1) * kStall) << "copy " << k << " before its slot";
+  EXPECT_GE(starts[4], starts[3]) << "the batch's second copy follows its first";
+  // Unset: the call sleeps its stall.
+  const int64_t t1 = mono_ns();
+  ASSERT_EQ(copy(dev, 4096, host, 4096, 1, a.stream), 0);
+  EXPECT_GE(mono_ns() - t1, kStall) << "slept";
+  ASSERT_EQ(a.sync(), 0);
+  unsetenv("DS_ACL_DOUBLE_SUBMIT_NS");
+  a.sym<AclFree>("aclrtFree")(dev);
+  a.sym<AclFreeHost>("aclrtFreeHost")(host);
+}
+
 }  // namespace

@@ -27,7 +27,7 @@
 // aclrtProcessReport) behave and fail as the CANN docs and the open runtime say (see
 // the comment above them), in every variant. Copies take a configurable time and the
 // streams can be traced (DS_ACL_DOUBLE_COPY_NS_PER_KIB, _DEVICE_FACTOR, _COLD,
-// _SUBMIT_NS, _TRACE: double_common.h).
+// _COPY_COUNTED, _SUBMIT_NS, _SUBMIT_COLD, _SUBMIT_COUNTED, _TRACE: double_common.h).
 // Built without aclrtHostRegisterV2/aclrtHostGetDevicePointer when
 // DS_DOUBLE_NO_REGISTER_V2 is defined (an older CANN), and without those,
 // aclrtHostRegister/aclrtHostUnregister, aclrtCreateEventExWithFlag and
@@ -302,6 +302,8 @@ struct Op {
   void* arg = nullptr;
   bool copy = false;   // a copy task: traced, and takes its cost (double_timing.h)
   uint64_t bytes = 0;  // what it moves, as known when it was enqueued
+  int64_t not_before = 0;  // a copy task: its counted submission's slot end (SUBMIT_COUNTED)
+  int64_t enqueued = 0;    // a copy task: when it was put on the stream
 };
 
 struct DStream {
@@ -315,6 +317,7 @@ struct DStream {
   std::thread worker;
   uint64_t copy_tasks = 0;  // copy tasks run so far (the worker's own)
   uint64_t charged = 0;     // bytes the running copy task moved (the worker's own)
+  int64_t timeline = 0;     // where the last operation left the stream (the worker's own; COPY_COUNTED)
 
   void run() {
     std::unique_lock<std::mutex> lock(mu);
@@ -328,15 +331,19 @@ struct DStream {
       std::string e;
       if (op.copy) {
         // The bytes move, then the task takes what is left of its cost.
+        dsdouble_timing::wait_for_slot(op.not_before);
         const int64_t t0 = dsdouble_timing::mono_ns();
         dsdouble_timing::trace(dsdouble::kKnobs, device, this, "copy-start", t0);
         charged = op.bytes;
         e = op.fn(op.arg);
-        dsdouble_timing::finish_task(t0,
-                                     dsdouble_timing::task_cost_ns(dsdouble::kKnobs, charged, device, copy_tasks++));
+        const int64_t cost = dsdouble_timing::task_cost_ns(dsdouble::kKnobs, charged, device, copy_tasks++);
+        const int64_t end =
+            dsdouble_timing::task_end_ns(dsdouble::kKnobs, timeline, t0, std::max(op.enqueued, op.not_before), cost);
+        if (cost > 0) dsdouble_timing::sleep_until_ns(end);  // no system call when it costs nothing
         dsdouble_timing::trace_now(dsdouble::kKnobs, device, this, "copy-end");
       } else {
         e = op.fn(op.arg);
+        dsdouble_timing::stream_moved_on(timeline);
       }
       lock.lock();
       if (!e.empty() && error.empty()) error = e;
@@ -357,12 +364,12 @@ void api_enqueue(void* stream, std::string (*fn)(void*), void* arg) {
   s->cv.notify_all();
 }
 
-void api_enqueue_copy(void* stream, std::string (*fn)(void*), void* arg, uint64_t bytes) {
+void api_enqueue_copy(void* stream, std::string (*fn)(void*), void* arg, uint64_t bytes, int64_t not_before) {
   DStream* s = static_cast<DStream*>(stream);
   const int64_t enqueued = dsdouble_timing::mono_ns();
   {
     std::lock_guard<std::mutex> lock(s->mu);
-    s->queue.push_back({fn, arg, true, bytes});
+    s->queue.push_back({fn, arg, true, bytes, not_before, enqueued});
     s->cv.notify_all();
   }
   dsdouble_timing::trace(dsdouble::kKnobs, s->device, s, "copy-enqueued", enqueued);
@@ -1317,7 +1324,8 @@ aclError aclrtMemcpyAsync(void* dst, size_t dest_max, const void* src, size_t co
   if (aclError rc = copy_checked("aclrtMemcpyAsync", dst, dest_max, src, count, kind, &c)) return rc;
   const bool pageable = pageable_host_side(dst, src, count, kind);
   log_call("aclrtMemcpyAsync.mode", fmt("pageable=%d", pageable ? 1 : 0));
-  api_enqueue_copy(stream, run_copy, new CopyOp(c), c.n);
+  // DS_ACL_DOUBLE_SUBMIT_COUNTED: the copy starts no earlier than this call's slot.
+  api_enqueue_copy(stream, run_copy, new CopyOp(c), c.n, dsdouble_timing::take_submit_slot());
   // From memory that is not page-locked the call returns after the copy (CANN docs).
   if (pageable) static_cast<DStream*>(stream)->wait_idle();
   return dsdouble::kSuccess;
@@ -1390,6 +1398,9 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
   // then one async copy; an unregistered host side waits for the stream and copies
   // synchronously.
   size_t synchronous = 0;
+  // DS_ACL_DOUBLE_SUBMIT_COUNTED: the one stall of the batch holds its first copy; the
+  // others follow it on the stream.
+  int64_t slot = dsdouble_timing::take_submit_slot();
   for (size_t i = 0; i < n; ++i) {
     const int kind = attrs[0].dstLoc.type == 1 ? 1 : 2;
     const void* host = kind == 1 ? srcs[i] : dsts[i];
@@ -1400,12 +1411,14 @@ aclError aclrtMemcpyBatchAsync(void** dsts, size_t* dest_maxs, void** srcs, size
               in_registration(reinterpret_cast<uint64_t>(host), sizes[i]);
     }
     if (known) {
-      api_enqueue_copy(stream, run_copy, new CopyOp(ops[i]), ops[i].n);
+      api_enqueue_copy(stream, run_copy, new CopyOp(ops[i]), ops[i].n, slot);
     } else {
       static_cast<DStream*>(stream)->wait_idle();
+      dsdouble_timing::wait_for_slot(slot);
       std::memcpy(ops[i].dst, ops[i].src, ops[i].n);
       ++synchronous;
     }
+    slot = 0;
   }
   log_call("aclrtMemcpyBatchAsync.loop",
            fmt("copies=%zu attribute_lookups=%zu synchronous=%zu", n, 2 * n, synchronous));

@@ -41,11 +41,22 @@
 //                                SDMA contexts, one after another)
 //   DS_ACL_DOUBLE_DEVICE_FACTOR=d:f[,d:f]  device d's tasks take f times as long
 //   DS_ACL_DOUBLE_COLD=N:ns      the first N copy tasks of every stream take ns more
+//   DS_ACL_DOUBLE_COPY_COUNTED=1 a copy task's cost is counted on its stream's timeline, not
+//                                slept from its start: it ends at max(the end of what the
+//                                stream did before, when it could first run) + its cost, so a
+//                                late wake-up is not added to the next (double_timing.h
+//                                task_end_ns; an aclrtMemcpyBatchAsync is a task per copy)
 //   DS_ACL_DOUBLE_SUBMIT_NS=n    every copy submission (aclrtMemcpyAsync, one
 //                                aclrtMemcpyBatchAsync, rtFftsPlusTaskLaunchWithFlag)
 //                                stalls its calling thread n ns before it enqueues
+//   DS_ACL_DOUBLE_FFTS_SUBMIT_NS=n rtFftsPlusTaskLaunchWithFlag's stall instead of SUBMIT_NS
+//                                (a launch may cost its caller another time than a copy call)
 //   DS_ACL_DOUBLE_SUBMIT_COLD=N:ns the first N copy submissions of the process (per
 //                                library: AscendCL's, the runtime's) stall ns more
+//   DS_ACL_DOUBLE_SUBMIT_COUNTED=1 the submission stall is counted on the calling thread's
+//                                timeline instead of slept (per library, as the stall is):
+//                                the task the submission enqueues (an aclrtMemcpyBatchAsync's
+//                                first copy) starts no earlier than its slot's end
 //   DS_ACL_DOUBLE_BUILD_LOG=path "<pid> <ns> <call>" per call that makes, allocates, frees or
 //                                registers something (memory, streams, events, peer access)
 //                                or copies blocking (aclrtMemcpy: the FFTS+ contexts put on
@@ -104,8 +115,11 @@ struct StreamApi {
   // Whether this process called aclInit and which device the calling thread has set.
   bool (*initialised)();
   // Like enqueue, for a copy task (traced, and taking its cost: see double_timing.h):
-  // `bytes` known now, and more that fn may add with charge() while it runs.
-  void (*enqueue_copy)(void* stream, std::string (*fn)(void* arg), void* arg, uint64_t bytes);
+  // `bytes` known now, and more that fn may add with charge() while it runs. The task
+  // starts no earlier than `not_before` (CLOCK_MONOTONIC ns, 0: none): the slot end of
+  // the counted submission that enqueued it (SUBMIT_COUNTED; the submitting library's
+  // own timeline, double_timing.h take_submit_slot).
+  void (*enqueue_copy)(void* stream, std::string (*fn)(void* arg), void* arg, uint64_t bytes, int64_t not_before);
   // Called by a copy task's fn on the stream's thread: it moved `bytes` more.
   void (*charge)(void* stream, uint64_t bytes);
   // Whether an SDMA address is the mapped address of registered host memory.

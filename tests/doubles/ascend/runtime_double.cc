@@ -18,7 +18,9 @@
 // every launch, as newer runtimes do).
 // One launch is one copy task on the stream (DS_ACL_DOUBLE_COPY_NS_PER_KIB and the other
 // time knobs of double_common.h: it takes the cost of all its contexts' bytes), and
-// the launch call stalls first by DS_ACL_DOUBLE_SUBMIT_NS.
+// the launch call stalls first by DS_ACL_DOUBLE_FFTS_SUBMIT_NS, else _SUBMIT_NS (with _SUBMIT_COUNTED, counted on
+// the calling thread's timeline of this library: the task starts no earlier than the
+// launch's slot end).
 // DS_ACL_DOUBLE_SDMA_H2D=silent|fail stands for an x86 host, where SDMA cannot read host
 // memory (hicann/runtime b7bb740, cann/runtime issue #594): contexts from registered host
 // memory copy nothing, or fail their task.
@@ -204,7 +206,7 @@ void check_host_contexts(const unsigned char* desc, const std::vector<unsigned c
 }
 
 [[maybe_unused]] int launch(const char* call, void* info_ptr, void* stream, uint32_t flag) {
-  dsdouble_timing::submit_stall(dsdouble::kKnobs);  // DS_ACL_DOUBLE_SUBMIT_NS
+  dsdouble_timing::submit_stall(dsdouble::kKnobs, "FFTS_SUBMIT_NS");  // else DS_ACL_DOUBLE_SUBMIT_NS
   const unsigned char* info = static_cast<const unsigned char*>(info_ptr);
   auto* api = static_cast<dsdouble::StreamApi*>(stream);
   auto refuse = [&](const std::string& msg) {
@@ -288,7 +290,8 @@ void check_host_contexts(const unsigned char* desc, const std::vector<unsigned c
   }
   log_call(call, fmt("contexts=%u ready=%u subtype=0x%x %s flag=%u stream=%p", total, ready, subtype, how.c_str(),
                      flag, stream));
-  api->enqueue_copy(stream, run_task, task, 0);  // one copy task: its contexts' bytes
+  // One copy task (its contexts' bytes), held until this launch's counted slot ends.
+  api->enqueue_copy(stream, run_task, task, 0, dsdouble_timing::take_submit_slot());
   return dsdouble::kSuccess;
 }
 
