@@ -5,13 +5,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "cli_harness.h"
 #include "html_check.h"
+#include "pty_harness.h"
 #include "schema_check.h"
 
 using namespace dstest;
@@ -444,6 +447,44 @@ TEST(TuneE2E, ModelPointThatWillNotFitIsSkipped) {
   EXPECT_NE(r.err.find(" s left; a larger --budget measures it"), std::string::npos) << r.err;
   EXPECT_LT(doc["elapsed_s"].get<double>(), 2.0 * 1.1 + 2.0);
   EXPECT_LT(took, 30.0);
+}
+
+// On a terminal, stderr shows what is being measured (the group, the arm, the size) and
+// the time left of the budget, counting down, on one line rewritten; cleared at the end.
+TEST(TuneE2E, ProgressOnATerminalShowsThePointAndTheTimeLeft) {
+  const std::string why = no_pty_reason();
+  if (!why.empty()) GTEST_SKIP() << "no pseudo-terminal here (" << why << ")";
+  int code = -1;
+  const std::string tty = run_in_pty({"--backend", "sim", "tune", "--budget", "4s", "--direction", "h2d", "--cards",
+                                      "one", "-S", "2"},
+                                     &code);
+  ASSERT_EQ(code, 0) << tty;
+  const std::regex update(R"re(\r\x1b\[Ktune: H2D, one card: (ce|batch_ce|ms_2|ms_2_rr) at ([0-9]+[KM]) \(([0-9]+) s left\))re");
+  std::vector<int> left;
+  std::set<std::string> points;
+  for (std::sregex_iterator it(tty.begin(), tty.end(), update), end; it != end; ++it) {
+    left.push_back(std::stoi((*it)[3]));
+    points.insert((*it)[1].str() + " at " + (*it)[2].str());
+  }
+  ASSERT_GE(left.size(), 3u) << tty;
+  EXPECT_TRUE(points.count("ce at 4K")) << tty;
+  EXPECT_TRUE(points.count("ms_2_rr at 64M") || points.count("ms_2 at 1M")) << "the coarse points on: " << tty;
+  EXPECT_EQ(left.front(), 4) << "the budget at the first point: " << tty;
+  for (size_t i = 1; i < left.size(); ++i) EXPECT_LE(left[i], left[i - 1]) << "the time left never goes up: " << tty;
+  EXPECT_LT(left.back(), left.front()) << "it counts down: " << tty;
+  const std::string clear = "\r\x1b[K";
+  const size_t first = tty.find("\r\x1b[Ktune: H2D"), last = tty.rfind(" s left)");
+  EXPECT_EQ(tty.substr(first, last - first).find('\n'), std::string::npos) << "one line, rewritten: " << tty;
+  EXPECT_GT(tty.rfind(clear), tty.rfind("s left)")) << "cleared after the last update: " << tty;
+}
+
+// Piped, no progress line.
+TEST(TuneE2E, NoProgressLineWhenStderrIsNotATerminal) {
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "2s", "--sizes", "4K:8K", "--direction", "h2d",
+                                "--cards", "one", "-S", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find(" s left)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
 }
 
 TEST(TuneE2E, BadInputIsOneLineExitTwo) {
