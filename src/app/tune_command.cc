@@ -1,12 +1,14 @@
 // `tune`: the machine's crossover table (docs/tune.md): every copy method the
 // backend offers over block sizes within a time budget, optionally the aio store's
-// engines and the --model's own blocks; parsed here, measured in src/tune/.
+// engines, the staged load's knobs and the --model's own blocks; parsed here,
+// measured in src/tune/.
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -17,6 +19,7 @@
 #include "app/output_options.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/size_label.h"
 #include "core/units.h"
 #include "output/atomic_file.h"
 #include "output/html_report.h"
@@ -40,7 +43,7 @@ struct TuneArgs {
 struct TunePlan {
   double budget_s = 600;
   std::vector<uint64_t> sizes;
-  bool copy = true, aio = false;
+  bool copy = true, aio = false, load = false;
   int devices = 0;  // 0: every card the backend sees, at most 8
   TuneCopyRequest req;
   std::vector<std::string> workspaces;
@@ -89,15 +92,47 @@ void parse_what(const TuneArgs& a, TunePlan& p) {
   for (const std::string& w : a.what.empty() ? std::vector<std::string>{} : split_commas(a.what)) {
     if (w == "copy") p.copy = true;
     else if (w == "aio") p.aio = true;
-    else if (w == "load")
-      throw UsageError("option --what got 'load': tune does not search the staged load's knobs; sweep them as a "
-                       "job's matrix: `dev-sandbox run docs/jobs/load-knobs.yaml` (--staging x --iodepth x --engine "
-                       "on one --workspace; docs/run.md)");
+    else if (w == "load") p.load = true;
     else
-      throw UsageError("option --what got '" + w + "': accepts copy, aio (comma-separated)");
+      throw UsageError("option --what got '" + w + "': accepts copy, aio, load (comma-separated)");
   }
   if (p.aio && a.workspaces.empty()) throw UsageError("option --what aio needs --workspace DIR");
-  if (!p.aio && !a.workspaces.empty()) throw UsageError("option --workspace is for --what aio; add aio to --what");
+  if (p.load && a.workspaces.empty()) throw UsageError("option --what load needs --workspace DIR");
+  if (!p.aio && !p.load && !a.workspaces.empty())
+    throw UsageError("option --workspace is for --what aio and load; add aio or load to --what");
+}
+
+// --what load's block shapes: the --model's block, else the smallest, the middle and
+// the largest of --sizes (each at least 4 KiB, the O_DIRECT unit).
+std::vector<TuneLoadShape> load_shapes(const TunePlan& p, const ModelOptionText& m) {
+  std::vector<TuneLoadShape> out;
+  if (p.workload) {
+    const Workload& w = *p.workload;
+    TuneLoadShape s;
+    s.fragments = w.task_fragments;
+    s.tasks_per_file = w.tasks_per_block;
+    s.shared = w.model.arch != KvArch::kGqa;
+    s.label = w.model.name + "'s " + size_label(s.payload());
+    s.model_args = "--model " + m.model + " --tp " + std::to_string(w.req.tp) + " --block-size " +
+                   std::to_string(w.req.block_tokens) + (m.kv_dtype.empty() ? "" : " --kv-dtype " + m.kv_dtype) +
+                   (m.kv_layout.empty() ? "" : " --kv-layout " + m.kv_layout);
+    s.block_tokens = w.req.block_tokens;
+    out.push_back(s);
+    return out;
+  }
+  std::vector<uint64_t> sizes;
+  for (uint64_t v : p.sizes)
+    if (v >= 4096) sizes.push_back(v);
+  if (sizes.empty()) sizes.push_back(4096);
+  std::vector<uint64_t> pick = {sizes.front(), sizes[sizes.size() / 2], sizes.back()};
+  pick.erase(std::unique(pick.begin(), pick.end()), pick.end());
+  for (uint64_t v : pick) {
+    TuneLoadShape s;
+    s.fragments = {v};
+    s.label = size_words(v);
+    out.push_back(s);
+  }
+  return out;
 }
 
 TunePlan parse_tune(const TuneArgs& a) {
@@ -124,7 +159,8 @@ TunePlan parse_tune(const TuneArgs& a) {
   r.choice.all_cards = a.cards != "one";
   if (a.model.dry_run) throw UsageError("option --dry-run: tune has none; `dev-sandbox copy --model ... --dry-run` sizes a model");
   p.workload = parse_workload(a.model);
-  if (p.workload && !p.copy) throw UsageError("option --model measures copies; add copy to --what");
+  if (p.workload && !p.copy && !p.load)
+    throw UsageError("option --model measures copies and the load; add copy or load to --what");
   check_format(a.out.format);
   if (a.out.format == "csv") throw UsageError("option --format: tune writes text or json");
   return p;
@@ -168,12 +204,17 @@ int run_tune(const TuneArgs& a, const GlobalOptions& g) {
   ctx.budget_s = p.budget_s;
   if (p.copy) ctx.what.push_back("copy");
   if (p.aio) ctx.what.push_back("aio");
+  if (p.load) ctx.what.push_back("load");
   const int64_t t0 = now_ns();
   const TuneProgress progress = progress_line(p.budget_s, t0);
   std::optional<TuneCopyRun> copy;
   std::optional<TuneAioRun> aio;
+  std::optional<TuneLoadRun> load;
+  // The budget's shares: copy 3, aio 2, load 2 (copy and aio alone: 60% / 40%).
+  const double w_copy = p.copy ? 3 : 0, w_aio = p.aio ? 2 : 0, w_load = p.load ? 2 : 0;
+  const auto since = [&] { return static_cast<double>(now_ns() - t0) * 1e-9; };
   if (p.copy) {
-    p.req.seconds = p.aio ? p.budget_s * 0.6 : p.budget_s;
+    p.req.seconds = p.budget_s * w_copy / (w_copy + w_aio + w_load);
     if (p.workload) {
       p.req.model_layout = Layout::block(p.workload->task_fragments, p.workload->tasks_per_card);
       p.req.model_tasks_per_block = p.workload->tasks_per_block;
@@ -188,8 +229,18 @@ int run_tune(const TuneArgs& a, const GlobalOptions& g) {
     TuneAioRequest ar;
     ar.workspaces = p.workspaces;
     ar.validate = p.req.validate;
-    ar.seconds = p.budget_s - static_cast<double>(now_ns() - t0) * 1e-9;
+    ar.seconds = (p.budget_s - since()) * w_aio / (w_aio + w_load);
     aio = run_aio_tune(selected, ar, progress);
+  }
+  if (p.load) {
+    TuneLoadRequest lr;
+    lr.workspaces = p.workspaces;
+    lr.shapes = load_shapes(p, a.model);
+    lr.iterations = p.req.iterations;
+    lr.warmup = p.req.warmup;
+    lr.validate = p.req.validate;
+    lr.seconds = p.budget_s - since();
+    load = run_load_tune(selected, lr, progress);
   }
   if (progress) std::cerr << "\r\x1b[K" << std::flush;
   ctx.elapsed_s = static_cast<double>(now_ns() - t0) * 1e-9;
@@ -197,15 +248,18 @@ int run_tune(const TuneArgs& a, const GlobalOptions& g) {
   if (copy) findings = tune_findings(*copy);
   for (const std::string& n : copy ? copy->notes : std::vector<std::string>{}) stderr_notes().note(n);
   for (const std::string& n : aio ? aio->notes : std::vector<std::string>{}) stderr_notes().note(n);
+  for (const std::string& n : load ? load->notes : std::vector<std::string>{}) stderr_notes().note(n);
   const TuneCopyRun* c = copy ? &*copy : nullptr;
   const TuneFindings* f = findings ? &*findings : nullptr;
   const TuneAioRun* io = aio ? &*aio : nullptr;
-  write_out(a.out, a.out.format == "json" ? tune_json(ctx, c, f, io) : tune_text(ctx, c, f, io));
+  const TuneLoadRun* ld = load ? &*load : nullptr;
+  write_out(a.out, a.out.format == "json" ? tune_json(ctx, c, f, io, ld) : tune_text(ctx, c, f, io, ld));
   if (!a.plot.empty() && c) write_plot_file(a.plot, tune_plot_svg(ctx, *c, *f), stderr_notes());
-  if (!a.report.empty()) write_report_file(a.report, tune_report(ctx, c, f, io), stderr_notes());
+  if (!a.report.empty()) write_report_file(a.report, tune_report(ctx, c, f, io, ld), stderr_notes());
   bool failed = false;
   for (const TunePoint& pt : c ? c->points : std::vector<TunePoint>{}) failed = failed || !pt.error.empty();
   for (const TuneAioPoint& pt : io ? io->points : std::vector<TuneAioPoint>{}) failed = failed || !pt.error.empty();
+  for (const TuneLoadPoint& pt : ld ? ld->points : std::vector<TuneLoadPoint>{}) failed = failed || !pt.error.empty();
   if (failed) throw RunError("tune: some points failed (each named above); the rest are in the output");
   return 0;
 }
@@ -218,14 +272,15 @@ Command add_tune_command(CLI::App& root, GlobalOptions& global) {
                                             "the crossover table (and the aio store's best settings)");
   c->add_option("--budget", a->budget, "how long it may take: 30s, 5m, 1h (default 10m)")->type_name("DURATION");
   c->add_option("--sizes", a->sizes, "block sizes FROM:TO, powers of two (default 4K:64M)")->type_name("FROM:TO");
-  c->add_option("--what", a->what, "copy, aio or both (default copy; with --workspace also aio)")->type_name("copy,aio");
+  c->add_option("--what", a->what, "copy, aio, load, comma-separated (default copy; with --workspace also aio)")
+      ->type_name("copy,aio,load");
   c->add_option("-d", a->devices, "cards of the all-card methods (default every card seen, at most 8)")->type_name("N");
   c->add_option("-S,--streams", a->streams, "stream counts of the multi-stream methods (default 2,4,8)")->type_name("S,...");
   c->add_option("--direction", a->direction, "h2d, d2h or both (default both)")->type_name("h2d|d2h|both");
   c->add_option("--cards", a->cards, "one card, all cards or both (default both)")->type_name("one|all|both");
   c->add_option("-i", a->iterations, "measured iterations per point (default 8)")->type_name("N");
   c->add_option("--warmup", a->warmup, "warm-up iterations per point (default 1)")->type_name("W");
-  c->add_option("--workspace", a->workspaces, "--what aio: a directory to measure; repeat for several")->type_name("DIR");
+  c->add_option("--workspace", a->workspaces, "--what aio, load: a directory to measure; repeat for several")->type_name("DIR");
   add_validate_option(c, a->validate, a->validate_each, global.command_line,
                       "check every destination byte after each point, as copy --validate and aio --validate do");
   c->add_option("--plot", a->plot, "also write an SVG: BW against block size per method, crossovers marked")
@@ -239,7 +294,8 @@ Command add_tune_command(CLI::App& root, GlobalOptions& global) {
           {"dev-sandbox tune --budget 5m",
            "dev-sandbox tune --budget 30s --sizes 4K:4M --format json -o tune.json --plot tune.svg",
            "dev-sandbox tune --budget 2m --model Qwen3-32B --tp 8",
-           "dev-sandbox tune --budget 1m --what aio --workspace /data/kv"}};
+           "dev-sandbox tune --budget 1m --what aio --workspace /data/kv",
+           "dev-sandbox tune --budget 1m --what load --workspace /data/kv --model Qwen3-32B --tp 8"}};
 }
 
 }  // namespace ds

@@ -1,6 +1,8 @@
 #include "tune/tune_aio.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include "aio/aio_measure.h"
@@ -9,6 +11,7 @@
 #include "core/interrupt.h"
 #include "core/size_label.h"
 #include "tune/tune_keep.h"
+#include "tune/tune_search.h"
 
 namespace ds {
 
@@ -19,8 +22,9 @@ AioParams aio_params(const TuneAioRequest& req, const std::string& ws, const Tun
   p.workspaces = {ws};
   p.io_size = req.io_size;
   p.shards_per_file = c.shards_per_file;
+  // The epoch's bytes over every worker: each worker its share of the files.
   const uint64_t shards = std::max<uint64_t>(1, req.bytes / req.io_size);
-  p.io_number = std::max<uint64_t>(1, shards / c.shards_per_file);
+  p.io_number = std::max<uint64_t>(1, shards / (c.shards_per_file * static_cast<uint64_t>(std::max(1, c.workers))));
   p.workers = c.workers;
   p.epochs = req.epochs;
   p.engine = c.engine;
@@ -47,34 +51,49 @@ TuneAioPoint measure(const SelectedBackend& selected, const TuneAioRequest& req,
   return pt;
 }
 
-// The configurations of one axis around `base`.
-std::vector<TuneAioConfig> axis(const TuneAioConfig& base, int which, const std::vector<AioEngineKind>& engines) {
-  std::vector<TuneAioConfig> out;
-  TuneAioConfig c = base;
-  switch (which) {
-    case 0:
-      for (AioEngineKind e : engines) out.push_back((c.engine = e, c));
-      break;
-    case 1:
-      for (unsigned d : {1u, 4u, 16u, 64u, 128u}) out.push_back((c.iodepth = d, c));
-      break;
-    case 2:
-      for (int w : {1, 2, 4, 8}) out.push_back((c.workers = w, c));
-      break;
-    default:
-      for (uint64_t k : {1u, 4u, 16u}) out.push_back((c.shards_per_file = k, c));
-      break;
-  }
-  return out;
+// The knobs' ladders: the search's axes (docs/tune.md "The store").
+const std::vector<unsigned> kDepths = {1, 2, 4, 8, 16, 32, 64, 128};
+const std::vector<int> kWorkers = {1, 2, 4, 8};
+const std::vector<uint64_t> kShards = {1, 4, 16};
+
+std::vector<SearchAxis> aio_axes() {
+  return {{"iodepth", kDepths.size(), {2, 6}, false},   // 4, 64
+          {"workers", kWorkers.size(), {0, 2}, false},  // 1, 4
+          {"shards per file", kShards.size(), {0, 2}, true}};  // 1, then 16 at each engine's best
+}
+
+TuneAioConfig config_of(const Knobs& k, const std::vector<AioEngineKind>& engines) {
+  TuneAioConfig c;
+  c.engine = engines[k[0]];
+  c.iodepth = kDepths[k[1]];
+  c.workers = kWorkers[k[2]];
+  c.shards_per_file = kShards[k[3]];
+  return c;
+}
+
+void name_axes(KnobSearch& s, const std::vector<AioEngineKind>& engines) {
+  std::vector<std::string> arms;
+  for (AioEngineKind e : engines) arms.push_back(engine_option_name(e));
+  std::vector<std::vector<std::string>> v(3);
+  for (unsigned d : kDepths) v[0].push_back("iodepth " + std::to_string(d));
+  for (int w : kWorkers) v[1].push_back(std::to_string(w) + (w == 1 ? " worker" : " workers"));
+  for (uint64_t k : kShards) v[2].push_back(std::to_string(k) + (k == 1 ? " shard per file" : " shards per file"));
+  s.name(arms, v);
 }
 
 }  // namespace
 
-double aio_point_estimate(const std::vector<TuneAioPoint>& points, const std::string& workspace) {
+double aio_point_estimate(const std::vector<TuneAioPoint>& points, const std::string& workspace,
+                          const TuneAioConfig& next, const TuneAioRequest& req) {
   double own = 0, any = 0;
+  const double want = static_cast<double>(aio_params(req, workspace, next).shards() * static_cast<uint64_t>(next.workers));
   for (const TuneAioPoint& p : points) {
-    any = std::max(any, p.seconds);
-    if (p.workspace == workspace) own = std::max(own, p.seconds);
+    // Scaled up by the I/Os it moves, never down.
+    const double had = static_cast<double>(aio_params(req, p.workspace, p.config).shards() *
+                                           static_cast<uint64_t>(p.config.workers));
+    const double s = p.seconds * std::max(1.0, want / std::max(1.0, had));
+    any = std::max(any, s);
+    if (p.workspace == workspace) own = std::max(own, s);
   }
   return own > 0 ? own : any;
 }
@@ -120,6 +139,48 @@ std::vector<TuneAioRun::Pick> TuneAioRun::picks() const {
   return out;
 }
 
+namespace {
+
+// One workspace's search (tune_search.h) until `until` seconds from the start.
+TuneAioSearch search_workspace(const SelectedBackend& selected, const TuneAioRequest& req, const std::string& ws,
+                               const std::vector<AioEngineKind>& engines, double until,
+                               const std::function<double()>& left, const TuneProgress& progress, TuneAioRun& run,
+                               Notes& notes) {
+  KnobSearch search(engines.size(), aio_axes());
+  name_axes(search, engines);
+  bool measured = false, told = false;  // its first point skipped: said once
+  while (const std::optional<SearchPoint> next = search.next()) {
+    check_interrupted();
+    const TuneAioConfig c = config_of(next->knobs, engines);
+    const double remaining = until - (req.seconds - left());
+    // The first point of a workspace: estimated from what one cost on the others.
+    const double est = aio_point_estimate(run.points, ws, c, req);
+    if (!point_fits(est * 1.1, remaining)) {
+      if (!measured && !told)
+        told = true, notes.note("tune: aio on " + ws + " skipped: about " + note_seconds(est) + " s, " +
+                               note_seconds(std::max(0.0, remaining)) + " s left; a larger --budget measures it");
+      search.skip(next->knobs);
+      continue;
+    }
+    if (progress) progress("aio on " + ws + ": " + aio_config_text(c), left());
+    TuneAioPoint pt = measure(selected, req, ws, c, notes);
+    pt.phase = next->phase;
+    measured = true;
+    if (!pt.error.empty()) notes.note("tune: aio " + aio_config_text(c) + " on " + ws + ": " + pt.error);
+    search.record(next->knobs, {pt.load_gib_s(), pt.dump_gib_s()});
+    run.points.push_back(pt);
+  }
+  TuneAioSearch out;
+  out.workspace = ws;
+  out.coarse_planned = search.coarse_planned();
+  out.coarse_skipped = search.coarse_skipped();
+  for (size_t e = 0; e < engines.size(); ++e)
+    if (search.dropped(e)) out.dropped.push_back({engine_option_name(engines[e]), search.drop_reason(e)});
+  return out;
+}
+
+}  // namespace
+
 TuneAioRun run_aio_tune(const SelectedBackend& selected, const TuneAioRequest& req, const TuneProgress& progress) {
   TuneAioRun run;
   run.io_size = req.io_size;
@@ -137,38 +198,9 @@ TuneAioRun run_aio_tune(const SelectedBackend& selected, const TuneAioRequest& r
   const int64_t t0 = now_ns();
   auto left = [&] { return req.seconds - static_cast<double>(now_ns() - t0) * 1e-9; };
   const double share = req.seconds / static_cast<double>(std::max<size_t>(1, req.workspaces.size()));
-  for (size_t w = 0; w < req.workspaces.size(); ++w) {
-    const std::string& ws = req.workspaces[w];
+  for (size_t w = 0; w < req.workspaces.size() && !engines.empty(); ++w) {
     const double until = share * static_cast<double>(w + 1);  // this workspace's end, from the start
-    TuneAioConfig best{engines.empty() ? AioEngineKind::kPsync : engines.front()};
-    double best_bw = -1, last_cost = 0;
-    bool told = false;  // its first point skipped: said once
-    for (int which = 0; which < 4; ++which) {
-      for (const TuneAioConfig& c : axis(best, which, engines)) {
-        check_interrupted();
-        const bool seen = std::any_of(run.points.begin(), run.points.end(),
-                                      [&](const TuneAioPoint& p) { return p.workspace == ws && p.config == c; });
-        const double remaining = until - (req.seconds - left());
-        if (seen) continue;
-        // The first point of a workspace: estimated from what one cost on the others.
-        const double est = aio_point_estimate(run.points, ws);
-        if (!point_fits(est * 1.1, remaining)) {
-          if (last_cost == 0 && !told)
-            told = true, notes.note("tune: aio on " + ws + " skipped: about " + note_seconds(est) + " s, " +
-                       note_seconds(std::max(0.0, remaining)) + " s left; a larger --budget measures it");
-          continue;
-        }
-        if (progress) progress("aio on " + ws + ": " + aio_config_text(c), left());
-        TuneAioPoint pt = measure(selected, req, ws, c, notes);
-        last_cost = std::max(last_cost, pt.seconds);
-        if (!pt.error.empty()) notes.note("tune: aio " + aio_config_text(c) + " on " + ws + ": " + pt.error);
-        if (pt.error.empty() && pt.load_gib_s() > best_bw) {
-          best_bw = pt.load_gib_s();
-          best = c;
-        }
-        run.points.push_back(pt);
-      }
-    }
+    run.searches.push_back(search_workspace(selected, req, req.workspaces[w], engines, until, left, progress, run, notes));
   }
   run.seconds = static_cast<double>(now_ns() - t0) * 1e-9;
   return run;

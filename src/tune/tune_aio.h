@@ -1,12 +1,16 @@
 // `tune --what aio`: the store's side on each --workspace: aio engine x iodepth x
 // workers x shards per file, each point the measurement `aio` makes (aio/aio_measure,
 // a dump epoch then a load epoch, with --validate as aio's) run in-process. Within
-// its time it searches one axis at a time from the best so far (docs/tune.md): every
-// engine this machine offers, then the queue depth, the workers, the shards per file.
+// its time it searches the product (tune_search.h, docs/tune.md "The store"): every
+// engine this machine offers at iodepth 4 and 64 x 1 and 4 workers, 16 shards per
+// file at each engine's best, an engine below half the best at two neighbouring
+// cells dropped; then the value between cells whose best engine differs, then one
+// step along any knob from the best points, best first.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aio/io_engine.h"
@@ -28,6 +32,7 @@ std::string aio_config_text(const TuneAioConfig& c);  // "libaio, iodepth 32, 1 
 struct TuneAioPoint {
   std::string workspace;
   TuneAioConfig config;
+  std::string phase;  // coarse, crossover, near-best
   double seconds = 0;
   std::string error;
   CaseResult dump, load;
@@ -45,12 +50,20 @@ struct TuneAioRequest {
   double seconds = 60;
 };
 
+// One workspace's search: its coarse grid and the engines it dropped.
+struct TuneAioSearch {
+  std::string workspace;
+  size_t coarse_planned = 0, coarse_skipped = 0;
+  std::vector<std::pair<std::string, std::string>> dropped;  // engine, why
+};
+
 struct TuneAioRun {
   uint64_t io_size = 0, bytes = 0;
   int epochs = 0;
   std::vector<TuneAioPoint> points;  // in the order measured
   std::vector<std::string> notes;
   std::vector<std::string> engines_unavailable;  // "io_uring: why"
+  std::vector<TuneAioSearch> searches;            // per workspace
   double seconds = 0;
   // Per workspace: the best point by load, then by dump, and the next best of each (-1: none).
   struct Pick {
@@ -60,9 +73,11 @@ struct TuneAioRun {
   std::vector<Pick> picks() const;
 };
 
-// What the next aio point on `workspace` is estimated to cost: the dearest point
-// measured there, else on any workspace; 0 before any was measured.
-double aio_point_estimate(const std::vector<TuneAioPoint>& points, const std::string& workspace);
+// What the next aio point, `next` on `workspace`, is estimated to cost: the dearest
+// point measured there, else on any workspace, each scaled up by the I/Os `next`
+// moves over its own (never down); 0 before any was measured.
+double aio_point_estimate(const std::vector<TuneAioPoint>& points, const std::string& workspace,
+                          const TuneAioConfig& next, const TuneAioRequest& req);
 
 TuneAioRun run_aio_tune(const SelectedBackend& selected, const TuneAioRequest& req, const TuneProgress& progress);
 

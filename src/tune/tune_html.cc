@@ -32,12 +32,24 @@ const char* kModelProse =
 
 const char* kAioProse =
     "The store: each point is the measurement aio makes (a dump epoch, then a load epoch). Per workspace the "
-    "best setting by load BW and by dump BW, each with the next best and by how much it leads.";
+    "engines at iodepth 4 and 64 with 1 and 4 workers, 16 shards per file at each engine's best, an engine below "
+    "half the best at two neighbouring settings dropped, then the settings between where the best engine changes "
+    "and one step from the best. The best setting by load BW and by dump BW, each with the next best and by how "
+    "much it leads.";
+
+const char* kLoadProse =
+    "The staged load's knobs: each point is the measurement load makes on one card (per round a pipelined pass, "
+    "the disk alone and the copies alone). Engine and Copy are load's --engine and copy path (ce: CE streams, "
+    "direct: --sdma true), Staging its --staging K, Iodepth its --iodepth; BW is the pipelined passes' (bytes / "
+    "IO+Copy avg), Disk and Copy each stage alone, Of slower the pipelined BW as a share of the slower stage, "
+    "Bottleneck load's verdict (disk-bound or copy-bound at 90% or more of the slower stage, else the overlap "
+    "lost). A '~' marks a noisy point (IO+Copy P90/P50 above 1.5). Under each table the knobs to use, the next "
+    "best, and the load command that measures the pick.";
 
 }  // namespace
 
 Report tune_report(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
-                   const TuneAioRun* aio) {
+                   const TuneAioRun* aio, const TuneLoadRun* load) {
   Report r;
   r.title = "dev-sandbox tune: " + ctx.info.backend + " backend";
   std::string command;
@@ -73,6 +85,17 @@ Report tune_report(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFi
     s.heading = "aio: " + tune_aio_heading(*aio);
     s.prose = kAioProse;
     s.lines = tune_aio_lines(*aio);
+    r.sections.push_back(std::move(s));
+  }
+  if (load) {
+    ReportSection s;
+    s.heading = "Load: " + tune_load_heading(*load);
+    s.prose = kLoadProse;
+    s.lines = tune_load_lines(*load);
+    for (const TuneLoadSearch& part : load->searches) {
+      s.tables.push_back(tune_load_table(*load, part));
+      for (const std::string& l : tune_load_part_lines(*load, part)) s.lines.push_back(l);
+    }
     r.sections.push_back(std::move(s));
   }
   return r;

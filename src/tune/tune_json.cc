@@ -147,7 +147,7 @@ json aio_json(const TuneAioRun& aio) {
                 {"shards_per_file", c.shards_per_file}};
   };
   for (const TuneAioPoint& p : aio.points) {
-    json j = {{"workspace", p.workspace}, {"config", cfg(p.config)}, {"seconds", p.seconds}};
+    json j = {{"workspace", p.workspace}, {"config", cfg(p.config)}, {"phase", p.phase}, {"seconds", p.seconds}};
     if (!p.error.empty()) {
       j["error"] = p.error;
     } else {
@@ -173,9 +173,75 @@ json aio_json(const TuneAioRun& aio) {
                     {"load", pick(k.best_load, k.next_load, &TuneAioPoint::load_gib_s)},
                     {"dump", pick(k.best_dump, k.next_dump, &TuneAioPoint::dump_gib_s)}});
   }
+  json searches = json::array();
+  for (const TuneAioSearch& s : aio.searches) {
+    json dropped = json::array();
+    for (const auto& d : s.dropped) dropped.push_back({{"engine", d.first}, {"reason", d.second}});
+    searches.push_back({{"workspace", s.workspace}, {"coarse_planned", s.coarse_planned},
+                        {"coarse_skipped", s.coarse_skipped}, {"dropped", dropped}});
+  }
   return {{"io_size", aio.io_size}, {"bytes_per_epoch", aio.bytes}, {"epochs", aio.epochs},
           {"seconds", aio.seconds}, {"engines_unavailable", aio.engines_unavailable},
-          {"points", points}, {"recommendations", recs}, {"notes", aio.notes}};
+          {"points", points}, {"searches", searches}, {"recommendations", recs}, {"notes", aio.notes}};
+}
+
+json load_config_json(const TuneLoadConfig& c) {
+  return {{"engine", engine_option_name(c.engine)}, {"copy", c.sdma ? "direct" : "ce"}, {"staging", c.staging},
+          {"iodepth", c.iodepth}};
+}
+
+json load_point_json(const TuneLoadRun& run, const TuneLoadPoint& p) {
+  json j = {{"workspace", p.workspace}, {"shape", run.shapes[p.shape].label},
+            {"block_bytes", run.shapes[p.shape].payload()}, {"blocks", p.blocks}, {"config", load_config_json(p.config)},
+            {"phase", p.phase}, {"seconds", p.seconds}, {"command", p.command}};
+  if (!p.error.empty()) {
+    j["error"] = p.error;
+    return j;
+  }
+  const StagedStages* st = p.stages();
+  j["gib_s"] = p.gib_s();
+  j["stats"] = stats_json(p.result.stage(p.result.measured));
+  j["spread_p90_p50"] = p.spread();
+  j["noisy"] = p.noisy();
+  j["validated"] = p.result.validated ? json(*p.result.validated) : json(nullptr);
+  j["disk_alone_gib_s"] = st ? json(st->disk_gib_s) : json(nullptr);
+  j["copy_alone_gib_s"] = st ? json(st->copy_gib_s) : json(nullptr);
+  j["percent_of_slower"] = st ? json(st->percent_of_slower) : json(nullptr);
+  j["bottleneck"] = st ? json(st->bottleneck) : json(nullptr);
+  j["notes"] = p.result.notes;
+  return j;
+}
+
+json load_json(const TuneLoadRun& run) {
+  json points = json::array(), searches = json::array(), recs = json::array(), shapes = json::array();
+  for (const TuneLoadShape& s : run.shapes)
+    shapes.push_back({{"label", s.label}, {"block_bytes", s.payload()}, {"fragments", s.fragments},
+                      {"tasks_per_file", s.tasks_per_file}, {"blocks", tune_load_blocks(s)}});
+  for (const TuneLoadPoint& p : run.points) points.push_back(load_point_json(run, p));
+  for (const TuneLoadSearch& s : run.searches) {
+    json dropped = json::array();
+    for (const auto& d : s.dropped) dropped.push_back({{"arm", d.first}, {"reason", d.second}});
+    searches.push_back({{"workspace", s.workspace}, {"shape", run.shapes[s.shape].label},
+                        {"coarse_planned", s.coarse_planned}, {"coarse_skipped", s.coarse_skipped},
+                        {"dropped", dropped}});
+  }
+  for (const TuneLoadRun::Pick& k : run.picks()) {
+    json best = nullptr;
+    if (k.best >= 0) {
+      const TuneLoadPoint& b = run.points[static_cast<size_t>(k.best)];
+      best = {{"config", load_config_json(b.config)}, {"gib_s", b.gib_s()}, {"noisy", b.noisy()},
+              {"bottleneck", b.bottleneck()}, {"bound", load_bound_words(b.bottleneck())}, {"command", b.command},
+              {"next", nullptr}};
+      if (k.next >= 0) {
+        const TuneLoadPoint& n = run.points[static_cast<size_t>(k.next)];
+        best["next"] = {{"config", load_config_json(n.config)}, {"gib_s", n.gib_s()}};
+      }
+    }
+    recs.push_back({{"workspace", k.workspace}, {"shape", run.shapes[k.shape].label}, {"best", best}});
+  }
+  return {{"iterations", run.iterations}, {"warmup", run.warmup}, {"devices", 1}, {"seconds", run.seconds},
+          {"unavailable", run.unavailable}, {"shapes", shapes}, {"points", points}, {"searches", searches},
+          {"recommendations", recs}, {"notes", run.notes}};
 }
 
 }  // namespace
@@ -204,7 +270,7 @@ std::vector<std::pair<std::string, std::string>> tune_machine_facts(const TuneCo
 }
 
 std::string tune_json(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
-                      const TuneAioRun* aio) {
+                      const TuneAioRun* aio, const TuneLoadRun* load) {
   json j = {{"schema", "tune/v1"},
             {"command_line", ctx.info.command_line},
             {"machine", machine_json(ctx)},
@@ -215,7 +281,8 @@ std::string tune_json(const TuneContext& ctx, const TuneCopyRun* copy, const Tun
             {"tie_margin", kTieMargin},
             {"dominated_below", kDominated},
             {"copy", copy && findings ? copy_json(*copy, *findings) : json(nullptr)},
-            {"aio", aio ? aio_json(*aio) : json(nullptr)}};
+            {"aio", aio ? aio_json(*aio) : json(nullptr)},
+            {"load", load ? load_json(*load) : json(nullptr)}};
   return j.dump(2) + "\n";
 }
 

@@ -160,6 +160,11 @@ std::string tune_aio_heading(const TuneAioRun& aio) {
 std::vector<std::string> tune_aio_lines(const TuneAioRun& aio) {
   std::vector<std::string> o;
   for (const std::string& u : aio.engines_unavailable) o.push_back("not measured: " + u);
+  for (const TuneAioSearch& s : aio.searches) {
+    o.push_back(s.workspace + ": " + std::to_string(s.coarse_planned - s.coarse_skipped) + " of " +
+                std::to_string(s.coarse_planned) + " coarse points in the budget");
+    for (const auto& d : s.dropped) o.push_back(s.workspace + " dropped: " + d.first + " (" + d.second + ")");
+  }
   for (const TuneAioRun::Pick& k : aio.picks()) {
     o.push_back(pick_line("load", k.workspace, aio, k.best_load, k.next_load, &TuneAioPoint::load_gib_s));
     o.push_back(pick_line("dump", k.workspace, aio, k.best_dump, k.next_dump, &TuneAioPoint::dump_gib_s));
@@ -178,7 +183,7 @@ std::string tune_copy_summary(const TuneCopyRun& copy) {
 }
 
 std::string tune_text(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
-                      const TuneAioRun* aio) {
+                      const TuneAioRun* aio, const TuneLoadRun* load) {
   std::ostringstream o;
   o << "tune: backend " << ctx.info.backend << ", budget " << fixed(ctx.budget_s, 1) << " s, took "
     << fixed(ctx.elapsed_s, 1) << " s\n";
@@ -204,6 +209,7 @@ std::string tune_text(const TuneContext& ctx, const TuneCopyRun* copy, const Tun
     o << "\n[[ aio ]] " << tune_aio_heading(*aio) << "\n";
     for (const std::string& l : tune_aio_lines(*aio)) o << l << "\n";
   }
+  if (load) o << tune_load_text(*load);
   return o.str();
 }
 

@@ -11,6 +11,7 @@
 #include "output/html_report.h"
 #include "output/result.h"
 #include "tune/tune_aio.h"
+#include "tune/tune_load.h"
 #include "tune/tune_run.h"
 
 namespace ds {
@@ -63,13 +64,13 @@ struct TuneContext {
   RunInfo info;
   std::vector<std::pair<std::string, std::string>> backend_facts;  // doctor's backend lines
   double budget_s = 0, elapsed_s = 0;
-  std::vector<std::string> what;  // copy, aio
+  std::vector<std::string> what;  // copy, aio, load
 };
 
 std::string tune_text(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
-                      const TuneAioRun* aio);
+                      const TuneAioRun* aio, const TuneLoadRun* load = nullptr);
 std::string tune_json(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
-                      const TuneAioRun* aio);
+                      const TuneAioRun* aio, const TuneLoadRun* load = nullptr);
 // The pieces the text and the --report page share: a group's per-size table (the
 // text's columns), its lines (noisy, dropped, crossovers, use), the model's and aio's.
 ReportTable tune_group_table(const TuneCopyRun& run, const TuneGroupFindings& f, size_t g);
@@ -88,7 +89,16 @@ std::vector<std::pair<std::string, std::string>> tune_machine_facts(const TuneCo
 // The --report page: the machine facts, per group the table, its lines and what
 // they mean, the plot, the model and aio sections.
 Report tune_report(const TuneContext& ctx, const TuneCopyRun* copy, const TuneFindings* findings,
-                   const TuneAioRun* aio);
+                   const TuneAioRun* aio, const TuneLoadRun* load = nullptr);
+
+// --what load (tune_load_report.cc): the heading, the lines before the tables (what
+// was not measured), per workspace and shape its table of points and its lines
+// (noisy, dropped, the recommendation and its load command), and the whole text.
+std::string tune_load_heading(const TuneLoadRun& run);
+std::vector<std::string> tune_load_lines(const TuneLoadRun& run);
+ReportTable tune_load_table(const TuneLoadRun& run, const TuneLoadSearch& s);
+std::vector<std::string> tune_load_part_lines(const TuneLoadRun& run, const TuneLoadSearch& s);
+std::string tune_load_text(const TuneLoadRun& run);
 
 // One SVG: a panel per group, BW against block size (log2) per arm, the crossovers
 // marked.

@@ -496,12 +496,9 @@ TEST(TuneE2E, BadInputIsOneLineExitTwo) {
       {{"--sizes", "64M:4K"}, "dev-sandbox: error: option --sizes got '64M:4K': FROM is larger than TO\n"},
       {{"--sizes", "3K:4M"},
        "dev-sandbox: error: option --sizes got '3K:4M': FROM and TO are powers of two up to 1G (e.g. 4K:64M)\n"},
-      {{"--what", "disk"}, "dev-sandbox: error: option --what got 'disk': accepts copy, aio (comma-separated)\n"},
+      {{"--what", "disk"}, "dev-sandbox: error: option --what got 'disk': accepts copy, aio, load (comma-separated)\n"},
       {{"--what", "aio"}, "dev-sandbox: error: option --what aio needs --workspace DIR\n"},
-      {{"--what", "load"},
-       "dev-sandbox: error: option --what got 'load': tune does not search the staged load's knobs; sweep them as a "
-       "job's matrix: `dev-sandbox run docs/jobs/load-knobs.yaml` (--staging x --iodepth x --engine on one "
-       "--workspace; docs/run.md)\n"},
+      {{"--what", "load"}, "dev-sandbox: error: option --what load needs --workspace DIR\n"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"--backend", "sim", "tune"};

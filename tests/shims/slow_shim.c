@@ -8,6 +8,9 @@
  *                            than the process that started the run (it writes the
  *                            shard files while setting up), and creates `path`
  *                            (O_EXCL): one process wins, every other stays fast
+ *   DS_SHIM_SLOW_ALL=1       instead: every process other than the one that started
+ *                            the run is slow (tune's aio points each run their I/O in
+ *                            children of their own: psync made slow at every point)
  *   DS_SHIM_SLOW_NS=N        the wait before each of its reads and writes
  *
  * The winner says so once on stderr ("slow_shim: pid P is the slow one"). Unset,
@@ -27,16 +30,20 @@ static long long g_ns;        /* DS_SHIM_SLOW_NS */
 static pid_t g_starter;       /* the process the run started in */
 static pid_t g_decided;       /* the process the answer below is for */
 static int g_slow;            /* this process is the slow one */
+static int g_all;             /* DS_SHIM_SLOW_ALL: every process but the starter */
 
 __attribute__((constructor)) static void shim_init(void) {
   g_claim = getenv("DS_SHIM_SLOW_CLAIM");
   const char* ns = getenv("DS_SHIM_SLOW_NS");
   g_ns = ns && *ns ? strtoll(ns, NULL, 10) : 0;
   g_starter = getpid();
+  const char* all = getenv("DS_SHIM_SLOW_ALL");
+  g_all = all && *all == '1';
 }
 
 static int this_process_is_slow(void) {
   const pid_t me = getpid();
+  if (g_all) return g_ns > 0 && me != g_starter;
   if (!g_claim || g_ns <= 0 || me == g_starter) return 0;
   if (__atomic_load_n(&g_decided, __ATOMIC_ACQUIRE) != me) {
     /* Threads of one process may race here: O_EXCL makes one of them create the

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <optional>
+#include <set>
 #include <map>
 
 #include "tune/tune_aio.h"
 #include "tune/tune_plan.h"
 #include "tune/tune_run.h"
 #include "tune/tune_report.h"
+#include "tune/tune_search.h"
 
 using namespace ds;
 
@@ -141,10 +144,17 @@ TEST(TuneAio, AWorkspacesFirstPointIsEstimatedFromTheOthers) {
   pts[0].workspace = "/a", pts[0].seconds = 2.0;
   pts[1].workspace = "/a", pts[1].seconds = 3.0;
   pts[2].workspace = "/c", pts[2].seconds = 1.0;
-  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/a"), 3.0);
-  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/c"), 1.0);
-  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/b"), 3.0) << "none there yet: the dearest elsewhere";
-  EXPECT_DOUBLE_EQ(aio_point_estimate({}, "/b"), 0.0);
+  const TuneAioRequest req;
+  const TuneAioConfig one;
+  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/a", one, req), 3.0);
+  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/c", one, req), 1.0);
+  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/b", one, req), 3.0) << "none there yet: the dearest elsewhere";
+  EXPECT_DOUBLE_EQ(aio_point_estimate({}, "/b", one, req), 0.0);
+  // A point moving twice the I/Os (8 workers of 16 shards per file: 128 shards, one
+  // file each, against 64) costs twice; one moving fewer is not estimated lower.
+  TuneAioConfig more;
+  more.workers = 8, more.shards_per_file = 16;
+  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/a", more, req), 6.0);
 }
 
 TEST(TunePlan, ATieDoesNotMoveTheBest) {
@@ -199,4 +209,100 @@ TEST(TuneFindings, ASizeWithoutTheLeadersPointMovesNoCrossover) {
   EXPECT_EQ(c[1].previous, 1u);
   EXPECT_DOUBLE_EQ(c[1].lead, 1.0);
   EXPECT_EQ(crossover_text(run, c[1]), "m1 beats m0 from 32 KiB (by 100%; somewhere above 8 KiB, not refined)");
+}
+
+namespace {
+
+// aio's axes (tune_aio.cc): iodepth 1..128 coarse 4, 64; workers 1..8 coarse 1, 4;
+// shards 1, 4, 16, secondary: 16 at each engine's best.
+std::vector<SearchAxis> aio_like_axes() {
+  return {{"iodepth", 8, {2, 6}, false}, {"workers", 4, {0, 2}, false}, {"shards", 3, {0, 2}, true}};
+}
+
+// Drives a search to its end: every point offered scores score(knobs); returns the points in order.
+std::vector<SearchPoint> drive(KnobSearch& s, const std::function<double(const Knobs&)>& score, size_t at_most = 1000) {
+  std::vector<SearchPoint> out;
+  while (out.size() < at_most) {
+    const std::optional<SearchPoint> p = s.next();
+    if (!p) break;
+    out.push_back(*p);
+    s.record(p->knobs, {score(p->knobs), score(p->knobs)});
+  }
+  return out;
+}
+
+}  // namespace
+
+// Before any refining point, the coarse grid holds at least two values of every knob
+// (the arm included), and no point is offered twice.
+TEST(TuneSearch, CoarseCoversTwoValuesOfEveryKnobBeforeRefining) {
+  KnobSearch s(3, aio_like_axes());
+  const auto pts = drive(s, [](const Knobs& k) { return 1.0 + static_cast<double>(k[1] + k[2] + k[3]); });
+  std::vector<std::set<size_t>> seen(4);
+  size_t coarse = 0;
+  for (const SearchPoint& p : pts) {
+    if (p.phase != "coarse") break;
+    ++coarse;
+    for (size_t a = 0; a < 4; ++a) seen[a].insert(p.knobs[a]);
+  }
+  EXPECT_EQ(coarse, s.coarse_planned());
+  EXPECT_EQ(coarse, 3u * 2 * 2 + 3) << "3 engines x 2 depths x 2 worker counts, then 16 shards at each engine's best";
+  for (size_t a = 0; a < 4; ++a) EXPECT_GE(seen[a].size(), 2u) << "knob " << a;
+  for (size_t i = coarse; i < pts.size(); ++i) EXPECT_NE(pts[i].phase, "coarse") << i;
+  std::set<Knobs> unique;
+  for (const SearchPoint& p : pts) EXPECT_TRUE(unique.insert(p.knobs).second) << "offered twice";
+  EXPECT_GT(pts.size(), coarse) << "it refines after the coarse grid";
+}
+
+// An arm below half the best at two neighbouring coarse cells, in both scores, is
+// dropped with the cells named, and offered no more.
+TEST(TuneSearch, ADominatedArmIsDroppedAndMeasuredNoMore) {
+  KnobSearch s(3, aio_like_axes());
+  s.name({"libaio", "io_uring", "psync"}, {{"d1", "d2", "iodepth 4", "d8", "d16", "d32", "iodepth 64", "d128"},
+                                          {"1 worker", "2 workers", "4 workers", "8 workers"},
+                                          {"1", "4", "16"}});
+  size_t after_drop = 0;
+  while (const std::optional<SearchPoint> p = s.next()) {
+    if (s.dropped(2) && p->knobs[0] == 2) ++after_drop;
+    const double v = p->knobs[0] == 2 ? 0.4 : 1.0 + static_cast<double>(p->knobs[0]);
+    s.record(p->knobs, {v, v});
+  }
+  EXPECT_FALSE(s.dropped(0));
+  EXPECT_FALSE(s.dropped(1));
+  ASSERT_TRUE(s.dropped(2));
+  EXPECT_EQ(s.drop_reason(2), "below 50% of io_uring at iodepth 4, 1 worker and at iodepth 4, 4 workers");
+  EXPECT_EQ(after_drop, 0u);
+  // Below half in the first score only (the dump fine): kept.
+  KnobSearch k(2, aio_like_axes());
+  while (const std::optional<SearchPoint> p = k.next()) k.record(p->knobs, {p->knobs[0] == 1 ? 0.4 : 1.0, 1.0});
+  EXPECT_FALSE(k.dropped(1));
+}
+
+// After the coarse grid: the value between two cells whose best arm differs, for both
+// arms; then one step along a knob from the best point measured.
+TEST(TuneSearch, RefinesAtTheCrossoverThenNearTheBest) {
+  KnobSearch s(2, {{"iodepth", 8, {2, 6}, false}});
+  // Arm 0 leads at iodepth 4 (index 2), arm 1 at 64 (index 6); arm 1 at 64 is the best.
+  const auto score = [](const Knobs& k) { return k[0] == 0 ? 10.0 - static_cast<double>(k[1]) : 2.0 * static_cast<double>(k[1]); };
+  const auto pts = drive(s, score, 7);
+  ASSERT_EQ(pts.size(), 7u);
+  EXPECT_EQ(pts[4].phase, "crossover");
+  EXPECT_EQ(pts[4].knobs[1], 4u) << "between indices 2 and 6";
+  EXPECT_EQ(pts[5].phase, "crossover");
+  EXPECT_NE(pts[4].knobs[0], pts[5].knobs[0]) << "both arms";
+  EXPECT_EQ(pts[6].phase, "near-best");
+  EXPECT_EQ(pts[6].knobs[0], 1u);
+  EXPECT_EQ(pts[6].knobs[1], 5u) << "one step from the best, arm 1 at index 6";
+}
+
+// A point the caller could not fit is never offered again and counts when coarse.
+TEST(TuneSearch, ASkippedPointIsNotOfferedAgain) {
+  KnobSearch s(1, {{"iodepth", 4, {0, 3}, false}});
+  const std::optional<SearchPoint> p = s.next();
+  ASSERT_TRUE(p);
+  s.skip(p->knobs);
+  const std::optional<SearchPoint> q = s.next();
+  ASSERT_TRUE(q);
+  EXPECT_NE(q->knobs, p->knobs);
+  EXPECT_EQ(s.coarse_skipped(), 1u);
 }

@@ -1,0 +1,193 @@
+// `tune --what aio`'s search over the engine x iodepth x workers x shards product and
+// `tune --what load`'s over the staged load's knobs, on a workspace on this machine's
+// disk (the build tree), on sim: the coarse grid's coverage, a dominated engine
+// dropped (psync made slow by the shim), the budget, the JSON against the schema,
+// the text and the page.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_harness.h"
+#include "html_check.h"
+#include "schema_check.h"
+
+using namespace dstest;
+using nlohmann::json;
+
+namespace {
+
+json schema() {
+  std::ifstream in(DS_TUNE_SCHEMA);
+  return json::parse(in);
+}
+
+void expect_valid(const json& doc) {
+  for (const std::string& e : schema_errors(schema(), doc)) ADD_FAILURE() << e;
+}
+
+struct Workspace {
+  Workspace() {
+    char tmpl[] = DS_AIO_TEST_BASE "/tune-search-XXXXXX";
+    if (mkdtemp(tmpl)) path = tmpl;
+  }
+  ~Workspace() {
+    if (!path.empty()) rmdir(path.c_str());
+  }
+  std::string path;
+};
+
+double seconds_of(const std::chrono::steady_clock::time_point& t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+// Before any refining point, the aio points cover at least two values of each knob
+// (engine, iodepth, workers, shards per file); psync, every read and write made 40 ms
+// slower in the points' children, is below half the others at two neighbouring cells
+// and dropped; the budget holds (a generous bound: the machine is shared).
+TEST(TuneSearchE2E, AioCoversTheProductAndDropsADominatedEngine) {
+  Workspace ws;
+  ASSERT_FALSE(ws.path.empty());
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "30s", "--what", "aio", "--workspace", ws.path,
+                                "--format", "json"},
+                               {{"LD_PRELOAD", DS_SLOW_SHIM}, {"DS_SHIM_SLOW_ALL", "1"}, {"DS_SHIM_SLOW_NS", "40000000"}});
+  const double took = seconds_of(t0);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  const json& aio = doc["aio"];
+  std::map<std::string, std::set<std::string>> seen;
+  bool refined = false, coarse_after_refining = false;
+  for (const json& p : aio["points"]) {
+    if (p["phase"] != "coarse") {
+      refined = true;
+      continue;
+    }
+    coarse_after_refining = coarse_after_refining || refined;
+    for (const char* k : {"engine", "iodepth", "workers", "shards_per_file"}) seen[k].insert(p["config"][k].dump());
+  }
+  EXPECT_FALSE(coarse_after_refining) << "the coarse grid comes first";
+  for (const char* k : {"engine", "iodepth", "workers", "shards_per_file"})
+    EXPECT_GE(seen[k].size(), 2u) << k << ": " << aio["points"].dump();
+  ASSERT_EQ(aio["searches"].size(), 1u);
+  const json& dropped = aio["searches"][0]["dropped"];
+  bool psync = false;
+  for (const json& d : dropped) psync = psync || d["engine"] == "psync";
+  EXPECT_TRUE(psync) << dropped.dump();
+  // Once dropped, psync is measured no more: at most the coarse cells up to the drop.
+  int psync_points = 0;
+  for (const json& p : aio["points"]) psync_points += p["config"]["engine"] == "psync";
+  EXPECT_LE(psync_points, 4) << aio["points"].dump();
+  EXPECT_NE(aio["recommendations"][0]["load"]["config"]["engine"], "psync");
+  EXPECT_LT(doc["elapsed_s"].get<double>(), 30.0 * 1.1 + 2.0);
+  EXPECT_LT(took, 60.0);
+}
+
+// `tune --what load`: a recommendation per block shape with the next best and load's
+// verdict in words, every point load's own measurement (its command, its Stages),
+// the JSON valid, the budget holding; the text says the same.
+TEST(TuneSearchE2E, LoadRecommendsTheKnobsOnSim) {
+  Workspace ws;
+  ASSERT_FALSE(ws.path.empty());
+  const std::vector<std::string> args = {"--backend", "sim", "tune", "--budget", "12s", "--what", "load",
+                                         "--workspace", ws.path, "--sizes", "256K:256K", "-i", "2"};
+  std::vector<std::string> js = args;
+  js.insert(js.end(), {"--format", "json"});
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunResult r = run_tool(js);
+  const double took = seconds_of(t0);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  EXPECT_TRUE(doc["copy"].is_null());
+  EXPECT_TRUE(doc["aio"].is_null());
+  EXPECT_EQ(doc["what"], json::array({"load"}));
+  const json& load = doc["load"];
+  ASSERT_EQ(load["recommendations"].size(), 1u);
+  const json& best = load["recommendations"][0]["best"];
+  ASSERT_TRUE(best.is_object()) << load.dump();
+  const std::string bound = best["bound"];
+  EXPECT_TRUE(bound == "disk-bound" || bound == "copy-bound" || bound == "overlap lost") << bound;
+  // The best is the fastest point measured, the next the second.
+  std::vector<double> bw;
+  std::set<std::string> staging;
+  for (const json& p : load["points"]) {
+    ASSERT_FALSE(p.contains("error")) << p.dump();
+    bw.push_back(p["gib_s"]);
+    staging.insert(p["config"]["staging"].dump());
+    EXPECT_EQ(p["command"].get<std::string>().rfind("dev-sandbox load --workspace " + ws.path + " -s 256K -n 64 ", 0), 0u)
+        << p["command"];
+    EXPECT_TRUE(p["bottleneck"].is_string()) << p.dump();
+  }
+  std::sort(bw.rbegin(), bw.rend());
+  ASSERT_GE(bw.size(), 2u);
+  EXPECT_DOUBLE_EQ(best["gib_s"].get<double>(), bw[0]);
+  EXPECT_DOUBLE_EQ(best["next"]["gib_s"].get<double>(), bw[1]);
+  EXPECT_GE(staging.size(), 2u) << "staging buffers 2, 4, 8 in the coarse grid";
+  EXPECT_LT(doc["elapsed_s"].get<double>(), 12.0 * 1.1 + 2.0);
+  EXPECT_LT(took, 40.0);
+  json bad = doc;
+  bad["load"]["points"][0]["config"]["copy"] = "fast";
+  EXPECT_FALSE(schema_errors(schema(), bad).empty()) << "the load points' config is checked";
+
+  const RunResult t = run_tool(args);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("\n[[ load ]] "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("Engine    Copy    Staging  Iodepth  BW(GiB/s)"), std::string::npos) << t.out;
+  const size_t use = t.out.find("\n" + ws.path + ", 256 KiB blocks: use ");
+  ASSERT_NE(use, std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("GiB/s (+", use), std::string::npos) << "the next best and by how much: " << t.out;
+  EXPECT_NE(t.out.find("\n  as: dev-sandbox load --workspace " + ws.path, use), std::string::npos) << t.out;
+}
+
+// --report with --what load: the page parses and holds every row of the load table.
+TEST(TuneSearchE2E, LoadTableIsInTheReport) {
+  Workspace ws;
+  ASSERT_FALSE(ws.path.empty());
+  const std::string page_path = ws.path + "-tune.html";
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "4s", "--what", "load", "--workspace", ws.path,
+                                "--sizes", "64K:64K", "-i", "1", "--report", page_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = slurp(page_path);
+  std::remove(page_path.c_str());
+  const HtmlCheck c = check_html(page);
+  for (const std::string& e : c.errors) ADD_FAILURE() << e;
+  std::vector<std::string> rows;
+  for (const auto& row : c.rows) rows.push_back(collapse_spaces(joined(row)));
+  const size_t head = r.out.find("Engine ");
+  ASSERT_NE(head, std::string::npos) << r.out;
+  std::istringstream text(r.out.substr(head));
+  size_t n = 0;
+  for (std::string line; std::getline(text, line) && !line.empty() && line.find(": use ") == std::string::npos;) {
+    if (line[0] == '~' || line.rfind("dropped: ", 0) == 0) continue;
+    ++n;
+    EXPECT_NE(std::find(rows.begin(), rows.end(), collapse_spaces(line)), rows.end()) << line;
+  }
+  EXPECT_GE(n, 2u) << r.out;
+}
+
+TEST(TuneSearchE2E, LoadBadCombinationsAreOneLineExitTwo) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--what", "load"}, "dev-sandbox: error: option --what load needs --workspace DIR\n"},
+      {{"--what", "copy,load"}, "dev-sandbox: error: option --what load needs --workspace DIR\n"},
+      {{"--what", "copy", "--workspace", "/tmp"},
+       "dev-sandbox: error: option --workspace is for --what aio and load; add aio or load to --what\n"},
+      {{"--what", "aio", "--model", "Qwen3-32B", "--workspace", "/tmp"},
+       "dev-sandbox: error: option --model measures copies and the load; add copy or load to --what\n"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"--backend", "sim", "tune"};
+    args.insert(args.end(), c.first.begin(), c.first.end());
+    const RunResult r = run_tool(args);
+    EXPECT_EQ(r.exit_code, 2) << c.first[1];
+    EXPECT_EQ(r.err, c.second);
+    EXPECT_TRUE(r.out.empty());
+  }
+}
