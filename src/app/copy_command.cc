@@ -14,6 +14,7 @@
 #include "cases/catalog.h"
 #include "cases/table_result.h"
 #include "core/error.h"
+#include "core/size_label.h"
 #include "core/suggest.h"
 #include "core/units.h"
 #include "output/svg_plot.h"
@@ -70,9 +71,12 @@ int list_cases(const GlobalOptions& g) {
 
 // After the command line was read: select the backend, check the request
 // against it and run, into `writer` (`begun` once it got the run's header).
+// `steps`: --sweep's, each size's params (its layout, and its tables) made by
+// sweep_params.
 void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
              const std::vector<std::string>& names, const std::vector<SweepStep>& steps,
-             const std::optional<Workload>& workload, ResultWriter& writer, bool& begun) {
+             const std::vector<CopyParams>& step_params, const std::optional<Workload>& workload, ResultWriter& writer,
+             bool& begun) {
   SelectedBackend selected = select_and_say(g.backend, kSimCopies);
   std::vector<CaseSpec> cases;
   for (const auto& n : names) {
@@ -95,9 +99,13 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
   const std::string lowered =
       lowered_count_note(steps, p.layout.tasks(), {"-n", "per device per iteration", p.layout.fragments_per_task()});
   if (!lowered.empty()) stderr_notes().note(lowered);
+  // A block table's pools: every size's host memory checked before the first runs.
+  if (p.paged())
+    for (const CopyParams& q : step_params)
+      for (const CaseSpec& c : cases)
+        if (!c.duplex) check_host_memory(c, q, *selected.backend);
   const std::vector<CaseResult> results = run_in_turn(steps.size(), writer, [&](size_t i, ResultWriter& w) {
-    CopyParams q = p;
-    q.layout = Layout::uniform(steps[i].block_bytes, steps[i].blocks, p.layout.frags_option());
+    const CopyParams& q = step_params[i];
     check_against_backend(cases, q, selected, stderr_notes());
     run_cases(cases, q, selected, w, stderr_notes());
   });
@@ -134,10 +142,42 @@ void parse_block_tables(const CopyArgs& a, const std::optional<Workload>& worklo
     return;
   }
   p.compare_contiguous = a.compare_contiguous;
-  if (!a.sweep.sweep.empty())
-    throw UsageError(std::string("option ") + (a.block_table.empty() ? "--host-block-table" : "--block-table") +
-                     " places one size's blocks; it cannot go with --sweep");
-  p.placement();  // the pools' bytes: a UsageError when they overflow
+  // The pools' bytes: a UsageError when they overflow (with --sweep, at every size:
+  // sweep_params, -s being the sweep's).
+  if (a.sweep.sweep.empty()) p.placement();
+}
+
+// One side's table at a --sweep size of `blocks` blocks: the table itself where
+// the size keeps the count; else made again for that count from what the run
+// resolved (random: the same seed; FILE: its first `blocks` lines), in the given
+// pool, or without --pool-blocks 4 x that count.
+BlockTable table_at(const BlockTable& t, const std::string& pool_text, const std::string& option,
+                    const std::string& pool_option, uint64_t blocks) {
+  if (t.slots.empty() || t.slots.size() == blocks) return t;
+  return make_block_table(t.label, blocks, parse_count(pool_option, pool_text, 0), option, pool_option);
+}
+
+// --sweep: each size's params: its layout, and a block table's placed for its count
+// (a table assigns slots to logical blocks; the slots' size follows the size), each
+// size's pools checked here. A refusal at a size says which.
+std::vector<CopyParams> sweep_params(const CopyArgs& a, const CopyParams& p, const std::vector<SweepStep>& steps) {
+  std::vector<CopyParams> out;
+  for (const SweepStep& step : steps) {
+    CopyParams q = p;
+    q.layout = Layout::uniform(step.block_bytes, step.blocks, p.layout.frags_option());
+    try {
+      q.device_table = table_at(p.device_table, a.pool_blocks, "--block-table", "--pool-blocks", step.blocks);
+      q.host_table =
+          table_at(p.host_table, a.host_pool_blocks, "--host-block-table", "--host-pool-blocks", step.blocks);
+      q.placement();  // the pools' bytes at this size
+    } catch (const UsageError& e) {
+      if (!p.paged()) throw;
+      throw UsageError("option --sweep at " + size_label(step.block_bytes) + " (" + std::to_string(step.blocks) +
+                       (step.blocks == 1 ? " block): " : " blocks): ") + e.what());
+    }
+    out.push_back(q);
+  }
+  return out;
 }
 
 // The table options a run was given, for its equivalent command: the resolved seed
@@ -158,6 +198,7 @@ struct CopyRequest {
   CopyArgs args;
   CopyParams params;
   std::vector<SweepStep> steps;
+  std::vector<CopyParams> step_params;  // per step: its layout and tables
   std::vector<std::string> names;
   std::optional<Workload> workload;
   bool list = false;  // --model list: print the presets
@@ -228,12 +269,7 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
     names.push_back(quick_mode_case(model_type, a.iodirect, a.sdma));
   }
   parse_block_tables(a, workload, p);
-  if (p.compare_contiguous)
-    for (const std::string& n : names)
-      if (const CaseSpec* c = find_case(n))
-        if (c->duplex)
-          throw UsageError("option --compare-contiguous: case " + n +
-                           " is a duplex case, which has no contiguous pass yet; run it without the option");
+  plan.step_params = sweep_params(a, p, plan.steps);
   if (names.empty()) throw UsageError("copy needs a case: -t NAME (or the quick-mode selectors)");
   if (a.model.dry_run && !workload) throw UsageError("option --dry-run needs --model NAME|PATH");
   check_format(a.out.format);
@@ -295,13 +331,13 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
         ranks, a.out,
         [&](ResultWriter& mine) {
           bool begun = false;
-          measure(a, g, across, plan.names, plan.steps, workload, mine, begun);
+          measure(a, g, across, plan.names, plan.steps, plan.step_params, workload, mine, begun);
         },
         NodeLines::kPerResult, [](const CaseResult&) { return std::string(); });
   }
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string&) {
-    measure(a, g, p, plan.names, plan.steps, workload, *writer, begun);
+    measure(a, g, p, plan.names, plan.steps, plan.step_params, workload, *writer, begun);
   });
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "backends/select.h"
 #include "cluster/across_ranks.h"
 #include "core/error.h"
+#include "core/size_label.h"
 #include "core/units.h"
 #include "load/load_plot.h"
 #include "staging/mix_measure.h"
@@ -103,6 +104,13 @@ double parse_offload_ratio(const StagedArgs& a) {
   return r;
 }
 
+// A pool of `t.pool` blocks of `per_block` tasks of `task_bytes`: its bytes fit 64 bits.
+void check_pool_bytes(const BlockTable& t, uint64_t per_block, uint64_t task_bytes) {
+  const std::string slots = "option --pool-blocks " + std::to_string(t.pool) + ": the pool's ";
+  const uint64_t tasks = checked_mul(t.pool, per_block, slots + "tasks (" + std::to_string(per_block) + " per block)");
+  checked_mul(tasks, task_bytes, slots + "bytes");
+}
+
 // --block-table, --pool-blocks: the card's paged pool, a slot per block file.
 void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
   if (!a.host_block_table.empty())
@@ -125,15 +133,26 @@ void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
                        "--block-table too");
     return;
   }
-  if (!a.sweep.sweep.empty()) throw UsageError("option --block-table places one size's blocks; it cannot go with --sweep");
   if (a.offload_option && a.offload_option->count() > 0)
     throw UsageError("option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own");
   plan.p.table = make_block_table(a.block_table, plan.p.files(), pool);
   plan.p.compare_contiguous = a.compare_contiguous;
-  const std::string slots = "option --pool-blocks " + std::to_string(plan.p.table.pool) + ": the pool's ";
-  const uint64_t tasks = checked_mul(plan.p.table.pool, plan.p.tasks_per_file,
-                                     slots + "tasks (" + std::to_string(plan.p.tasks_per_file) + " per block)");
-  checked_mul(tasks, plan.p.layout.task_bytes(), slots + "bytes");
+  check_pool_bytes(plan.p.table, plan.p.tasks_per_file, plan.p.layout.task_bytes());
+  // --sweep: a table assigns slots to logical blocks, so each size keeps the blocks'
+  // slots where it keeps their count; where the sweep lowers -n, the table is made
+  // again for that count (random: the same seed; FILE: its first n lines) in the
+  // given pool (without --pool-blocks: 4 x n); each size's pool checked here.
+  for (const SweepStep& step : plan.steps) {
+    BlockTable t = plan.p.table;
+    try {
+      if (step.blocks != t.slots.size()) t = make_block_table(t.label, step.blocks, pool);
+      check_pool_bytes(t, plan.p.tasks_per_file, step.block_bytes * plan.p.layout.fragments_per_task());
+    } catch (const UsageError& e) {
+      throw UsageError("option --sweep at " + size_label(step.block_bytes) + " (" + std::to_string(step.blocks) +
+                       (step.blocks == 1 ? " block): " : " blocks): ") + e.what());
+    }
+    plan.step_tables.push_back(t);
+  }
 }
 
 }  // namespace
@@ -335,6 +354,7 @@ int run_staged(const StagedArgs& a, const GlobalOptions& g) {
     const std::vector<CaseResult> results = run_in_turn(plan.steps.size(), *writer, [&](size_t i, ResultWriter& w) {
       StagedParams q = p;
       q.layout = Layout::uniform(plan.steps[i].block_bytes, plan.steps[i].blocks, p.layout.frags_option());
+      if (!plan.step_tables.empty()) q.table = plan.step_tables[i];
       measure(selected, q, *writer, w, begun, current);
     });
     if (!a.sweep.plot.empty())

@@ -52,6 +52,8 @@ struct StagedRequest {
   StagedParams p;
   std::optional<Workload> workload;
   std::vector<SweepStep> steps;  // --sweep: -s of each run, and its -n
+  // --sweep with --block-table: each run's table, placed for its -n (empty: no table).
+  std::vector<BlockTable> step_tables;
   double offload_ratio = 0;      // load --offload-ratio R: offloads beside the load (staging/mix_measure.h); 0: none
 };
 

@@ -218,13 +218,15 @@ class CopyWorker : public LoopWorker {
     CopyPlan plan = plan_copies(*src, at_);
     plan.gate = gate_streams(backend);
     // --compare-contiguous: the same copies between the same buffers with the blocks
-    // at sequential slots, its own initiator of the same method, made here.
+    // at sequential slots, a second plan of the one initiator: both passes on the
+    // same streams, events and gate, so that they differ only in the placement.
+    std::vector<CopyPlan> plans;
+    plans.push_back(std::move(plan));
     if (p.compare_contiguous) {
-      CopyPlan contiguous = plan_copies(*src, contiguous_at_);
-      contiguous.gate = plan.gate;
-      contiguous_ = make_initiator(spec.method, *dev_, std::move(contiguous));
+      plans.push_back(plan_copies(*src, contiguous_at_));
+      plans.back().gate = plans.front().gate;
     }
-    init_ = make_initiator(spec.method, *dev_, std::move(plan));
+    init_ = make_initiator(spec.method, *dev_, std::move(plans));
     if (p.validate_each && !dst_.host) staging_ = alloc_pageable(static_cast<size_t>(p.layout.largest_fragment()));
     // Where this worker's own host buffers are, now that they are filled (a shared
     // source is the run's, not the worker's: reported once with the result).
@@ -252,18 +254,15 @@ class CopyWorker : public LoopWorker {
   }
 
   void iterate(int index, IterationRecord& r) override {
-    running_ = contiguous_pass(index) ? contiguous_.get() : init_.get();
-    running_->submit();
+    init_->use(contiguous_pass(index) ? kContiguousPlan : kPagedPlan);
+    init_->submit();
     r.submitted = now_ns();
-    running_->wait();
+    init_->wait();
   }
-  int64_t measured_ns(const IterationRecord&) override { return running_->copy_ns(); }
+  int64_t measured_ns(const IterationRecord&) override { return init_->copy_ns(); }
 
   void finish() override {
     if (ungated_.empty()) ungated_ = init_->ungated();
-    if (ungated_.empty() && contiguous_) ungated_ = contiguous_->ungated();
-    running_ = nullptr;
-    contiguous_.reset();
     init_.reset();
     note_ = worker_notes(*dev_, notes_, ungated_);
     if (p_.validate && !p_.validate_each) check_fragments(*dev_, dst_, owner(), layout_of(at_, dst_), spec_.name, w_);
@@ -373,9 +372,10 @@ class CopyWorker : public LoopWorker {
   Notes& say_;
   std::unique_ptr<Device> dev_;  // first made, last gone
   Buffer own_src_, dst_;
+  // The initiator's plans: the placement at the tables' slots, and with
+  // --compare-contiguous the same at sequential slots.
+  static constexpr size_t kPagedPlan = 0, kContiguousPlan = 1;
   std::unique_ptr<Initiator> init_;
-  std::unique_ptr<Initiator> contiguous_;  // --compare-contiguous
-  Initiator* running_ = nullptr;           // the pass of the iteration running
   std::unique_ptr<Memory> staging_;  // --validate each on device memory: one fragment
   std::string ungated_;              // why this worker's streams were not always held
   bool left_unregistered_ = false;   // a host buffer the device could not register (CE reads it anyway)

@@ -5,7 +5,10 @@
 // (the MLA case: every card reads the region's one H2D source and writes its own
 // part of the region's D2H side). One phase
 // of rounds, each round three loop iterations with the same buffers, streams and
-// cards: both directions together, H2D alone, D2H alone (as load's passes).
+// cards: both directions together, H2D alone, D2H alone (as load's passes); with
+// --compare-contiguous a fourth, both directions together with the blocks at
+// sequential slots of the same pools, on the same streams (a second plan of each
+// direction's initiator).
 #include "cases/duplex_runner.h"
 
 #include <algorithm>
@@ -18,6 +21,7 @@
 #include "cases/copy_buffers.h"
 #include "cases/duplex_result.h"
 #include "cases/table_result.h"
+#include "measurement/paged_figure.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/units.h"
@@ -32,8 +36,23 @@ namespace ds {
 
 namespace {
 
-enum Pass { kTogether = 0, kH2DAlone = 1, kD2HAlone = 2 };
-constexpr int kPasses = 3;
+enum Pass { kTogether, kH2DAlone, kD2HAlone, kContiguous };
+
+// Loop iterations per round: 3, with --compare-contiguous 4.
+int passes_of(const CopyParams& p) { return p.compare_contiguous ? 4 : 3; }
+
+// The pass of loop iteration `index` (warm-up included): together, H2D alone, D2H
+// alone; with --compare-contiguous the contiguous pass takes turns with the together
+// pass for the round's first place (ABBA, as copy's passes: neither always finds
+// the other's data in the caches), the alone passes last, so a paged pass is the last
+// to write every destination (what --validate checks).
+Pass pass_of(const CopyParams& p, int index) {
+  const int n = passes_of(p), slot = index % n;
+  if (n == 3) return static_cast<Pass>(slot);
+  if (slot >= 2) return slot == 2 ? kH2DAlone : kD2HAlone;
+  const bool contiguous_first = (index / n) % 2 == 0;
+  return (slot == 0) == contiguous_first ? kContiguous : kTogether;
+}
 // The D2H source's pattern owner: apart from every H2D source's.
 constexpr int kD2HOwner = 1 << 20;
 
@@ -67,8 +86,10 @@ class DuplexWorker : public LoopWorker {
  public:
   // up, down: each direction's sides (a block table's pool on the device side, each
   // direction its own pool of the same table).
+  // up_seq, down_seq: the same at sequential slots (--compare-contiguous).
   DuplexWorker(int w, const CaseSpec& spec, const CopyParams& p, const CopyPlacement& up, const CopyPlacement& down,
-               Backend& backend, const MemoryNeeds& needs, DirTimes* times, const ShmRegion* shm)
+               const CopyPlacement& up_seq, const CopyPlacement& down_seq, Backend& backend, const MemoryNeeds& needs,
+               DirTimes* times, const ShmRegion* shm)
       : placed_(p.numa, w), w_(w), up_owner_(shm ? 0 : w), spec_(spec), p_(p), up_at_(up), down_at_(down),
         down_(down.host), times_(times) {
     dev_ = backend.open_device(w);
@@ -89,11 +110,24 @@ class DuplexWorker : public LoopWorker {
     } else {
       up_src_ = own(spec.src, up_host);
       down_dst_ = own(spec.src, down_host);
+      // The contiguous pass's source slots first, the paged pass's last (where they
+      // overlap, what the paged pass and the checks expect).
+      if (p.compare_contiguous) fill_fragments(*dev_, up_src_, w, up_seq.host);
       fill_fragments(*dev_, up_src_, w, up.host);
     }
+    if (p.compare_contiguous) fill_fragments(*dev_, down_src_, kD2HOwner + w, down_seq.device);
     fill_fragments(*dev_, down_src_, kD2HOwner + w, down.device);
-    up_ = make_initiator(spec.method, *dev_, plan(up_src_, up_dst_, up, CopyDir::kH2D));
-    down_init_ = make_initiator(spec.method, *down_dev_, plan(down_src_, down_dst_, down, CopyDir::kD2H));
+    // Each direction one initiator: the paged plan, and with --compare-contiguous the
+    // contiguous one on the same streams and events.
+    std::vector<CopyPlan> ups, downs;
+    ups.push_back(plan(up_src_, up_dst_, up, CopyDir::kH2D));
+    downs.push_back(plan(down_src_, down_dst_, down, CopyDir::kD2H));
+    if (p.compare_contiguous) {
+      ups.push_back(plan(up_src_, up_dst_, up_seq, CopyDir::kH2D));
+      downs.push_back(plan(down_src_, down_dst_, down_seq, CopyDir::kD2H));
+    }
+    up_ = make_initiator(spec.method, *dev_, std::move(ups));
+    down_init_ = make_initiator(spec.method, *down_dev_, std::move(downs));
     if (p.validate_each)
       staging_ = alloc_pageable(static_cast<size_t>(std::max(p.layout.largest_fragment(), down.host.largest_fragment())));
     if (!shm) {  // a shared region is the run's, not the card's
@@ -102,16 +136,18 @@ class DuplexWorker : public LoopWorker {
     }
   }
 
+  // --validate each: the paged passes' (the contiguous pass is timed only).
   void before_iteration(int index) override {
-    if (!p_.validate_each) return;
-    const int pass = index % kPasses;
+    const Pass pass = pass_of(p_, index);
+    if (!p_.validate_each || pass == kContiguous) return;
     if (pass != kD2HAlone) clear_fragments(*dev_, up_dst_, up_owner_, up_at_.device, staging_.get());
     if (pass != kH2DAlone) clear_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, staging_.get());
   }
   // --validate each: what the pass copied, after every pass (warm-up included).
   void after_iteration(int index) override {
-    if (!p_.validate_each) return;
-    const int pass = index % kPasses, round = index / kPasses;
+    const Pass pass = pass_of(p_, index);
+    if (!p_.validate_each || pass == kContiguous) return;
+    const int round = index / passes_of(p_);
     const std::string when = std::string(round < p_.warmup ? " warm-up" : "") + " iteration " +
                              std::to_string(round < p_.warmup ? round : round - p_.warmup) +
                              (pass == kTogether ? " (together)" : " (alone)");
@@ -123,8 +159,11 @@ class DuplexWorker : public LoopWorker {
 
   void iterate(int index, IterationRecord& r) override {
     index_ = index;
-    const int pass = index % kPasses;
+    const Pass pass = pass_of(p_, index);
     const bool up = pass != kD2HAlone, down = pass != kH2DAlone;
+    const size_t plan = pass == kContiguous ? 1 : 0;
+    up_->use(plan);
+    down_init_->use(plan);
     if (up) in_direction("H2D", [&] { up_->submit(); });
     if (down) in_direction("D2H", [&] { down_init_->submit(); });
     r.submitted = now_ns();
@@ -134,7 +173,7 @@ class DuplexWorker : public LoopWorker {
   // The pass's Copy: the longer direction's (both started together), each
   // direction's own kept for the result.
   int64_t measured_ns(const IterationRecord&) override {
-    const int pass = index_ % kPasses;
+    const Pass pass = pass_of(p_, index_);
     DirTimes t{pass != kD2HAlone ? in_direction("H2D", [&] { return up_->copy_ns(); }) : 0,
                pass != kH2DAlone ? in_direction("D2H", [&] { return down_init_->copy_ns(); }) : 0};
     times_[index_] = t;
@@ -204,10 +243,12 @@ class DuplexWorker : public LoopWorker {
   std::vector<WorkerNote> notes_;
 };
 
-// The pass's values of the measured rounds (every loop iteration is one pass).
-std::vector<int64_t> pass_samples(const std::vector<int64_t>& v, int pass) {
+// The pass's values of the measured rounds (`v`: one per measured loop iteration).
+std::vector<int64_t> pass_samples(const std::vector<int64_t>& v, const CopyParams& p, Pass pass) {
   std::vector<int64_t> out;
-  for (size_t i = static_cast<size_t>(pass); i < v.size(); i += kPasses) out.push_back(v[i]);
+  const int first = p.warmup * passes_of(p);
+  for (size_t i = 0; i < v.size(); ++i)
+    if (pass_of(p, first + static_cast<int>(i)) == pass) out.push_back(v[i]);
   return out;
 }
 
@@ -223,7 +264,7 @@ class DuplexMeasurement : public Measurement {
  public:
   DuplexMeasurement(const CaseSpec& spec, const CopyParams& p, Backend& backend)
       : spec_(spec), p_(p), backend_(backend), down_(duplex_d2h_layout(p)), up_at_(p.placement()),
-        down_at_(p.placement(down_)) {}
+        down_at_(p.placement(down_)), up_seq_(p.contiguous_placement()), down_seq_(p.contiguous_placement(down_)) {}
 
   const NumaRequest* numa_request() const override { return &p_.numa_request; }
   std::vector<int> placed_devices() const override { return first_devices(p_.devices); }
@@ -250,7 +291,7 @@ class DuplexMeasurement : public Measurement {
     }
     if (backend_.device_memory_is_host()) n.add_host("device buffers", checked_mul(both_device, d, "duplex bytes"));
     n.add_host("staging", checked_mul(std::max(p_.layout.largest_fragment(), down_.largest_fragment()), d, "staging"));
-    n.add_host("records", d * static_cast<uint64_t>(kPasses) * static_cast<uint64_t>(p_.warmup + p_.iterations) *
+    n.add_host("records", d * static_cast<uint64_t>(passes_of(p_)) * static_cast<uint64_t>(p_.warmup + p_.iterations) *
                               (sizeof(IterationRecord) + sizeof(DirTimes)));
     HostLock how;
     if (!shared() && host_lock_of(spec_.src, &how) && backend_.mlocks(how) && how != HostLock::kRegistration)
@@ -269,22 +310,28 @@ class DuplexMeasurement : public Measurement {
     TimeEstimate t;
     t.unit = "round";
     t.rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
-    t.moved = t.rounds * 2 * (p_.layout.bytes() + down_.bytes()) * static_cast<uint64_t>(p_.devices);
+    // Together and each alone: twice both directions' bytes; the contiguous pass once more.
+    t.moved = t.rounds * static_cast<uint64_t>(passes_of(p_) - 1) * (p_.layout.bytes() + down_.bytes()) *
+              static_cast<uint64_t>(p_.devices);
     t.nominal_gib_s = backend_.device_memory_is_host() ? 4.0 : 20.0 * p_.devices;
     return t;
   }
   // The shared region (one_share): made here, its name removed at once, inherited by
   // the children, each registering its ranges; the H2D source filled here.
   void prepare() override {
-    loop_iterations_ = static_cast<size_t>(p_.warmup + p_.iterations) * kPasses;
+    loop_iterations_ = static_cast<size_t>((p_.warmup + p_.iterations) * passes_of(p_));
     times_ = std::make_unique<SharedMapping>(sizeof(DirTimes) * loop_iterations_ * static_cast<size_t>(p_.devices));
     if (!shared()) return;
     shm_ = ShmRegion::create(static_cast<size_t>(region_bytes()));
     shm_->unlink();
-    for (uint64_t i = 0; i < up_at_.host.fragments(); ++i) {
-      const Fragment f = up_at_.host.fragment(i);
-      pattern_fill(static_cast<char*>(shm_->ptr()) + f.offset, static_cast<size_t>(f.bytes), pattern_key(0, i));
-    }
+    std::vector<const Layout*> fills;  // the contiguous pass's slots first, as DuplexWorker fills its own
+    if (p_.compare_contiguous) fills.push_back(&up_seq_.host);
+    fills.push_back(&up_at_.host);
+    for (const Layout* l : fills)
+      for (uint64_t i = 0; i < l->fragments(); ++i) {
+        const Fragment f = l->fragment(i);
+        pattern_fill(static_cast<char*>(shm_->ptr()) + f.offset, static_cast<size_t>(f.bytes), pattern_key(0, i));
+      }
   }
   LoopShape shape(size_t) const override {
     LoopShape s;
@@ -292,8 +339,8 @@ class DuplexMeasurement : public Measurement {
     s.workers = p_.devices;
     s.fanout = Fanout::kFork;
     s.hooks_apart = p_.validate && p_.validate_each;
-    s.warmup = p_.warmup * kPasses;
-    s.iterations = p_.iterations * kPasses;
+    s.warmup = p_.warmup * passes_of(p_);
+    s.iterations = p_.iterations * passes_of(p_);
     s.progress_bytes = p_.layout.unit_bytes();
     return s;
   }
@@ -302,7 +349,7 @@ class DuplexMeasurement : public Measurement {
     run_workers();
   }
   std::unique_ptr<LoopWorker> make_worker(size_t, int w) override {
-    return std::make_unique<DuplexWorker>(w, spec_, p_, up_at_, down_at_, backend_, needs(),
+    return std::make_unique<DuplexWorker>(w, spec_, p_, up_at_, down_at_, up_seq_, down_seq_, backend_, needs(),
                                           times() + static_cast<size_t>(w) * loop_iterations_, shm_.get());
   }
   void describe(size_t, const LoopResult& loop, CaseResult& r, Notes& notes) override;
@@ -317,10 +364,10 @@ class DuplexMeasurement : public Measurement {
                        "shared region bytes");
   }
   // A direction's Copy in a pass, per measured round: the slowest card's.
-  Stage direction_stage(const std::string& name, int pass, bool h2d) const {
+  Stage direction_stage(const std::string& name, Pass pass, bool h2d) const {
     std::vector<int64_t> v;
-    for (size_t it = static_cast<size_t>(p_.warmup) * kPasses + static_cast<size_t>(pass); it < loop_iterations_;
-         it += kPasses) {
+    for (size_t it = static_cast<size_t>(p_.warmup * passes_of(p_)); it < loop_iterations_; ++it) {
+      if (pass_of(p_, static_cast<int>(it)) != pass) continue;
       int64_t slowest = 0;
       for (int w = 0; w < p_.devices; ++w) {
         const DirTimes& t = times()[static_cast<size_t>(w) * loop_iterations_ + it];
@@ -336,6 +383,8 @@ class DuplexMeasurement : public Measurement {
   Backend& backend_;
   const Layout down_;
   const CopyPlacement up_at_, down_at_;  // each direction's sides (device side paged by --block-table)
+  const CopyPlacement up_seq_, down_seq_;  // the same at sequential slots: --compare-contiguous's pass
+  PagedFigure paged_figure(const LoopResult& loop) const;
   size_t loop_iterations_ = 0;
   std::unique_ptr<SharedMapping> times_;
   std::unique_ptr<ShmRegion> shm_;
@@ -362,10 +411,10 @@ void DuplexMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
   r.path = "host memory <-> device";
   r.timer = backend_.event_timer();
   r.timer_resolution_ns = backend_.event_resolution_ns();
-  r.stages = {stage_of("Submit", pass_samples(loop.submit, kTogether)),
-              stage_of(r.measured, pass_samples(loop.measured, kTogether)),
-              stage_of("Wall", pass_samples(loop.wall, kTogether)),
-              stage_of("StartSkew", pass_samples(loop.start_skew, kTogether))};
+  r.stages = {stage_of("Submit", pass_samples(loop.submit, p_, kTogether)),
+              stage_of(r.measured, pass_samples(loop.measured, p_, kTogether)),
+              stage_of("Wall", pass_samples(loop.wall, p_, kTogether)),
+              stage_of("StartSkew", pass_samples(loop.start_skew, p_, kTogether))};
   DuplexStages st;
   st.h2d_together = direction_stage("H2D", kTogether, true);
   st.d2h_together = direction_stage("D2H", kTogether, false);
@@ -380,12 +429,43 @@ void DuplexMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
   st.ratio = p_.duplex_ratio;
   st.set_figures(r);
   r.extras.put(st);
+  if (p_.paged()) r.extras.put(paged_figure(loop));
   if (p_.validate) r.validate = p_.validate_each ? "each" : "end";
   if (!p_.numa.topology.nodes.empty()) {
     r.numa.mode = numa_mode_name(p_.numa.mode);
     r.numa.workers = loop.placements;
   }
   keep_worker_notes(loop, r, notes);
+}
+
+// A block table: the Paged line (the result's: both directions), and with
+// --compare-contiguous the contiguous pass's Copy, and a line per direction with its
+// own chunks, its paged Copy (the together pass's) and its contiguous one.
+PagedFigure DuplexMeasurement::paged_figure(const LoopResult& loop) const {
+  PagedFigure f;
+  const bool device = !p_.device_table.slots.empty();
+  const BlockTable& t = device ? p_.device_table : p_.host_table;
+  f.option = device ? "--block-table" : "--host-block-table";
+  f.table = t.label;
+  f.pool_blocks = t.pool;
+  f.compared = p_.compare_contiguous;
+  f.contiguous.name = "Contiguous";
+  if (!f.compared) return f;
+  f.contiguous = stage_of("Contiguous", pass_samples(loop.measured, p_, kContiguous));
+  const auto d = static_cast<uint64_t>(p_.devices);
+  PagedDirection up, down;
+  up.name = "H2D";
+  up.copies = d * p_.layout.fragments();
+  up.bytes = d * p_.layout.bytes();
+  up.paged = direction_stage("H2D", kTogether, true);
+  up.contiguous = direction_stage("H2DContiguous", kContiguous, true);
+  down.name = "D2H";
+  down.copies = d * down_.fragments();
+  down.bytes = d * down_.bytes();
+  down.paged = direction_stage("D2H", kTogether, false);
+  down.contiguous = direction_stage("D2HContiguous", kContiguous, false);
+  f.directions = {up, down};
+  return f;
 }
 
 }  // namespace

@@ -113,22 +113,28 @@ void PreparedTasks::issue(size_t task, Stream& stream) {
   }
 }
 
+void Initiator::use(size_t plan) {
+  if (plan >= plans_) throw RunError("internal: an initiator of " + std::to_string(plans_) + " plans has no plan " +
+                                     std::to_string(plan));
+  current_ = plan;
+}
+
 namespace {
 
 // Streams with a start and an end event each; the copy time spans the earliest
 // start to the latest end over all streams, as the device saw them. With the
 // gate, every stream is held ahead of its start event until all copies and end
 // events are queued, so the starts are stamped when the streams are let go.
+// Every plan of the initiator is issued on these streams, events and gate.
 class StreamInitiator : public Initiator {
  public:
-  StreamInitiator(Device& device, CopyPlan plan, int streams)
-      : device_(device), plan_(std::move(plan)) {
+  StreamInitiator(Device& device, size_t plans, bool gate, int streams) : Initiator(plans), device_(device) {
     for (int s = 0; s < streams; ++s) {
       streams_.push_back(device_.create_stream());
       starts_.push_back(device_.create_event());
       ends_.push_back(device_.create_event());
     }
-    if (plan_.gate) gate_ = device_.create_gate();
+    if (gate) gate_ = device_.create_gate();
   }
 
   // Nothing queued may outlive the events and buffers it refers to, also when
@@ -152,7 +158,7 @@ class StreamInitiator : public Initiator {
     if (gate_)
       for (auto& s : streams_) gate_->hold(*s);
     for (size_t s = 0; s < streams_.size(); ++s) device_.record(*starts_[s], *streams_[s]);
-    issue();
+    issue(current());
     for (size_t s = 0; s < streams_.size(); ++s) device_.record(*ends_[s], *streams_[s]);
     if (gate_) gate_->release();
   }
@@ -174,10 +180,9 @@ class StreamInitiator : public Initiator {
   }
 
  protected:
-  virtual void issue() = 0;
+  virtual void issue(size_t plan) = 0;
   Stream& stream(size_t i) { return *streams_[i]; }
   Device& device_;
-  CopyPlan plan_;
 
  private:
   // Events before streams: streams (and sim's copy threads) go first; the gate
@@ -187,13 +192,17 @@ class StreamInitiator : public Initiator {
   std::unique_ptr<StreamGate> gate_;
 };
 
-// CE, CE-BATCH, the direct path, SM and SM-GATHER: one stream, the plan's tasks in order.
+// CE, CE-BATCH, the direct path, SM and SM-GATHER: one stream, a plan's tasks in order.
 class TaskInitiator : public StreamInitiator {
  public:
-  TaskInitiator(Device& d, CopyMethod kind, CopyPlan p)
-      : StreamInitiator(d, std::move(p), 1), tasks_(make_tasks(kind, d, plan_)) {}
-  void issue() override {
-    for (size_t t = 0; t < tasks_.tasks(); ++t) tasks_.issue(t, stream(0));
+  TaskInitiator(Device& d, CopyMethod kind, std::vector<CopyPlan> plans)
+      : StreamInitiator(d, plans.size(), plans.front().gate, 1) {
+    tasks_.reserve(plans.size());
+    for (CopyPlan& p : plans) tasks_.push_back(make_tasks(kind, d, p));
+  }
+  void issue(size_t plan) override {
+    PreparedTasks& tasks = tasks_[plan];
+    for (size_t t = 0; t < tasks.tasks(); ++t) tasks.issue(t, stream(0));
   }
 
  private:
@@ -209,68 +218,89 @@ class TaskInitiator : public StreamInitiator {
     const size_t k = per_task(kind, p);
     return PreparedTasks(kind, d, std::move(p.copies), k, p.dir);
   }
-  PreparedTasks tasks_;
+  std::vector<PreparedTasks> tasks_;  // per plan; reserved, so none moves once made
 };
+
+// A multi-stream plan's submission order: (copy, stream) pairs.
+std::vector<std::pair<size_t, size_t>> submission_order(const CopyPlan& plan) {
+  // Each IO task (its fragments) stays on one stream; the order of submission
+  // is the mode's: stream by stream, or task by task.
+  std::vector<std::pair<size_t, size_t>> order;
+  const size_t k = std::max<size_t>(1, plan.fragments_per_task);
+  const size_t tasks = (plan.copies.size() + k - 1) / k;
+  const size_t streams = static_cast<size_t>(plan.streams);
+  std::vector<std::vector<size_t>> of_stream(streams);
+  for (size_t t = 0; t < tasks; ++t) of_stream[stream_of_task(plan.submit_mode, t, tasks, streams)].push_back(t);
+  auto add = [&](size_t t, size_t s) {
+    for (size_t i = t * k; i < std::min(plan.copies.size(), (t + 1) * k); ++i) order.push_back({i, s});
+  };
+  if (plan.submit_mode == SubmitMode::kRoundRobin) {
+    for (size_t t = 0; t < tasks; ++t) add(t, t % streams);
+  } else {
+    for (size_t s = 0; s < streams; ++s)
+      for (size_t t : of_stream[s]) add(t, s);
+  }
+  return order;
+}
 
 class MultiStreamInitiator : public StreamInitiator {
  public:
-  MultiStreamInitiator(Device& d, CopyPlan p) : StreamInitiator(d, p, p.streams) {
-    // Each IO task (its fragments) stays on one stream; the order of submission
-    // is the mode's: stream by stream, or task by task.
-    const size_t k = std::max<size_t>(1, plan_.fragments_per_task);
-    const size_t tasks = (plan_.copies.size() + k - 1) / k;
-    const size_t streams = static_cast<size_t>(plan_.streams);
-    std::vector<std::vector<size_t>> of_stream(streams);
-    for (size_t t = 0; t < tasks; ++t) of_stream[stream_of_task(plan_.submit_mode, t, tasks, streams)].push_back(t);
-    auto add = [&](size_t t, size_t s) {
-      for (size_t i = t * k; i < std::min(plan_.copies.size(), (t + 1) * k); ++i) order_.push_back({i, s});
-    };
-    if (plan_.submit_mode == SubmitMode::kRoundRobin) {
-      for (size_t t = 0; t < tasks; ++t) add(t, t % streams);
-    } else {
-      for (size_t s = 0; s < streams; ++s)
-        for (size_t t : of_stream[s]) add(t, s);
-    }
+  MultiStreamInitiator(Device& d, std::vector<CopyPlan> plans)
+      : StreamInitiator(d, plans.size(), plans.front().gate, plans.front().streams), plans_(std::move(plans)) {
+    for (const CopyPlan& p : plans_) orders_.push_back(submission_order(p));
   }
-  void issue() override {
-    for (const auto& o : order_) device_.copy_async(plan_.copies[o.first], plan_.dir, stream(o.second));
+  void issue(size_t plan) override {
+    const CopyPlan& p = plans_[plan];
+    for (const auto& o : orders_[plan]) device_.copy_async(p.copies[o.first], p.dir, stream(o.second));
   }
 
  private:
-  std::vector<std::pair<size_t, size_t>> order_;  // (copy, stream) in submission order
+  std::vector<CopyPlan> plans_;
+  std::vector<std::vector<std::pair<size_t, size_t>>> orders_;  // per plan: (copy, stream) in submission order
 };
 
 // The CPU does the copy: the copy is done when submit() returns.
 class MemcpyInitiator : public Initiator {
  public:
-  explicit MemcpyInitiator(CopyPlan p) : plan_(std::move(p)) {}
+  explicit MemcpyInitiator(std::vector<CopyPlan> p) : Initiator(p.size()), plans_(std::move(p)) {}
   void submit() override {
     const int64_t t0 = now_ns();
-    for (const CopyDesc& b : plan_.copies) std::memcpy(b.dst, b.src, b.bytes);
+    for (const CopyDesc& b : plans_[current()].copies) std::memcpy(b.dst, b.src, b.bytes);
     copy_ns_ = now_ns() - t0;
   }
   void wait() override {}
   int64_t copy_ns() override { return copy_ns_; }
 
  private:
-  CopyPlan plan_;
+  std::vector<CopyPlan> plans_;
   int64_t copy_ns_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyPlan plan) {
+std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, std::vector<CopyPlan> plans) {
+  if (plans.empty()) throw RunError("internal: an initiator needs a plan");
+  for (const CopyPlan& p : plans)
+    if (p.dir != plans.front().dir || p.streams != plans.front().streams ||
+        p.submit_mode != plans.front().submit_mode || p.gate != plans.front().gate)
+      throw RunError("internal: an initiator's plans share its streams: the same direction, streams, mode and gate");
   switch (kind) {
     case CopyMethod::kCe:
     case CopyMethod::kCeBatch:
     case CopyMethod::kDirect:
     case CopyMethod::kKernel:
-    case CopyMethod::kKernelGather: return std::make_unique<TaskInitiator>(device, kind, std::move(plan));
+    case CopyMethod::kKernelGather: return std::make_unique<TaskInitiator>(device, kind, std::move(plans));
     case CopyMethod::kCeMultiStream:
-      return std::make_unique<MultiStreamInitiator>(device, std::move(plan));
-    case CopyMethod::kMemcpy: return std::make_unique<MemcpyInitiator>(std::move(plan));
+      return std::make_unique<MultiStreamInitiator>(device, std::move(plans));
+    case CopyMethod::kMemcpy: return std::make_unique<MemcpyInitiator>(std::move(plans));
   }
   throw RunError("internal: unknown copy method");
+}
+
+std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyPlan plan) {
+  std::vector<CopyPlan> plans;
+  plans.push_back(std::move(plan));
+  return make_initiator(kind, device, std::move(plans));
 }
 
 }  // namespace ds

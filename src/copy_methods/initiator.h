@@ -94,17 +94,36 @@ class PreparedTasks {
   CopyDir dir_;
 };
 
+// One device's copies under one or more plans (the same copies placed two ways:
+// --compare-contiguous's paged and contiguous passes), all issued on the same
+// streams with the same events and gate, so that two passes differ only in where
+// their copies go. use(i) picks the plan the next submit() issues (plan 0 first).
 class Initiator {
  public:
   virtual ~Initiator() = default;
+  // An index past the plans is an internal RunError.
+  void use(size_t plan);
+  size_t plans() const { return plans_; }
   virtual void submit() = 0;
   virtual void wait() = 0;
   virtual int64_t copy_ns() = 0;
   // With the gate: why it let the streams go early and held no more (empty: it
   // held every iteration, or there is no gate). Read after the last iteration.
   virtual std::string ungated() const { return {}; }
+
+ protected:
+  explicit Initiator(size_t plans) : plans_(plans) {}
+  size_t current() const { return current_; }
+
+ private:
+  size_t plans_;
+  size_t current_ = 0;
 };
 
 std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, CopyPlan plan);
+// Several plans on one set of streams (and events, and gate): every plan the same
+// direction, stream count, submit mode and gate (a RunError otherwise); plan 0's
+// gate and streams are the initiator's.
+std::unique_ptr<Initiator> make_initiator(CopyMethod kind, Device& device, std::vector<CopyPlan> plans);
 
 }  // namespace ds

@@ -148,6 +148,24 @@ inline int64_t task_end_ns(const char* prefix, int64_t& timeline, int64_t t0, in
 // A stream operation that is not a copy task (an event, a wait, a callback) finished now.
 inline void stream_moved_on(int64_t& timeline) { timeline = std::max(timeline, mono_ns()); }
 
+// JUMP_NS=ns: a copy whose source or destination does not begin where the same
+// stream's previous copy's ended costs ns more (on top of its task's cost): a
+// scattered chunk's descriptor and page walk, which one run of adjacent chunks
+// (blocks at sequential slots) pays once. A test comparing a paged placement with
+// the contiguous one sets it, so the two are known to differ. `ends` is the
+// stream's own (the previous copy's source and destination ends; 0 at first).
+struct CopyEnds {
+  uintptr_t src = 0, dst = 0;
+};
+inline int64_t jump_cost_ns(const char* prefix, CopyEnds& ends, const void* dst, const void* src, size_t bytes) {
+  const int64_t ns = knob_ns(prefix, "JUMP_NS");
+  const auto d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
+  const bool jumped = d != ends.dst || s != ends.src;
+  ends.dst = d + bytes;
+  ends.src = s + bytes;
+  return jumped ? ns : 0;
+}
+
 // The not-before time a counted submission left for the task it enqueues (0: none).
 inline int64_t& pending_slot() {
   static thread_local int64_t slot = 0;

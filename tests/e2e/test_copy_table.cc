@@ -33,6 +33,27 @@ std::vector<std::string> sim_cases() {
   return names;
 }
 
+
+// The device addresses (`key`=) of every call of `call` in a cuda double's call log,
+// in order, as slots of `block` bytes from the lowest of calls [from, from + n).
+std::vector<uint64_t> relative_slots(const std::string& log, const std::string& call, const std::string& key,
+                                     size_t from, size_t n, uint64_t block) {
+  std::vector<uint64_t> addr;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(" " + call + " ") == std::string::npos) continue;
+    const size_t at = line.find(" " + key + "=");
+    if (at != std::string::npos) addr.push_back(std::stoull(line.substr(at + key.size() + 2), nullptr, 16));
+  }
+  if (addr.size() < from + n) return {};
+  const std::vector<uint64_t> part(addr.begin() + static_cast<long>(from), addr.begin() + static_cast<long>(from + n));
+  const uint64_t base = *std::min_element(part.begin(), part.end());
+  std::vector<uint64_t> slots;
+  for (uint64_t a : part) slots.push_back((a - base) / block);
+  return slots;
+}
+
 }  // namespace
 
 // Every case, odd fragments over two cards, the device side paged and the host side
@@ -154,8 +175,10 @@ TEST(CopyBlockTable, BadTablesAndCombinationsAreOneLineExit2) {
       {"", {"--host-block-table", "random", "--host-pool-blocks", "1"}, "option --host-pool-blocks 1: the pool holds fewer slots than the 2 blocks of the request"},
       {"", {"--pool-blocks", "8"}, "option --pool-blocks sizes a --block-table's pool; give --block-table too"},
       {"", {"--host-pool-blocks", "8"}, "option --host-pool-blocks sizes a --host-block-table's pool; give --host-block-table too"},
-      {"", {"--block-table", "random", "--sweep", "4K:8K"}, "option --block-table places one size's blocks; it cannot go with --sweep"},
-      {"", {"--host-block-table", "random", "--sweep", "4K:8K"}, "option --host-block-table places one size's blocks; it cannot go with --sweep"},
+      // --sweep: each size's table for its count (8K: 1 block in a pool of 4), each size's pool.
+      {"7\n0\n", {"--block-table", t, "--sweep", "4K:8K"}, "option --sweep at 8K (1 block): --block-table " + t + " line 1: slot 7 is outside the pool of 4 slots (raise --pool-blocks)"},
+      {"7\n0\n", {"--host-block-table", t, "--sweep", "4K:8K"}, "option --sweep at 8K (1 block): --host-block-table " + t + " line 1: slot 7 is outside the pool of 4 slots (raise --host-pool-blocks)"},
+      {"", {"--block-table", "random", "--pool-blocks", "1099511627776", "--sweep", "4K:16M"}, "option --sweep at 16M (1 block): the pool's bytes overflows 64 bits"},
   };
   for (const Bad& b : cases) {
     { std::ofstream(t) << b.text; }
@@ -175,4 +198,40 @@ TEST(CopyBlockTable, BadTablesAndCombinationsAreOneLineExit2) {
                          "'s host side is its staging buffers, each one block as the store moves it, not a pool to "
                          "page; copy takes it\n");
   }
+}
+
+// --sweep with a block table: each size's blocks at the slots a run of that size
+// alone puts them (the table made for its count, the same seed: the double's call
+// log, against a run of that size alone), each validated at its slots, the result
+// saying each size's table and pool.
+TEST(CopyBlockTable, ASweepPlacesEachSizeAtItsTablesSlots) {
+  TempFile log("ds-sweep-log"), alone("ds-sweep-alone");
+  const std::map<std::string, std::string> env = {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}};
+  auto with_log = [&](const TempFile& f) {
+    std::map<std::string, std::string> e = env;
+    e["DS_CUDA_DOUBLE_LOG"] = f.path();
+    return e;
+  };
+  const std::vector<std::string> base = {"copy", "--backend", "cuda", "-t", "host_to_device_ce", "-d", "1", "-i", "1",
+                                         "--warmup", "1", "--validate", "each", "--block-table", "random:7"};
+  std::vector<std::string> sweep = base;
+  sweep.insert(sweep.end(), {"-n", "8", "--sweep", "4K:8K"});
+  JsonRun r = run_json(sweep, with_log(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 2u) << r.out;
+  for (size_t i = 0; i < 2; ++i) {
+    const json& x = r.doc["results"][i];
+    EXPECT_EQ(x["validated"], true) << i;
+    const json& t = x["block_table"]["device"];
+    EXPECT_EQ(t["seed"], 7) << x.dump();
+    EXPECT_EQ(t["blocks"], i == 0 ? 8 : 4) << x.dump();
+    EXPECT_EQ(t["pool_blocks"], i == 0 ? 32 : 16) << "4 x each size's blocks";
+  }
+  std::vector<std::string> at8k = base;
+  at8k.insert(at8k.end(), {"-n", "4", "-s", "8K"});
+  ASSERT_EQ(run_tool(at8k, with_log(alone)).exit_code, 0);
+  // 2 iterations of 8 copies at 4K, then 2 of 4 at 8K; the 8K run alone: 2 of 4.
+  const std::vector<uint64_t> swept = relative_slots(log.text(), "cuMemcpyHtoDAsync_v2", "dst", 16, 8, 8192);
+  EXPECT_EQ(swept, relative_slots(alone.text(), "cuMemcpyHtoDAsync_v2", "dst", 0, 8, 8192));
+  EXPECT_NE(swept, (std::vector<uint64_t>{0, 1, 2, 3, 0, 1, 2, 3})) << "at the table's slots, not the blocks' index";
 }

@@ -912,7 +912,9 @@ TEST(LoadBlockTable, BadTablesAreOneLineExit2) {
       {"", {"--block-table", "random", "--pool-blocks", "100000000000000000"},
        "option --pool-blocks got '100000000000000000': a pool of more than 1099511627776 slots (2^40) is more than any "
        "card holds"},
-      {"", {"--block-table", "random", "--sweep", "4K:8K"}, "option --block-table places one size's blocks; it cannot go with --sweep"},
+      // --sweep: each size's table for its count (8K: 1 block in a pool of 4), each size's pool.
+      {"7\n0\n", {"--block-table", t, "--sweep", "4K:8K"}, "option --sweep at 8K (1 block): --block-table " + t + " line 1: slot 7 is outside the pool of 4 slots (raise --pool-blocks)"},
+      {"", {"--block-table", "random", "--pool-blocks", "1099511627776", "--sweep", "4K:16M"}, "option --sweep at 16M (1 block): option --pool-blocks 1099511627776: the pool's bytes overflows 64 bits"},
       {"", {"--block-table", "random", "--offload-ratio", "1"}, "option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own"},
       {"", {"--compare-contiguous"}, "option --compare-contiguous measures a --block-table's blocks against contiguous ones; give --block-table too"},
   };
@@ -1031,6 +1033,79 @@ TEST(LoadBlockTable, CompareContiguousMeasuresTheSequentialSlotsToo) {
   while (std::getline(in, row)) names.push_back(row.substr(0, row.find(',')));
   EXPECT_EQ(names, (std::vector<std::string>{"load", "load:disk_alone", "load:copy_alone", "load:contiguous"})) << c.out;
   EXPECT_TRUE(contains(c.out, ",Contiguous,")) << c.out;
+  EXPECT_FALSE(exists(ws));
+}
+
+// The contiguous figure is the contiguous pass's, the result's the paged pass's:
+// through the cuda double with every copy that does not begin where its stream's
+// last one ended paying 2 ms more (DS_CUDA_DOUBLE_JUMP_NS), the 8 blocks at random
+// slots jump at every copy and the 8 at slots 0..7 once, so the paged pass is known
+// to be the slower one: a figure taken from the wrong pass reads 100% or more.
+TEST(LoadBlockTable, TheContiguousFigureIsTheContiguousPasss) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("jump");
+  std::vector<std::string> args = load_args(ws, {"-s", "64K", "-n", "8", "--streams", "1",
+                                                 "--block-table", "random:3", "--compare-contiguous"});
+  args[2] = "cuda";
+  JsonRun r = run_json(args, {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_JUMP_NS", "2000000"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json x = r.result("load");
+  const json& p = x["paged"];
+  // Paged: 8 x 2 ms of jumps at least; contiguous: one, and the disk's time.
+  EXPECT_GT(p["percent_of_contiguous"].get<double>(), 0) << p.dump();
+  EXPECT_LT(p["percent_of_contiguous"].get<double>(), 70) << p.dump();
+  EXPECT_GT(p["contiguous"]["bandwidth_gib_s"].get<double>(), p["bandwidth_gib_s"].get<double>()) << p.dump();
+  EXPECT_FALSE(exists(ws));
+}
+
+// --sweep with --block-table: each size's blocks at the slots a run of that size
+// alone puts them (the table made for its count with the same seed: the double's
+// call log against that run's), validated at them; each size's table and pool.
+TEST(LoadBlockTable, ASweepPlacesEachSizeAtItsTablesSlots) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("sweep");
+  dstest::TempFile log("ds-sweep-log"), alone("ds-sweep-alone");
+  const auto args = [&](std::vector<std::string> extra) {
+    std::vector<std::string> v = load_args(ws, {"--iodepth", "1", "--streams", "1", "--validate", "--block-table",
+                                                "random:7"});
+    v[2] = "cuda";
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  const auto env = [](const dstest::TempFile& f) {
+    return std::map<std::string, std::string>{{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
+                                              {"DS_CUDA_DOUBLE_LOG", f.path()}};
+  };
+  JsonRun r = run_json(args({"-n", "8", "--sweep", "64K:128K"}), env(log));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.doc["results"].size(), 2u) << r.out;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.doc["results"][i]["validated"], true) << i;
+    EXPECT_EQ(r.doc["results"][i]["paged"]["pool_blocks"], i == 0 ? 32 : 16) << "4 x each size's blocks";
+  }
+  ASSERT_EQ(run_tool(args({"-n", "4", "-s", "128K"}), env(alone)).exit_code, 0);
+  // Each round (1 warm-up + 2) the pipelined pass and copy alone: 48 copies at 64K,
+  // then 24 at 128K; the 128K run alone's 24.
+  const auto slots = [](const std::string& text, size_t from) {
+    std::vector<uint64_t> a;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t at = line.find(" dst=");
+      if (line.find(" cuMemcpyHtoDAsync_v2 ") != std::string::npos && at != std::string::npos)
+        a.push_back(std::stoull(line.substr(at + 5), nullptr, 16));
+    }
+    if (a.size() < from + 24) return std::vector<uint64_t>();
+    a = std::vector<uint64_t>(a.begin() + static_cast<long>(from), a.begin() + static_cast<long>(from + 24));
+    const uint64_t base = *std::min_element(a.begin(), a.end());
+    for (uint64_t& x : a) x = (x - base) / 131072;
+    return a;
+  };
+  const std::vector<uint64_t> swept = slots(log.text(), 48);
+  ASSERT_FALSE(swept.empty()) << log.text();
+  EXPECT_EQ(swept, slots(alone.text(), 0));
+  EXPECT_NE(std::vector<uint64_t>(swept.begin(), swept.begin() + 4), (std::vector<uint64_t>{0, 1, 2, 3}))
+      << "at the table's slots, not the blocks' index";
   EXPECT_FALSE(exists(ws));
 }
 

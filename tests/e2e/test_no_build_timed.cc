@@ -172,11 +172,14 @@ TEST(NothingBuiltWhileTimed, CudaCopyBlockTable) {
                                      "DS_CUDA_DOUBLE_BUILD_LOG");
 }
 
-// copy --compare-contiguous: the contiguous pass's plan, initiator (and the gather's
-// second descriptor table) made at setup next to the paged pass's.
+// copy --compare-contiguous: the contiguous pass's plan (and the gather's second
+// descriptor table) made at setup as a second plan of the paged pass's initiator, on
+// its streams; the duplex cases' contiguous pass, each direction's, too.
 TEST(NothingBuiltWhileTimed, CudaCopyCompareContiguous) {
   const std::vector<std::string> extra = {"--block-table", "random:7", "--compare-contiguous", "--validate", "each"};
-  for (const char* c : {"host_to_device_ce", "host_to_device_batch_ce", "host_to_device_sm_gather"})
+  for (const char* c : {"host_to_device_ce", "host_to_device_batch_ce", "host_to_device_sm_gather",
+                        "all_host_to_all_device_ffts_direct_h2d", "host_to_device_ce_multi_stream",
+                        "all_host_to_all_device_duplex_ce_multi_stream"})
     expect_nothing_built_while_timed(copy_args("cuda", c, extra), cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
 }
 

@@ -46,6 +46,9 @@
 //                                     copy-kernel launch
 //   DS_CUDA_DOUBLE_DEVICE_FACTOR=d:f[,d:f]  device d's tasks take f times as long
 //   DS_CUDA_DOUBLE_COLD=N:ns          the first N copy tasks of every stream take ns more
+//   DS_CUDA_DOUBLE_JUMP_NS=ns         a copy (of an async copy, batch or graph) whose source
+//                                     or destination does not begin where its stream's
+//                                     previous copy ended takes ns more
 //   DS_CUDA_DOUBLE_SUBMIT_NS=n        every copy submission (the calls above) stalls
 //                                     its calling thread n ns before it enqueues
 //   DS_CUDA_DOUBLE_SUBMIT_COLD=N:ns   the first N copy submissions of the process
@@ -211,6 +214,7 @@ struct StreamImpl {
   Ctx* ctx = nullptr;        // the context it was created in
   Connection* conn = nullptr;  // the hardware queue it was mapped onto
   uint64_t copy_tasks = 0;  // copy tasks run so far (the worker's own count)
+  dsdouble_timing::CopyEnds ends;  // where its last enqueued copy ended (JUMP_NS; under m)
   std::atomic<int> holds{0};  // stream waits queued and not yet passed
 
   StreamImpl() {
@@ -481,19 +485,27 @@ void mark_build(const char* call) {
 // One copy task on the stream: `move` moves its `bytes` when the stream reaches
 // it, then the task takes whatever is left of its cost
 // (DS_CUDA_DOUBLE_COPY_NS_PER_KIB, _DEVICE_FACTOR, _COLD).
-CUresult enqueue_task(const char* call, CUstream s, uint64_t bytes, std::function<void()> move) {
+// `copies`: the task's copies in order, for DS_CUDA_DOUBLE_JUMP_NS (null: none counted).
+CUresult enqueue_task(const char* call, CUstream s, uint64_t bytes, std::function<void()> move,
+                      const std::vector<Copy>* copies = nullptr) {
   CUresult r;
   StreamImpl* st = current_stream(call, s, &r);
   if (!st) return r;
   const int device = device_of(st->ctx);
   const int64_t enqueued = dsdouble_timing::mono_ns();
   const int64_t slot = dsdouble_timing::take_submit_slot();  // DS_CUDA_DOUBLE_SUBMIT_COUNTED
-  st->push([move = std::move(move), st, device, bytes, slot] {
+  int64_t jumps = 0;  // in submission order, which is the stream's
+  if (copies) {
+    std::lock_guard<std::mutex> lock(st->m);
+    for (const Copy& c : *copies) jumps += dsdouble_timing::jump_cost_ns(kKnobs, st->ends, c.dst, c.src, c.bytes);
+  }
+  st->push([move = std::move(move), st, device, bytes, slot, jumps] {
     dsdouble_timing::wait_for_slot(slot);
     const int64_t t0 = dsdouble_timing::mono_ns();
     dsdouble_timing::trace(kKnobs, device, st, "copy-start", t0);
     move();
-    dsdouble_timing::finish_task(t0, dsdouble_timing::task_cost_ns(kKnobs, bytes, device, st->copy_tasks++));
+    dsdouble_timing::finish_task(t0,
+                                 dsdouble_timing::task_cost_ns(kKnobs, bytes, device, st->copy_tasks++) + jumps);
     dsdouble_timing::trace_now(kKnobs, device, st, "copy-end");
   });
   dsdouble_timing::trace(kKnobs, device, st, "copy-enqueued", enqueued);
@@ -504,9 +516,13 @@ CUresult enqueue_copies(const char* call, CUstream s, std::vector<Copy> copies,
                         std::shared_ptr<void> keep = nullptr) {
   uint64_t bytes = 0;
   for (const Copy& c : copies) bytes += c.bytes;
-  return enqueue_task(call, s, bytes, [copies = std::move(copies), keep] {
-    for (const Copy& c : copies) std::memcpy(c.dst, c.src, c.bytes);
-  });
+  auto shared = std::make_shared<const std::vector<Copy>>(std::move(copies));
+  return enqueue_task(
+      call, s, bytes,
+      [shared, keep] {
+        for (const Copy& c : *shared) std::memcpy(c.dst, c.src, c.bytes);
+      },
+      shared.get());
 }
 
 // A copy planned as ds_copy_kernel and each descriptor of ds_gather_kernel take
