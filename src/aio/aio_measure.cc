@@ -121,20 +121,11 @@ RunError describe(const IoFailure& f, const char* phase, int epoch, const std::s
 // compares it with the pattern the dump wrote; `what` names the check in a failure.
 void verify_shard(const ShardSet& files, size_t i, const AioParams& p, int key, char* buf, const std::string& what) {
   std::memset(buf, 0, static_cast<size_t>(p.io_size));
-  uint64_t got = 0;
-  const uint64_t at = offset_of(p, i);
   const size_t f = file_of(p, i);
-  while (got < p.io_size) {
-    const ssize_t r =
-        pread(files.fd(f), buf + got, static_cast<size_t>(p.io_size - got), static_cast<off_t>(at + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw sys_error("pread(" + files.path(f) + ")", errno);
-    if (r == 0)
-      throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" +
-                     shard_place(files, p, i) + ") ends at offset " + std::to_string(got) + " of " +
-                     std::to_string(p.io_size));
-    got += static_cast<uint64_t>(r);
-  }
+  const uint64_t got = read_at(files.fd(f), files.path(f), buf, static_cast<size_t>(p.io_size), offset_of(p, i));
+  if (got < p.io_size)
+    throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" + shard_place(files, p, i) +
+                   ") ends at offset " + std::to_string(got) + " of " + std::to_string(p.io_size));
   const int64_t off = pattern_check(buf, static_cast<size_t>(p.io_size), pattern_key(key, i));
   if (off >= 0)
     throw RunError("validation failed for " + what + ": shard " + std::to_string(i) + " (" +

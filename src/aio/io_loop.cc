@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "aio/short_transfer.h"
 #include "core/clock.h"
 #include "core/interrupt.h"
 #include "runner/timed_loop.h"
@@ -88,7 +89,10 @@ TransferLoop::TransferLoop(IoEngine& engine, IoOp op, const std::vector<Extent>&
       events_(std::max(1u, engine.depth())),
       offset_(units.size(), 0),
       buffer_(units.size(), nullptr),
-      retries_(std::max<size_t>(1, units.size())) {}
+      retries_(std::max<size_t>(1, units.size())),
+      stuck_(units.size(), 0) {
+  for (const Extent& e : units) direct_.push_back(fd_is_direct(e.fd) ? 1 : 0);
+}
 
 void TransferLoop::fail(size_t unit, uint64_t want, uint64_t at, int64_t result) const {
   const std::string name = names_.unit ? names_.unit(unit) : "shard " + std::to_string(unit);
@@ -105,6 +109,36 @@ void TransferLoop::fail(size_t unit, uint64_t want, uint64_t at, int64_t result)
                       " of " + std::to_string(want) + " bytes" +
                       (moved == 0 && op_ == IoOp::kRead ? " (the file ends there)" : ""),
                   unit, at, 0, moved_);
+}
+
+void TransferLoop::stuck(size_t unit, uint64_t want, uint64_t at, uint64_t moved) const {
+  const std::string name = names_.unit ? names_.unit(unit) : "shard " + std::to_string(unit);
+  throw IoFailure(std::string(verb(op_)) + " of " + name + " at offset " + std::to_string(at) + " (" +
+                      std::to_string(want) + " bytes" + (names_.name_method ? ", " + std::string(engine_.method()) : "") +
+                      "): " + stuck_text(moved, stuck_[unit]),
+                  unit, at, 0, moved_);
+}
+
+bool TransferLoop::completed(const IoCompletion& c, PassResult& r) {
+  const size_t u = static_cast<size_t>(c.tag);
+  const Extent& e = units_[u];
+  const uint64_t want = e.bytes - offset_[u];
+  const uint64_t at = e.offset + offset_[u];  // in the file
+  if (c.result < 0) fail(u, want, at, c.result);
+  const uint64_t moved = static_cast<uint64_t>(c.result);
+  if (moved == 0 || moved > want) fail(u, want, at, c.result);
+  if (moved == want) {
+    stuck_[u] = 0;
+    return true;
+  }
+  ++r.short_transfers;
+  // Through O_DIRECT from the last aligned boundary (aio/short_transfer.h).
+  const uint64_t next = resume_at(offset_[u], moved, e.bytes, direct_[u] != 0);
+  stuck_[u] = next == offset_[u] ? static_cast<uint8_t>(stuck_[u] + 1) : 0;
+  if (stuck_[u] >= kStuckCalls) stuck(u, want, at, moved);
+  offset_[u] = next;
+  retries_[(retry_head_ + retry_count_++) % retries_.size()] = u;
+  return false;
 }
 
 PassResult TransferLoop::run(TransferClient& client) {
@@ -178,20 +212,8 @@ PassResult TransferLoop::run(TransferClient& client) {
       backoff.after(look, progressed || got > 0);
       if (got > 0) loop_progress();  // completions are progress for the watchdog
       for (unsigned i = 0; i < got; ++i) {
-        const IoCompletion& c = events_[i];
-        const size_t u = static_cast<size_t>(c.tag);
-        const Extent& e = units_[u];
-        const uint64_t want = e.bytes - offset_[u];
-        const uint64_t at = e.offset + offset_[u];  // in the file
-        if (c.result < 0) fail(u, want, at, c.result);
-        const uint64_t moved = static_cast<uint64_t>(c.result);
-        if (moved == 0 || moved > want) fail(u, want, at, c.result);
-        if (moved < want) {
-          ++r.short_transfers;
-          offset_[u] += moved;
-          retries_[(retry_head_ + retry_count_++) % retries_.size()] = u;
-          continue;
-        }
+        const size_t u = static_cast<size_t>(events_[i].tag);
+        if (!completed(events_[i], r)) continue;  // its rest queued again
         ++moved_;
         client.moved(u, buffer_[u]);
       }

@@ -115,10 +115,11 @@ struct TransferNames {
 // load's pipeline): keeps the queue full with the remainders of short transfers
 // first, then the units the client offers; commits; retries a commit the kernel
 // refuses for now (EAGAIN) while nothing is in flight a bounded number of times;
-// reaps, resubmits the rest of a short transfer (counted) and throws IoFailure for a
-// failed one or one that made no progress. Polls the interrupt flag; on any exception
-// it drains the engine first, so no request still uses a buffer when the caller
-// releases it. Made once (its bookkeeping is sized here), run any number of times.
+// reaps, resubmits the rest of a short transfer (counted; through O_DIRECT from its
+// last aligned boundary, aio/short_transfer.h) and throws IoFailure for a failed one,
+// one that moved nothing, or kStuckCalls in a row without aligned progress. Polls the
+// interrupt flag; on any exception it drains the engine first, so no request still
+// uses a buffer when the caller releases it. Made once (its bookkeeping is sized here), run any number of times.
 class TransferLoop {
  public:
   TransferLoop(IoEngine& engine, IoOp op, const std::vector<Extent>& units, TransferNames names = {});
@@ -128,6 +129,11 @@ class TransferLoop {
 
  private:
   [[noreturn]] void fail(size_t unit, uint64_t want, uint64_t at, int64_t result) const;
+  // A completion: true when its unit is all moved; a short one's rest queued again
+  // (counted in `r`); IoFailure for a failed one or one that cannot go on.
+  bool completed(const IoCompletion& c, PassResult& r);
+  // A unit whose short transfers made no aligned progress kStuckCalls times in a row.
+  [[noreturn]] void stuck(size_t unit, uint64_t want, uint64_t at, uint64_t moved) const;
 
   IoEngine& engine_;
   IoOp op_;
@@ -137,6 +143,8 @@ class TransferLoop {
   std::vector<uint64_t> offset_;      // bytes of a unit moved before its request in flight
   std::vector<char*> buffer_;         // the buffer a unit holds
   std::vector<size_t> retries_;       // FIFO ring of units whose remainder is to be queued
+  std::vector<uint8_t> direct_;       // per unit: its descriptor is O_DIRECT (short transfers resume aligned)
+  std::vector<uint8_t> stuck_;        // per unit: short transfers in a row without aligned progress
   size_t retry_head_ = 0, retry_count_ = 0;
   size_t moved_ = 0;                  // units completely moved in this pass
   bool nap_ = true;

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "aio/block_device.h"
+#include "aio/short_transfer.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/units.h"
@@ -140,16 +141,42 @@ RunError out_of_space(const std::string& who, const WorkspaceSet& set, size_t w,
 }
 
 int write_at(int fd, const std::string& path, const char* buf, size_t n, uint64_t offset) {
-  size_t put = 0;
+  const bool direct = fd_is_direct(fd);
+  uint64_t put = 0;
+  unsigned stuck = 0;
   while (put < n) {
     const ssize_t r = pwrite(fd, buf + put, n - put, static_cast<off_t>(offset + put));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == ENOSPC || errno == EDQUOT)) return errno;
     if (r < 0) throw sys_error("pwrite(" + path + ")", errno);
     if (r == 0) return ENOSPC;
-    put += static_cast<size_t>(r);
+    const uint64_t next = resume_at(put, static_cast<uint64_t>(r), n, direct);
+    stuck = next == put ? stuck + 1 : 0;
+    if (stuck >= kStuckCalls)
+      throw RunError("pwrite(" + path + ") at offset " + std::to_string(offset + put) + ": " +
+                     stuck_text(static_cast<uint64_t>(r), stuck));
+    put = next;
   }
   return 0;
+}
+
+uint64_t read_at(int fd, const std::string& path, char* buf, size_t n, uint64_t offset, const std::string& why) {
+  const bool direct = fd_is_direct(fd);
+  uint64_t got = 0;
+  unsigned stuck = 0;
+  while (got < n) {
+    const ssize_t r = pread(fd, buf + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw sys_error("pread(" + path + ")" + why, errno);
+    if (r == 0) return got;
+    const uint64_t next = resume_at(got, static_cast<uint64_t>(r), n, direct);
+    stuck = next == got ? stuck + 1 : 0;
+    if (stuck >= kStuckCalls)
+      throw RunError("pread(" + path + ")" + why + " at offset " + std::to_string(offset + got) + ": " +
+                     stuck_text(static_cast<uint64_t>(r), stuck));
+    got = next;
+  }
+  return got;
 }
 
 void check_odirect_aligned(const void* p, const std::string& what) {

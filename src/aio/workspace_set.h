@@ -89,9 +89,17 @@ RunError out_of_space(const std::string& who, const WorkspaceSet& set, size_t w,
                       const std::string& whose, const std::string& fit, int err, const std::string& then);
 
 // Writes `n` bytes of `buf` at `offset` of `fd` with plain pwrite, outside any
-// timing: 0, or the errno of a full filesystem (ENOSPC, EDQUOT; a write that makes
-// no progress counts as ENOSPC). RunError naming pwrite(path) for anything else.
+// timing: 0, or the errno of a full filesystem (ENOSPC, EDQUOT; a write that writes
+// nothing counts as ENOSPC). RunError naming pwrite(path) for anything else. A short
+// write goes on where aio/short_transfer.h says (through O_DIRECT from its last
+// aligned boundary); one that makes no aligned progress kStuckCalls times in a row
+// is a RunError "pwrite(path) moved ... no progress".
 int write_at(int fd, const std::string& path, const char* buf, size_t n, uint64_t offset);
+
+// Reads `n` bytes at `offset` of `fd` into `buf` with plain pread, outside any
+// timing, short reads continued as write_at's: the bytes read (fewer only where the
+// file ends). RunError naming pread(path)<why> for a failed call or no progress.
+uint64_t read_at(int fd, const std::string& path, char* buf, size_t n, uint64_t offset, const std::string& why = "");
 
 // RunError "<what> not 4096-byte aligned, which O_DIRECT needs" (what: "the staging
 // buffers are") unless `p` is.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "aio/short_transfer.h"
 #include "core/error.h"
 #include "core/sysinfo.h"
 #include "core/units.h"
@@ -28,35 +29,28 @@ struct OwnedFd {
 }  // namespace
 
 // `n` bytes from offset 0 of `fd` (`path`) into `buf`, for --validate; `buf` and `n`
-// are kDirectAlign-aligned. A read may come back short, and through an O_DIRECT
-// descriptor the next one must start at an aligned offset again (else EINVAL): what a
-// short read brought past its last aligned boundary is read again from there. One that
-// brings less than an aligned unit from an aligned offset makes no aligned progress:
-// the rest is then read through a buffered descriptor of the same file (the page cache,
-// which O_DIRECT writes keep coherent), and `note` says so.
+// are kDirectAlign-aligned. A read may come back short: it goes on where
+// aio/short_transfer.h says (through O_DIRECT from its last aligned boundary). One
+// that makes no aligned progress (less than an aligned unit from an aligned offset)
+// does not end the check: the rest is read through a buffered descriptor of the
+// same file (the page cache, which O_DIRECT writes keep coherent), and `note` says so.
 void read_back(int fd, const std::string& path, char* buf, size_t n, std::string& note) {
-  const int flags = fcntl(fd, F_GETFL);
-  const bool direct = flags >= 0 && (flags & O_DIRECT) != 0;
+  const bool direct = fd_is_direct(fd);
   OwnedFd buffered;
-  size_t got = 0;
+  uint64_t got = 0;
   while (got < n) {
     const int from = buffered.fd >= 0 ? buffered.fd : fd;
     const ssize_t r = pread(from, buf + got, n - got, static_cast<off_t>(got));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw sys_error("pread(" + path + ") for --validate", errno);
     if (r == 0) throw RunError("validation failed: " + path + " ends at " + std::to_string(got));
-    size_t next = got + static_cast<size_t>(r);
-    if (direct && buffered.fd < 0 && next < n && next % kDirectAlign != 0) {
-      const size_t aligned = next / kDirectAlign * kDirectAlign;
-      if (aligned > got) {
-        next = aligned;  // the tail past it read again, aligned
-      } else {
-        buffered.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (buffered.fd < 0) throw sys_error("open(" + path + ") to read it back buffered for --validate", errno);
-        note = "--validate: an O_DIRECT read of " + path + " returned " + std::to_string(r) + " bytes at offset " +
-               std::to_string(got) + ", less than the " + std::to_string(kDirectAlign) +
-               " bytes O_DIRECT moves at a time: the rest of the file was read back buffered (from the page cache)";
-      }
+    const uint64_t next = resume_at(got, static_cast<uint64_t>(r), n, direct && buffered.fd < 0);
+    if (next == got) {
+      buffered.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (buffered.fd < 0) throw sys_error("open(" + path + ") to read it back buffered for --validate", errno);
+      note = "--validate: an O_DIRECT read of " + path + " returned " + std::to_string(r) + " bytes at offset " +
+             std::to_string(got) + ", less than the " + std::to_string(kDirectAlign) +
+             " bytes O_DIRECT moves at a time: the rest of the file was read back buffered (from the page cache)";
     }
     got = next;
   }

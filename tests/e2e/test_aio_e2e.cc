@@ -161,6 +161,82 @@ TEST(AioEndToEnd, AFailingReadNamesFileAndOffsetAndCleansUp) {
   EXPECT_FALSE(exists(ws)) << "left behind after the failure";
 }
 
+// Writes and reads that come back short (the corrupt shim): a write of more than 4
+// KiB writes its whole block with every byte from 6000 on flipped and answers 6000,
+// a pread answers 6000 of what it read. Through O_DIRECT the rest cannot go on at
+// 6000 (EINVAL): it goes on from 4096, writing or reading the tail again, so the
+// files hold exactly what was dumped (every load and the read-backs check them, byte
+// for byte). Each path its own: the dump's timed libaio writes (its 2nd write only),
+// psync's timed pwrites (every one), the untimed writes of the shard files without a
+// dump phase and of --validate each's clearing, and --validate each's read-back.
+TEST(AioEndToEnd, ShortUnalignedTransfersGoOnAlignedAndTheFilesAreRight) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  struct Case {
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;
+    std::string said, passed;
+  } cases[] = {
+      {{"--validate"}, {{"DS_SHIM_WRITE_SHORT", "6000"}, {"DS_SHIM_WRITE_SHORT_NTH", "2"}}, "short write 2", "aio_load"},
+      {{"--engine", "psync", "--validate"}, {{"DS_SHIM_WRITE_SHORT", "6000"}}, "short write 1", "aio_load"},
+      {{"--phases", "load", "--validate"}, {{"DS_SHIM_WRITE_SHORT", "6000"}}, "short write 1", "aio_load"},
+      {{"--phases", "dump", "--validate", "each"}, {{"DS_SHIM_WRITE_SHORT", "6000"}}, "short write 1", "aio_dump"},
+      {{"--phases", "dump", "--validate", "each"}, {{"DS_SHIM_PREAD_SHORT", "6000"}}, "short pread 1", "aio_dump"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args.front() + " " + c.args.back() + " " + c.env.begin()->first);
+    const std::string ws = disk_base() + "/" + unique_name("short");
+    std::vector<std::string> cmd = {"aio",        "--backend", "sim", "--create-workspace", "--workspace", ws,
+                                    "--io-size",  "64K",       "--io-number", "4", "--iodepth", "1",
+                                    "--epoch-number", "2"};
+    cmd.insert(cmd.end(), c.args.begin(), c.args.end());
+    std::map<std::string, std::string> env = c.env;
+    env["LD_PRELOAD"] = DS_CORRUPT_SHIM;
+    const auto r = run_tool(cmd, env);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "corrupt_shim: pid ") && contains(r.err, ": " + c.said + "\n")) << r.err;
+    EXPECT_TRUE(contains(r.out, "[validation] " + c.passed + " PASS")) << r.out;
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
+// A write or read that always comes back short below 4 KiB (100 bytes) makes no
+// aligned progress: after 3 calls in a row the run ends, exit 1, one line naming the
+// call, the file and the shard, nothing left behind; it does not loop.
+TEST(AioEndToEnd, ATransferThatStaysShortBelowFourKiBEnds) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string tail = ": moved 100 bytes 3 times in a row, less than the 4096 bytes O_DIRECT moves at a time: no "
+                           "progress";
+  struct Case {
+    std::vector<std::string> args;
+    const char* knob;
+    std::string line;  // after "dev-sandbox: error: ", the file's path cut at "<ws>/dev-sandbox-aio."
+    std::string rest;  // after the pid
+  } cases[] = {
+      {{"--engine", "psync"}, "DS_SHIM_WRITE_SHORT", "dump epoch 1 of 2: write of shard 0 at offset 0 (65536 bytes)" +
+       tail + " (WS/dev-sandbox-aio.", ".0 on "},
+      {{"--phases", "load"}, "DS_SHIM_WRITE_SHORT", "pwrite(WS/dev-sandbox-aio.", ".0) at offset 0" + tail},
+      {{"--validate"}, "DS_SHIM_PREAD_SHORT", "pread(WS/dev-sandbox-aio.", ".0) at offset 0" + tail},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.knob + std::string(" ") + c.args.front());
+    const std::string ws = disk_base() + "/" + unique_name("stuck");
+    std::vector<std::string> cmd = {"aio",        "--backend", "sim", "--create-workspace", "--workspace", ws,
+                                    "--io-size",  "64K",       "--io-number", "4", "--iodepth", "1",
+                                    "--epoch-number", "2"};
+    cmd.insert(cmd.end(), c.args.begin(), c.args.end());
+    const auto r = run_tool(cmd, {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {c.knob, "100"}});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    const std::vector<std::string> errors = lines_starting(r.err, "dev-sandbox: error: ");
+    ASSERT_EQ(errors.size(), 1u) << r.err;
+    std::string head = "dev-sandbox: error: " + c.line;
+    head.replace(head.find("WS"), 2, ws);
+    EXPECT_EQ(errors[0].rfind(head, 0), 0u) << errors[0] << "\nwanted: " << head;
+    EXPECT_TRUE(contains(errors[0], c.rest)) << errors[0];
+    EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+  }
+}
+
 // --validate each on aio: the dump too is cleared before and read back after
 // every epoch; both results say each.
 TEST(AioEndToEnd, ValidateEachChecksEveryDumpEpoch) {

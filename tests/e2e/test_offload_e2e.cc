@@ -423,6 +423,61 @@ TEST(OffloadFailures, ShortReadBackIsContinuedAlignedOrBuffered) {
   }
 }
 
+// A write that comes back short and unaligned (the shim: the whole block written with
+// every byte from 6000 on flipped, 6000 answered) goes on from 4096 (at 6000 it would be
+// EINVAL through O_DIRECT), writing the flipped tail again: the 1st write of more than
+// 4 KiB is the block files' layout (plain pwrite), the 7th the pipelined pass's first
+// (libaio, after the layout's 3 and --validate's 3 poisonings); --validate reads every
+// file back byte for byte.
+TEST(OffloadFailures, AShortUnalignedWriteGoesOnAlignedAndTheFilesAreRight) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  for (const char* nth : {"1", "7"}) {
+    SCOPED_TRACE(nth);
+    const std::string ws = disk_base() + "/" + unique_name("shortwrite");
+    JsonRun r = run_json({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n",
+                          "3", "-i", "1", "--warmup", "0", "--validate"},
+                         {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_WRITE_SHORT", "6000"},
+                          {"DS_SHIM_WRITE_SHORT_NTH", nth}});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, ": short write " + std::string(nth) + "\n")) << "the shim did nothing: " << r.err;
+    EXPECT_EQ(r.result("offload")["validated"], true);
+    if (std::string(nth) == "7")
+      EXPECT_TRUE(contains(r.err, "dev-sandbox: note: 1 short writes were completed by resubmitting the remainder"))
+          << r.err;
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
+// Every write of more than 4 KiB answering 100 bytes (from the 1st: the layout's
+// plain pwrite; from the 7th: the pipelined pass's libaio writes) makes no aligned
+// progress: 3 calls in a row end the run, exit 1, one line naming the call, the
+// block and its file; nothing left behind.
+TEST(OffloadFailures, AWriteThatStaysShortBelowFourKiBEnds) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string tail = ": moved 100 bytes 3 times in a row, less than the 4096 bytes O_DIRECT moves at a time: no "
+                           "progress\n";
+  for (const char* from : {"1", "7"}) {
+    SCOPED_TRACE(from);
+    const std::string ws = disk_base() + "/" + unique_name("stuckwrite");
+    const auto r = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n",
+                             "3", "-i", "1", "--warmup", "0", "--validate"},
+                            {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_WRITE_SHORT", "100"},
+                             {"DS_SHIM_WRITE_SHORT_FROM", from}});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_EQ(lines_starting(r.err, "dev-sandbox: error:").size(), 1u) << r.err;
+    const std::regex line(std::string(from) == "1"
+                              ? "dev-sandbox: error: pwrite\\(" + ws + "/dev-sandbox-aio\\.[0-9]+\\.offload-c0\\.0\\) at offset 0"
+                              : "dev-sandbox: error: card 0: write of block 0 \\(" + ws +
+                                    "/dev-sandbox-aio\\.[0-9]+\\.offload-c0\\.0\\) at offset 0 \\(65536 bytes, LIBAIO\\)");
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(r.err, m, line)) << r.err;
+    EXPECT_TRUE(contains(r.err, m.str(0) + tail)) << r.err;
+    EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+  }
+}
+
 // A copy skipped by the engine (the shim: the 5th memcpy of 16 KiB in the card's
 // process, after the 4 that fill its region: block 0's D2H copy) is caught.
 TEST(OffloadFailures, ValidateCatchesASkippedCopy) {

@@ -32,6 +32,16 @@
  *                           the rest, at an unaligned offset when B is not 4 KiB
  *                           aligned: EINVAL through O_DIRECT)
  *   DS_SHIM_PREAD_SHORT_NTH=N  only the N-th such call in a process (default 0: every one)
+ *   DS_SHIM_WRITE_SHORT=B   a write of more than B bytes (and more than one 4 KiB page:
+ *                           never the workspace's O_DIRECT probe), a pwrite/pwrite64
+ *                           call or a libaio write completion, writes them all but with
+ *                           every byte from B on flipped, and answers B: a short write
+ *                           whose tail the caller must write again (from B's aligned
+ *                           boundary below it through O_DIRECT; at B itself that is
+ *                           EINVAL when B is not 4 KiB aligned)
+ *   DS_SHIM_WRITE_SHORT_NTH=N  only the N-th such write in a process (default 0: every
+ *                           one from DS_SHIM_WRITE_SHORT_FROM on)
+ *   DS_SHIM_WRITE_SHORT_FROM=N every such write from the N-th on (default 1)
  *
  * Every tampering is said on stderr ("corrupt_shim: ..."), so a test that sees no
  * failure can tell whether the shim did anything.
@@ -69,6 +79,10 @@ static unsigned long g_long_preads; /* pread calls asking more than DS_SHIM_PREA
 static unsigned long g_write_nth;   /* DS_SHIM_WRITE_NTH; 0: writes untouched */
 static long g_write_error;          /* DS_SHIM_WRITE_ERROR */
 static unsigned long g_pwrite_enospc; /* DS_SHIM_PWRITE_ENOSPC */
+static size_t g_write_short;         /* DS_SHIM_WRITE_SHORT; 0: writes keep their length */
+static unsigned long g_write_short_nth;  /* DS_SHIM_WRITE_SHORT_NTH */
+static unsigned long g_write_short_from; /* DS_SHIM_WRITE_SHORT_FROM */
+static unsigned long g_long_writes;   /* writes of more than DS_SHIM_WRITE_SHORT (and 4 KiB) */
 static unsigned long g_copies, g_reads, g_writes, g_pwrites;
 static void* g_failing_write;       /* the iocb whose completion fails (DS_SHIM_WRITE_ERROR) */
 
@@ -90,6 +104,9 @@ __attribute__((constructor)) static void shim_init(void) {
   g_write_nth = env_ul("DS_SHIM_WRITE_NTH");
   g_write_error = (long)env_ul("DS_SHIM_WRITE_ERROR");
   g_pwrite_enospc = env_ul("DS_SHIM_PWRITE_ENOSPC");
+  g_write_short = (size_t)env_ul("DS_SHIM_WRITE_SHORT");
+  g_write_short_nth = env_ul("DS_SHIM_WRITE_SHORT_NTH");
+  g_write_short_from = env_ul("DS_SHIM_WRITE_SHORT_FROM");
 }
 
 static void say(const char* what, unsigned long nth) {
@@ -199,6 +216,46 @@ static void* dma_target(int fd, void* buf, size_t n) {
   return bad;
 }
 
+/* ---- short writes (DS_SHIM_WRITE_SHORT) ---- */
+#include <errno.h>
+#include <sys/types.h>
+typedef ssize_t (*pwrite_fn)(int, const void*, size_t, off_t);
+
+static pwrite_fn real_pwrite(void) {
+  static pwrite_fn real;
+  if (!real) real = (pwrite_fn)dlsym(RTLD_NEXT, "pwrite");
+  return real;
+}
+
+/* Whether a write of `n` bytes is to come back short (counted when it could). */
+static int write_goes_short(size_t n) {
+  if (g_write_short == 0 || n <= g_write_short || n <= 4096) return 0;
+  const unsigned long k = __atomic_add_fetch(&g_long_writes, 1, __ATOMIC_SEQ_CST);
+  if (g_write_short_nth != 0 ? k != g_write_short_nth : k < (g_write_short_from ? g_write_short_from : 1)) return 0;
+  if (k <= 3 || k == g_write_short_nth || k == g_write_short_from) say("short write", k);
+  return 1;
+}
+
+/* The `n` bytes of `buf` written at `off` of `fd` with every byte from
+ * DS_SHIM_WRITE_SHORT on flipped (a 4 KiB aligned copy: O_DIRECT takes it); B, or
+ * what the write answered. */
+static ssize_t short_garbled_write(int fd, const void* buf, size_t n, off_t off) {
+  pwrite_fn real = real_pwrite();
+  void* copy = NULL;
+  if (!real || posix_memalign(&copy, 4096, n) != 0) {
+    errno = ENOMEM;
+    return -1;
+  }
+  memmove(copy, buf, n);
+  for (size_t i = g_write_short; i < n; ++i) ((unsigned char*)copy)[i] ^= 0xFF;
+  const ssize_t w = real(fd, copy, n, off);
+  const int err = errno;
+  free(copy);
+  errno = err;
+  if (w < 0) return w;
+  return w > (ssize_t)g_write_short ? (ssize_t)g_write_short : w;
+}
+
 #if DS_SHIM_HAVE_LIBAIO
 /* DS_SHIM_WRITE_NTH: the N-th write corrupted in its buffer now, or marked to fail. */
 static void tamper_write(struct iocb* cb) {
@@ -262,6 +319,14 @@ int io_getevents(io_context_t ctx, long min_nr, long nr, struct io_event* events
       __atomic_store_n(&g_failing_write, NULL, __ATOMIC_SEQ_CST);
       failing = NULL;
     }
+  for (int i = 0; g_write_short && i < got; ++i) {
+    struct iocb* cb = events[i].obj;
+    if (!cb || cb->aio_lio_opcode != IO_CMD_PWRITE || (long)events[i].res != (long)cb->u.c.nbytes ||
+        !write_goes_short((size_t)cb->u.c.nbytes))
+      continue;
+    const ssize_t w = short_garbled_write(cb->aio_fildes, cb->u.c.buf, (size_t)cb->u.c.nbytes, (off_t)cb->u.c.offset);
+    events[i].res = w < 0 ? (unsigned long)(-(long)errno) : (unsigned long)w;
+  }
   if (g_read_nth == 0) return got;
   for (int i = 0; i < got; ++i) {
     struct iocb* cb = events[i].obj;
@@ -328,7 +393,6 @@ ssize_t pread64(int fd, void* buf, size_t n, off_t off) {
 }
 
 /* O_DIRECT writes from memory DMA cannot reach fail as the reads do. */
-typedef ssize_t (*pwrite_fn)(int, const void*, size_t, off_t);
 
 static ssize_t checked_pwrite(const char* name, pwrite_fn* real, int fd, const void* buf, size_t n, off_t off) {
   if (!*real) {
@@ -343,7 +407,9 @@ static ssize_t checked_pwrite(const char* name, pwrite_fn* real, int fd, const v
     errno = ENOSPC;
     return -1;
   }
-  return (*real)(fd, dma_target(fd, (void*)buf, n), n, off);
+  void* to = dma_target(fd, (void*)buf, n);
+  if (to == buf && write_goes_short(n)) return short_garbled_write(fd, buf, n, off);
+  return (*real)(fd, to, n, off);
 }
 
 ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
