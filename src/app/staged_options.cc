@@ -133,8 +133,10 @@ void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
                        "--block-table too");
     return;
   }
-  if (a.offload_option && a.offload_option->count() > 0)
-    throw UsageError("option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own");
+  // With --offload-ratio the offload side gets a table of its own (staging/mix_measure.h).
+  if (a.offload_option && a.offload_option->count() > 0 && a.compare_contiguous)
+    throw UsageError("option --compare-contiguous cannot go with --offload-ratio: the mix times each direction together "
+                     "and alone, with no contiguous pass beside them; run load or offload alone with it");
   plan.p.table = make_block_table(a.block_table, plan.p.files(), pool);
   plan.p.compare_contiguous = a.compare_contiguous;
   check_pool_bytes(plan.p.table, plan.p.tasks_per_file, plan.p.layout.task_bytes());
@@ -245,13 +247,19 @@ void add_staged_options(CLI::App* c, StagedArgs& a) {
   a.table_option = c->add_option("--block-table", a.block_table,
                                  "where each block lies in the card's paged KV pool: sequential, random[:SEED] (a "
                                  "seeded shuffle of the pool) or FILE (one slot id per line, as dumped from an engine); "
-                                 "the block files stay contiguous per block")
+                                 "the block files stay contiguous per block" +
+                                     std::string(load ? "; with --offload-ratio the load's, and the offloads get a table "
+                                                        "of their own of the same kind (random:SEED+1; not a FILE)"
+                                                      : ""))
                        ->type_name("sequential|random[:SEED]|FILE");
   // Not listed (group ""): taken only to refuse it with why (copy --host-block-table pages a host pool).
   c->add_option("--host-block-table", a.host_block_table)->group("");
   c->add_option("--pool-blocks", a.pool_blocks,
-                "slots in the card's paged pool, one block file's bytes each (0: 4 x the request's blocks) "
-                "(default 0)")
+                std::string("slots in the card's paged pool, one block file's bytes each (0: 4 x the request's blocks)") +
+                    (load ? "; with --offload-ratio the load side's, the offload side's pool scaled by its blocks "
+                            "(ceil(P x its blocks / the load's))"
+                          : "") +
+                    " (default 0)")
       ->type_name("P");
   c->add_flag("--compare-contiguous", a.compare_contiguous,
               "with --block-table: each round also the pipelined pass with the blocks contiguous (slots 0, 1, ... of "
@@ -286,13 +294,28 @@ int print_dry_run(const StagedArgs& a, const StagedRequest& plan, const GlobalOp
   if (!g.backend.empty()) cmd += " --backend " + g.backend;
   cmd += std::string(" ") + name_of(a);
   for (const std::string& w : p.workspaces) cmd += " --workspace " + w;
+  // A table slots a block file; the equivalent command's are one task each, so only
+  // where --model's files are one task does it place the blocks as this run does.
+  const bool tables = !p.table.slots.empty();
   cmd += " --block-layout " + task_label(*plan.workload) + " -n " + std::to_string(plan.workload->tasks_per_card) +
-         " -d " + std::to_string(p.devices) + (p.shared ? " --shared" : "") + " (the same copies; it " +
+         " -d " + std::to_string(p.devices) + (p.shared ? " --shared" : "");
+  if (plan.offload_ratio > 0) cmd += " --offload-ratio " + a.offload_ratio;
+  if (tables && p.tasks_per_file == 1)
+    cmd += " --block-table " + p.table.label + " --pool-blocks " + std::to_string(p.table.pool);
+  cmd += std::string(" (the same copies; it ") +
          (loads(a) ? "reads them from" : "writes them to") + " one file per layer and block, --model " +
          (loads(a) ? "from " : "to ") + std::to_string(p.files()) + " files of " +
          (plan.workload->tasks_per_block > 1 ? std::to_string(p.tasks_per_file) + " layers each)"
                                              : std::string("one block's chunks of every layer each)"));
   std::cout << dry_run_text(*plan.workload, cmd, false);
+  if (!tables) return 0;
+  if (plan.offload_ratio > 0)
+    std::cout << mix_tables_note(p, mix_offload_params(p, plan.offload_ratio, nullptr)) << "\n";
+  else
+    std::cout << "--block-table: each block at its slot of " << table_text(p.table) << "\n";
+  if (p.tasks_per_file > 1)
+    std::cout << "each slot holds a block file's " << p.tasks_per_file
+              << " tasks together, which only --model places: the equivalent command has no table\n";
   return 0;
 }
 

@@ -63,7 +63,7 @@ BlockTable from_file(const std::string& path, uint64_t blocks, uint64_t pool, co
                       const std::string& pool_option) {
   std::ifstream in(path);
   if (!in) throw UsageError("option " + option + " got '" + path + "': not sequential, random[:SEED] or a readable file");
-  BlockTable t{{}, pool, path};
+  BlockTable t{{}, pool, path, TableKind::kFile, 0};
   std::unordered_map<uint64_t, uint64_t> line_of;  // slot -> the line that named it
   std::string line;
   uint64_t n = 0;
@@ -98,7 +98,7 @@ BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t p
     throw UsageError("option " + pool_option + " " + std::to_string(pool) + ": the pool holds fewer slots than the " +
                      std::to_string(blocks) + " blocks of the request");
   if (spec == "sequential") {
-    BlockTable t{{}, pool, spec};
+    BlockTable t{{}, pool, spec, TableKind::kSequential, 0};
     for (uint64_t b = 0; b < blocks; ++b) t.slots.push_back(b);
     return t;
   }
@@ -106,9 +106,27 @@ BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t p
     uint64_t seed = 1;
     if (spec != "random" && !parse_u64(spec.substr(7), &seed))
       throw UsageError("option " + option + " got '" + spec + "': random's seed is a number (random:7)");
-    return {random_slots(seed, blocks, pool), pool, "random:" + std::to_string(seed)};
+    return {random_slots(seed, blocks, pool), pool, "random:" + std::to_string(seed), TableKind::kRandom, seed};
   }
   return from_file(spec, blocks, pool, option, pool_option);
+}
+
+BlockTable sibling_table(const BlockTable& table, uint64_t blocks, uint64_t pool) {
+  switch (table.kind) {
+    case TableKind::kSequential:
+      return make_block_table("sequential", blocks, pool);
+    case TableKind::kRandom: {
+      BlockTable t = make_block_table("sequential", blocks, pool);  // the pool checked as the first table's
+      t.seed = table.seed + 1;
+      t.slots = random_slots(t.seed, blocks, t.pool);
+      t.label = "random:" + std::to_string(t.seed);
+      t.kind = TableKind::kRandom;
+      return t;
+    }
+    case TableKind::kFile:
+      break;
+  }
+  return {};
 }
 
 Layout placed_by(const Layout& layout, const BlockTable& table, uint64_t group) {

@@ -16,10 +16,15 @@
 
 namespace ds {
 
+// What made a table: which of the three, and random's seed.
+enum class TableKind { kSequential, kRandom, kFile };
+
 struct BlockTable {
   std::vector<uint64_t> slots;  // per logical block, its slot in the pool
   uint64_t pool = 0;            // slots in the pool
   std::string label;            // "random:7", "sequential", "table.txt": how the run names it
+  TableKind kind = TableKind::kSequential;
+  uint64_t seed = 0;            // kRandom: its seed
 };
 
 // The default pool: enough for the request four times over.
@@ -36,6 +41,12 @@ constexpr uint64_t kMaxPoolBlocks = uint64_t{1} << 40;
 // --host-pool-blocks).
 BlockTable make_block_table(const std::string& spec, uint64_t blocks, uint64_t pool,
                             const std::string& option = "--block-table", const std::string& pool_option = "--pool-blocks");
+
+// A table of the same kind for `blocks` blocks in a pool of `pool` slots (0: blocks x
+// 4): sequential for sequential, for random:SEED random:SEED+1 (its own draw, not the
+// first table's slots again). A FILE table places the blocks it lists and cannot be
+// sized: none (no slots).
+BlockTable sibling_table(const BlockTable& table, uint64_t blocks, uint64_t pool);
 
 // `layout` with its tasks in groups of `group` (a logical block's tasks) placed at
 // the table's slots (Layout::paged); no slots: `layout` as it is.

@@ -51,6 +51,26 @@ std::string number(double v) {
 
 }  // namespace
 
+uint64_t mix_offload_pool(uint64_t load_pool, uint64_t load_blocks, uint64_t offload_blocks) {
+  // ceil(pool x n / blocks) without the product: the whole blocks' part, then the rest's.
+  const uint64_t whole = checked_mul(load_pool / load_blocks, offload_blocks, "option --pool-blocks: the offload side's pool");
+  const uint64_t rest = static_cast<uint64_t>(
+      std::ceil(static_cast<long double>(load_pool % load_blocks) * offload_blocks / load_blocks));
+  return std::max(offload_blocks, whole + rest);
+}
+
+BlockTable mix_offload_table(const BlockTable& load, uint64_t load_blocks, uint64_t offload_blocks) {
+  if (load.kind == TableKind::kFile)
+    throw UsageError("option --block-table " + load.label + " with --offload-ratio: a FILE table places the load's " +
+                     std::to_string(load_blocks) + " block" + (load_blocks == 1 ? "" : "s") + ", and the offload side's " +
+                     std::to_string(offload_blocks) + " need a table that can be sized: give sequential or random[:SEED]");
+  const uint64_t pool = mix_offload_pool(load.pool, load_blocks, offload_blocks);
+  if (pool > kMaxPoolBlocks)
+    throw UsageError("option --pool-blocks " + std::to_string(load.pool) + " with --offload-ratio: the offload side's pool of " +
+                     std::to_string(pool) + " slots is more than " + std::to_string(kMaxPoolBlocks) + " (2^40)");
+  return sibling_table(load, offload_blocks, pool);
+}
+
 StagedParams mix_offload_params(const StagedParams& load, double ratio, std::string* note) {
   if (!(ratio > 0) || ratio > kMaxOffloadRatio)
     throw UsageError("option --offload-ratio got '" + number(ratio) + "': accepts a number above 0 and at most " +
@@ -61,11 +81,22 @@ StagedParams mix_offload_params(const StagedParams& load, double ratio, std::str
   StagedParams o = load;
   o.shared = false;  // every card offloads what it computed, to files of its own
   o.layout = with_tasks(load.layout, n * load.tasks_per_file);
+  if (!load.table.slots.empty()) {
+    o.table = mix_offload_table(load.table, blocks, n);
+    const std::string slots = "option --pool-blocks with --offload-ratio: the offload side's pool's ";
+    checked_mul(checked_mul(o.table.pool, o.tasks_per_file, slots + "tasks"), o.layout.task_bytes(), slots + "bytes");
+  }
   if (note && static_cast<double>(n) != want)
     *note = "--offload-ratio " + number(ratio) + ": " + number(ratio) + " x " + std::to_string(blocks) +
             " blocks = " + number(want) + ", offloading " + std::to_string(n) + " block" + (n == 1 ? "" : "s") +
             " (ratio " + number(static_cast<double>(n) / static_cast<double>(blocks)) + ")";
   return o;
+}
+
+std::string mix_tables_note(const StagedParams& load, const StagedParams& offload) {
+  return "--offload-ratio with --block-table " + load.table.label + ": the load's " + std::to_string(load.files()) +
+         " blocks at their slots of " + table_text(load.table) + ", the offload's " + std::to_string(offload.files()) +
+         " at their slots of a table of their own, " + table_text(offload.table);
 }
 
 uint64_t mix_device_bytes(const StagedParams& load, const StagedParams& offload) {
@@ -421,6 +452,10 @@ class MixMeasurement : public Measurement {
     t.rounds = static_cast<uint64_t>(p_.warmup + p_.iterations);
     t.moved = t.rounds * 2 * (p_.layout.bytes() + off_.layout.bytes()) * static_cast<uint64_t>(p_.devices);
     t.nominal_gib_s = 1.0;
+    // --block-table: each side's pool is allocated whole, its request's blocks of it are what is filled.
+    if (!p_.table.slots.empty())
+      t.unfilled = static_cast<uint64_t>(p_.devices) *
+                   (mix_device_bytes(p_, off_) - p_.layout.region_bytes() - off_.layout.region_bytes());
     return t;
   }
   NeedsText needs_text() const override {
@@ -462,6 +497,12 @@ class MixMeasurement : public Measurement {
   MixDirection direction(SideTimes MixRecord::*side, const StagedParams& p, int alone) const;
   void put_mix(CaseResult& r) const;
   std::string brief() const;
+  // --block-table: ", each block at its slot of its own paged pool (load: ..., offload: ...)".
+  std::string tables_brief() const {
+    if (p_.table.slots.empty()) return "";
+    return ", each block at its slot of its direction's own paged pool (load --block-table " + table_text(p_.table) +
+           ", offload " + table_text(off_.table) + ")";
+  }
 
   const StagedParams& p_;
   double ratio_;
@@ -482,6 +523,7 @@ void MixMeasurement::check() {
   std::string note;
   mix_offload_params(p_, ratio_, &note);
   if (!note.empty()) notes_.note(note);
+  if (!p_.table.slots.empty()) notes_.note(mix_tables_note(p_, off_));
 }
 
 void MixMeasurement::prepare() {
@@ -540,6 +582,8 @@ MixDirection MixMeasurement::direction(SideTimes MixRecord::*side, const StagedP
   m.copy_busy_alone = every("CopyBusyAlone", alone, side, &SideTimes::copy_busy_ns);
   m.io_busy_overlap = every("IoBusyOverlap", kTogether, side, &SideTimes::io_busy_overlap_ns);
   m.copy_busy_overlap = every("CopyBusyOverlap", kTogether, side, &SideTimes::copy_busy_overlap_ns);
+  m.table = p.table.label;  // each direction's own (with --block-table)
+  m.pool_blocks = p.table.pool;
   return m;
 }
 
@@ -594,7 +638,8 @@ std::string MixMeasurement::brief() const {
   return "load " + std::to_string(p_.files()) + " block files of " + format_bytes(p_.file_bytes()) + " from " +
          ws_.dirs_text() + " to " + std::to_string(p_.devices) + " card" + (p_.devices == 1 ? "" : "s") +
          " while offloading " + std::to_string(off_.files()) + " blocks per card to files of their own (ratio " +
-         number(static_cast<double>(off_.files()) / static_cast<double>(p_.files())) + "), each direction its own " + std::to_string(p_.staging_buffers()) + "/" +
+         number(static_cast<double>(off_.files()) / static_cast<double>(p_.files())) + ")" + tables_brief() +
+         ", each direction its own " + std::to_string(p_.staging_buffers()) + "/" +
          std::to_string(off_.staging_buffers()) + " staging buffers, " + copies + " and engine (" + io +
          "), both at once";
 }

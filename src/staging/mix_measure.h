@@ -28,10 +28,24 @@ constexpr double kMaxOffloadRatio = 64.0;
 
 // The offload side's parameters: the load's, with the same blocks (the same files'
 // shape, fragments and copies) and max(1, round(R x the load's blocks)) of them,
-// every card its own files (never --shared). `note` (when not null) gets the line
+// every card its own files (never --shared), with a --block-table its own table
+// (mix_offload_table). `note` (when not null) gets the line
 // said when R x blocks is not a whole number of blocks; UsageError when R is
 // outside (0, 64].
 StagedParams mix_offload_params(const StagedParams& load, double ratio, std::string* note);
+
+// With --block-table the offload side gets a table of its own, of the same kind
+// (layout/block_table.h sibling_table: sequential, or random:SEED+1) for its own
+// blocks, in a pool scaled as its blocks are: ceil(pool x offload blocks / load
+// blocks), at least its blocks (the default pool, 4 x the load's blocks, becomes 4 x
+// the offload's). UsageError for a FILE table (it lists the load's blocks' slots only).
+uint64_t mix_offload_pool(uint64_t load_pool, uint64_t load_blocks, uint64_t offload_blocks);
+BlockTable mix_offload_table(const BlockTable& load, uint64_t load_blocks, uint64_t offload_blocks);
+
+// "--offload-ratio with --block-table <label>: the load's <n> blocks at their slots of
+// <table_text>, the offload's <m> at their slots of a table of their own, <table_text>"
+// (the run's note, and the dry run's line).
+std::string mix_tables_note(const StagedParams& load, const StagedParams& offload);
 
 // What one card holds in device memory for both sides: each side's KV region on the
 // card (Layout::region_bytes(): with --block-table the whole paged pool), added.

@@ -94,7 +94,7 @@ void MixStages::set_verdict() {
 
 namespace {
 
-Json direction_json(const MixDirection& d, const char* io) {
+Json direction_figures(const MixDirection& d, const char* io) {
   const std::string busy = std::string(io) + "_busy_us";
   return {{"bytes", d.bytes},
           {"block_bytes", d.block_bytes},
@@ -111,6 +111,15 @@ Json direction_json(const MixDirection& d, const char* io) {
           {"overlap_copy_busy_us", stats_us(d.copy_busy_overlap.ns)},
           {"kept_in_overlap", d.kept},
           {"work_in_overlap", d.work_in_overlap}};
+}
+
+Json direction_json(const MixDirection& d, const char* io) {
+  Json j = direction_figures(d, io);
+  if (!d.table.empty()) {
+    j["block_table"] = d.table;
+    j["pool_blocks"] = d.pool_blocks;
+  }
+  return j;
 }
 
 }  // namespace
@@ -138,6 +147,13 @@ void MixStages::add_json(Json& result, const CaseResult&) const {
                    {"overlap_disk_stretch", overlap_disk_stretch},
                    {"overlap_copy_stretch", overlap_copy_stretch},
                    {"short", short_of}};
+}
+
+std::string format_mix_tables_line(const MixStages& s) {
+  if (s.load.table.empty()) return "";
+  return "  Tables: load --block-table " + printable(s.load.table) + " in a pool of " +
+         std::to_string(s.load.pool_blocks) + " slots, offload its own " + printable(s.offload.table) +
+         " in a pool of " + std::to_string(s.offload.pool_blocks) + " slots\n";
 }
 
 std::string format_mix_line(const MixStages& s) {
@@ -176,7 +192,7 @@ std::string busy_line(const MixStages& s, double together_ns) {
 std::string MixStages::block_lines(const CaseResult& r) const {
   const double together_ns = r.stages.empty() ? 0.0 : r.stage(r.measured).avg;
   return direction_line("Load", "IO+Copy", load) + direction_line("Offload", "Copy+IO", offload) +
-         busy_line(*this, together_ns) + format_mix_line(*this);
+         format_mix_tables_line(*this) + busy_line(*this, together_ns) + format_mix_line(*this);
 }
 
 namespace {
@@ -213,7 +229,8 @@ Json direction_wire(const MixDirection& d) {
           {"copy_busy_alone", stage_wire(d.copy_busy_alone)},
           {"io_busy_overlap", stage_wire(d.io_busy_overlap)},
           {"copy_busy_overlap", stage_wire(d.copy_busy_overlap)},
-          {"gib_s", {d.gib_s, d.alone_gib_s, d.kept, d.work_in_overlap}}};
+          {"gib_s", {d.gib_s, d.alone_gib_s, d.kept, d.work_in_overlap}},
+          {"table", {d.table, d.pool_blocks}}};
 }
 
 MixDirection direction_from_wire(const Json& j) {
@@ -233,6 +250,8 @@ MixDirection direction_from_wire(const Json& j) {
   d.alone_gib_s = j.at("gib_s").at(1);
   d.kept = j.at("gib_s").at(2);
   d.work_in_overlap = j.at("gib_s").at(3);
+  d.table = j.at("table").at(0);
+  d.pool_blocks = j.at("table").at(1);
   return d;
 }
 

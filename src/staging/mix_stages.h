@@ -4,7 +4,8 @@
 // same sides (regions, staging buffers, engines, files) on the same cards; their
 // busy times; the worker's CPU time in the together pass; what running both costs
 // and which shared resource fell short (the "Load:", "Offload:", "Busy:" and "Mix:"
-// lines, JSON "mix", CSV a row per direction together and alone).
+// lines, with --block-table the "Tables:" line; JSON "mix", CSV a row per direction
+// together and alone).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,10 @@ struct MixDirection {
   // (>= 0; the direction that ended first: alone / together), and the fraction of its
   // work done in O, work = 1 - (together - O) / alone (0..1; the first: 1).
   double kept = 0, work_in_overlap = 0;
+  // With --block-table: where its blocks lie in its card's paged pool, its own table
+  // (the load's as given, the offload's of the same kind for its own blocks) and pool.
+  std::string table;  // the label: "random:7", "sequential"; empty: contiguous
+  uint64_t pool_blocks = 0;
 };
 
 // The verdict's thresholds (docs/load.md "Load and offload together"), all over the
@@ -139,6 +144,10 @@ class MixStages : public ResultExtra {
   std::shared_ptr<const ResultExtra> combine(const std::vector<const ResultExtra*>& parts, const CombineScope& scope,
                                              const CaseResult& combined) const override;
 };
+
+// With --block-table: "  Tables: load --block-table <label> in a pool of <P> slots,
+// offload its own <label> in a pool of <Q> slots"; else "".
+std::string format_mix_tables_line(const MixStages& s);
 
 // "  Mix: load alone <a> GiB/s, offload alone <b>, together load <c> + offload <d> =
 // <e> GiB/s (<q>% of perfect overlap); short: <disk|copy|host CPUs|none>".

@@ -24,6 +24,7 @@
 #include "cli_harness.h"
 #include "disk_fixtures.h"
 #include "json_checks.h"
+#include "layout/block_table.h"
 #include "staged_checks.h"
 
 namespace {
@@ -915,7 +916,12 @@ TEST(LoadBlockTable, BadTablesAreOneLineExit2) {
       // --sweep: each size's table for its count (8K: 1 block in a pool of 4), each size's pool.
       {"7\n0\n", {"--block-table", t, "--sweep", "4K:8K"}, "option --sweep at 8K (1 block): --block-table " + t + " line 1: slot 7 is outside the pool of 4 slots (raise --pool-blocks)"},
       {"", {"--block-table", "random", "--pool-blocks", "1099511627776", "--sweep", "4K:16M"}, "option --sweep at 16M (1 block): option --pool-blocks 1099511627776: the pool's bytes overflows 64 bits"},
-      {"", {"--block-table", "random", "--offload-ratio", "1"}, "option --block-table cannot go with --offload-ratio yet: each direction needs a table of its own"},
+      {"0\n1\n", {"--block-table", t, "--offload-ratio", "1"},
+       "option --block-table " + t + " with --offload-ratio: a FILE table places the load's 2 blocks, and the offload "
+       "side's 2 need a table that can be sized: give sequential or random[:SEED]"},
+      {"", {"--block-table", "random", "--compare-contiguous", "--offload-ratio", "1"},
+       "option --compare-contiguous cannot go with --offload-ratio: the mix times each direction together and alone, "
+       "with no contiguous pass beside them; run load or offload alone with it"},
       {"", {"--compare-contiguous"}, "option --compare-contiguous measures a --block-table's blocks against contiguous ones; give --block-table too"},
   };
   for (const Bad& b : cases) {
@@ -1107,6 +1113,92 @@ TEST(LoadBlockTable, ASweepPlacesEachSizeAtItsTablesSlots) {
   EXPECT_NE(std::vector<uint64_t>(swept.begin(), swept.begin() + 4), (std::vector<uint64_t>{0, 1, 2, 3}))
       << "at the table's slots, not the blocks' index";
   EXPECT_FALSE(exists(ws));
+}
+
+
+// load --offload-ratio with --block-table: the load's blocks at the table's slots,
+// the offloads' (R x the blocks) at the slots of a table of their own of the same kind
+// (sequential; random:SEED+1) in a pool scaled by their blocks (ceil(10 x 6 / 4) =
+// 15), each direction validated at its slots every pass; the note, the Tables line and
+// JSON name both tables.
+TEST(LoadBlockTable, WithOffloadsEachDirectionHasItsOwnTable) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixtable");
+  for (const auto& t : {std::make_pair(std::string("sequential"), std::string("sequential")),
+                        std::make_pair(std::string("random:7"), std::string("random:8"))}) {
+    SCOPED_TRACE(t.first);
+    const auto r = run_tool(load_args(ws, {"-s", "16K", "-f", "2", "-n", "4", "-d", "2", "--offload-ratio", "1.5",
+                                           "--block-table", t.first, "--pool-blocks", "10", "--validate", "--format",
+                                           "text,json"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(lines_starting(r.err, "dev-sandbox: note: --offload-ratio with --block-table " + t.first +
+                                        ": the load's 4 blocks at their slots of " + t.first +
+                                        " in a pool of 10 slots, the offload's 6 at their slots of a table of their "
+                                        "own, " + t.second + " in a pool of 15 slots")
+                  .size(),
+              1u)
+        << r.err;
+    EXPECT_TRUE(contains(r.out, "\n  Tables: load --block-table " + t.first + " in a pool of 10 slots, offload its own " +
+                                    t.second + " in a pool of 15 slots\n"))
+        << r.out;
+    const json x = json::parse(r.out.substr(r.out.find("\n{") + 1))["results"][0];
+    EXPECT_EQ(x["validated"], true);
+    EXPECT_EQ(x["mix"]["load"]["block_table"], t.first);
+    EXPECT_EQ(x["mix"]["load"]["pool_blocks"], 10);
+    EXPECT_EQ(x["mix"]["offload"]["block_table"], t.second);
+    EXPECT_EQ(x["mix"]["offload"]["pool_blocks"], 15);
+    EXPECT_EQ(x["mix"]["offload"]["count"], 2u * 6u * 2u) << "2 cards, 6 blocks of 2 fragments";
+    EXPECT_TRUE(contains(x["brief"].get<std::string>(),
+                         "each block at its slot of its direction's own paged pool (load --block-table " + t.first +
+                             " in a pool of 10 slots, offload " + t.second + " in a pool of 15 slots)"))
+        << x["brief"];
+    expect_mix_arithmetic(x);
+    EXPECT_FALSE(exists(ws));
+  }
+}
+
+// Through the cuda double's call log (one stream, one I/O at a time): the together
+// pass's H2D copies land at the load table's slots and its D2H copies leave from the
+// offload table's (random:7 for the 3 loaded blocks in 12 slots; random:8 for the 6
+// offloaded in 24), not the load's table and not the blocks' indexes; both validated.
+TEST(LoadBlockTable, WithOffloadsTheDoubleSeesEachDirectionAtItsOwnSlots) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("mixtabledbl");
+  dstest::TempFile log("ds-mix-table-log");
+  std::vector<std::string> args = load_args(ws, {"-s", "64K", "-n", "3", "--iodepth", "1", "--streams", "1",
+                                                 "--staging", "1", "--offload-ratio", "2", "--block-table", "random:7",
+                                                 "--validate"});
+  args[2] = "cuda";
+  JsonRun r = run_json(args, {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE}, {"DS_CUDA_DOUBLE_LOG", log.path()}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.result("load+offload")["validated"], true);
+  auto relative = [](std::vector<uint64_t> v) {
+    const uint64_t low = *std::min_element(v.begin(), v.end());
+    for (uint64_t& s : v) s -= low;
+    return v;
+  };
+  const std::vector<uint64_t> load_slots = ds::make_block_table("random:7", 3, 12).slots;
+  const std::vector<uint64_t> offload_slots = ds::make_block_table("random:8", 6, 24).slots;
+  ASSERT_NE(relative(offload_slots), relative(std::vector<uint64_t>(load_slots.begin(), load_slots.end())));
+  EXPECT_EQ(dstest::staged::copy_slots(log.text(), "cuMemcpyHtoDAsync_v2", "dst", 65536, 3), relative(load_slots));
+  EXPECT_EQ(dstest::staged::copy_slots(log.text(), "cuMemcpyDtoHAsync_v2", "src", 65536, 6), relative(offload_slots));
+  EXPECT_FALSE(exists(ws));
+}
+
+// --model with --block-table and --offload-ratio, --dry-run: the equivalent command
+// keeps the ratio, and a line lists both tables.
+TEST(LoadBlockTable, WithOffloadsTheDryRunListsBothTables) {
+  const auto r = run_tool({"load", "--backend", "sim", "--workspace", "/tmp", "--model", "Qwen3-32B", "--input-len", "2K",
+                           "--block-table", "random:3", "--offload-ratio", "0.5", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\nequivalent: dev-sandbox --backend sim load --workspace /tmp --block-layout 256K,256K -n "
+                              "1024 -d 1 --offload-ratio 0.5 (the same copies;"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "\n--offload-ratio with --block-table random:3: the load's 16 blocks at their slots of "
+                              "random:3 in a pool of 64 slots, the offload's 8 at their slots of a table of their own, "
+                              "random:4 in a pool of 32 slots\neach slot holds a block file's 64 tasks together, which "
+                              "only --model places: the equivalent command has no table\n"))
+      << r.out;
 }
 
 }  // namespace dstest_block_table

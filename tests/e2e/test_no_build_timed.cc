@@ -242,6 +242,11 @@ TEST(NothingBuiltWhileTimed, CudaLoadWithOffloads) {
   const std::string ws = disk_base() + "/" + unique_name("nobuild-cuda-mix");
   expect_nothing_built_while_timed(mix_args("cuda", ws), cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
   EXPECT_FALSE(exists(ws));
+  // With --block-table: each direction's copies at its own table's slots, planned at setup too.
+  std::vector<std::string> paged = mix_args("cuda", ws);
+  paged.insert(paged.end(), {"--block-table", "random:7"});
+  expect_nothing_built_while_timed(paged, cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG");
+  EXPECT_FALSE(exists(ws));
 }
 
 TEST(NothingBuiltWhileTimed, AscendLoadWithOffloads) {

@@ -452,7 +452,7 @@ TEST(OffloadFailures, AShortUnalignedWriteGoesOnAlignedAndTheFilesAreRight) {
 // Every write of more than 4 KiB answering 100 bytes (from the 1st: the layout's
 // plain pwrite; from the 7th: the pipelined pass's libaio writes) makes no aligned
 // progress: 3 calls in a row end the run, exit 1, one line naming the call, the
-// block and its file; nothing left behind.
+// block and its file (one write in flight: block 0's); nothing left behind.
 TEST(OffloadFailures, AWriteThatStaysShortBelowFourKiBEnds) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
@@ -462,7 +462,7 @@ TEST(OffloadFailures, AWriteThatStaysShortBelowFourKiBEnds) {
     SCOPED_TRACE(from);
     const std::string ws = disk_base() + "/" + unique_name("stuckwrite");
     const auto r = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n",
-                             "3", "-i", "1", "--warmup", "0", "--validate"},
+                             "3", "-i", "1", "--warmup", "0", "--iodepth", "1", "--validate"},
                             {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_WRITE_SHORT", "100"},
                              {"DS_SHIM_WRITE_SHORT_FROM", from}});
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
