@@ -74,6 +74,29 @@ TEST(MixOffloadParams, RoundsToWholeBlocksAndSaysSo) {
   EXPECT_EQ(note, "--offload-ratio 0.01: 0.01 x 10 blocks = 0.1, offloading 1 block (ratio 0.1)");
 }
 
+// With a table: the offload side's of the same kind for its own blocks, in a pool
+// scaled by them (ceil), at least its blocks; random's seed one past the load's.
+TEST(MixOffloadParams, TheOffloadSideGetsATableOfItsOwn) {
+  EXPECT_EQ(mix_offload_pool(40, 10, 10), 40u);
+  EXPECT_EQ(mix_offload_pool(10, 4, 6), 15u);   // 10 x 6 / 4 = 15
+  EXPECT_EQ(mix_offload_pool(5, 4, 1), 2u);     // 1.25 up
+  EXPECT_EQ(mix_offload_pool(4, 4, 1), 1u);
+  EXPECT_EQ(mix_offload_pool(7, 3, 192), 448u);  // 7 x 64
+  EXPECT_EQ(mix_offload_pool(uint64_t{1} << 40, 3, 192), uint64_t{1} << 46) << "no 64-bit product on the way";
+  StagedParams p = load_params(4);
+  p.table = make_block_table("random:7", 4, 10);
+  const StagedParams o = mix_offload_params(p, 1.5, nullptr);
+  EXPECT_EQ(o.table.label, "random:8");
+  EXPECT_EQ(o.table.pool, 15u);
+  EXPECT_EQ(o.table.slots, make_block_table("random:8", 6, 15).slots);
+  EXPECT_EQ(o.device_layout().region_bytes(), 15u * (64 + 16) * 1024) << "its whole pool";
+  p.table = make_block_table("sequential", 4, 0);
+  const StagedParams s = mix_offload_params(p, 0.5, nullptr);
+  EXPECT_EQ(s.table.label, "sequential");
+  EXPECT_EQ(s.table.pool, 8u);
+  EXPECT_EQ(s.table.slots, (std::vector<uint64_t>{0, 1}));
+}
+
 TEST(MixOffloadParams, OutOfRangeIsAUsageError) {
   for (double r : {0.0, -1.0, 64.5}) {
     try {
