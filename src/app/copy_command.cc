@@ -12,6 +12,7 @@
 #include "cluster/across_ranks.h"
 #include "app/sweep_options.h"
 #include "cases/catalog.h"
+#include "cases/duplex_runner.h"
 #include "cases/table_result.h"
 #include "core/error.h"
 #include "core/size_label.h"
@@ -99,11 +100,19 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
   const std::string lowered =
       lowered_count_note(steps, p.layout.tasks(), {"-n", "per device per iteration", p.layout.fragments_per_task()});
   if (!lowered.empty()) stderr_notes().note(lowered);
-  // A block table's pools: every size's host memory checked before the first runs.
-  if (p.paged())
-    for (const CopyParams& q : step_params)
-      for (const CaseSpec& c : cases)
-        if (!c.duplex) check_host_memory(c, q, *selected.backend);
+  // Every size's host memory (a block table's pools, a duplex case's both directions)
+  // checked before the first size runs; a size that does not fit is named.
+  for (size_t i = 0; i < steps.size(); ++i)
+    for (const CaseSpec& c : cases) try {
+        if (c.duplex)
+          check_duplex_host_memory(c, step_params[i], *selected.backend);
+        else
+          check_host_memory(c, step_params[i], *selected.backend);
+      } catch (const RunError& e) {
+        throw RunError("option --sweep at " + size_label(steps[i].block_bytes) + " (" +
+                       std::to_string(steps[i].blocks) + (steps[i].blocks == 1 ? " block): " : " blocks): ") +
+                       e.what());
+      }
   const std::vector<CaseResult> results = run_in_turn(steps.size(), writer, [&](size_t i, ResultWriter& w) {
     const CopyParams& q = step_params[i];
     check_against_backend(cases, q, selected, stderr_notes());
@@ -149,12 +158,14 @@ void parse_block_tables(const CopyArgs& a, const std::optional<Workload>& worklo
 
 // One side's table at a --sweep size of `blocks` blocks: the table itself where
 // the size keeps the count; else made again for that count from what the run
-// resolved (random: the same seed; FILE: its first `blocks` lines), in the given
-// pool, or without --pool-blocks 4 x that count.
+// resolved (random: the same seed, in the given pool, or without --pool-blocks 4 x
+// that count; FILE: its first `blocks` lines in the pool the first size validated
+// it in, since an engine's slot ids do not shrink with the count).
 BlockTable table_at(const BlockTable& t, const std::string& pool_text, const std::string& option,
                     const std::string& pool_option, uint64_t blocks) {
   if (t.slots.empty() || t.slots.size() == blocks) return t;
-  return make_block_table(t.label, blocks, parse_count(pool_option, pool_text, 0), option, pool_option);
+  const uint64_t pool = t.kind == TableKind::kFile ? t.pool : parse_count(pool_option, pool_text, 0);
+  return make_block_table(t.label, blocks, pool, option, pool_option);
 }
 
 // --sweep: each size's params: its layout, and a block table's placed for its count

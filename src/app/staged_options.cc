@@ -142,12 +142,15 @@ void parse_block_table(const StagedArgs& a, StagedRequest& plan) {
   check_pool_bytes(plan.p.table, plan.p.tasks_per_file, plan.p.layout.task_bytes());
   // --sweep: a table assigns slots to logical blocks, so each size keeps the blocks'
   // slots where it keeps their count; where the sweep lowers -n, the table is made
-  // again for that count (random: the same seed; FILE: its first n lines) in the
-  // given pool (without --pool-blocks: 4 x n); each size's pool checked here.
+  // again for that count: random with the same seed in the given pool (without
+  // --pool-blocks: 4 x n), a FILE its first n lines in the pool the first size
+  // validated it in (an engine's slot ids do not shrink with the count); each size's
+  // pool checked here.
   for (const SweepStep& step : plan.steps) {
     BlockTable t = plan.p.table;
     try {
-      if (step.blocks != t.slots.size()) t = make_block_table(t.label, step.blocks, pool);
+      if (step.blocks != t.slots.size())
+        t = make_block_table(t.label, step.blocks, t.kind == TableKind::kFile ? t.pool : pool);
       check_pool_bytes(t, plan.p.tasks_per_file, step.block_bytes * plan.p.layout.fragments_per_task());
     } catch (const UsageError& e) {
       throw UsageError("option --sweep at " + size_label(step.block_bytes) + " (" + std::to_string(step.blocks) +
@@ -301,7 +304,8 @@ int print_dry_run(const StagedArgs& a, const StagedRequest& plan, const GlobalOp
          " -d " + std::to_string(p.devices) + (p.shared ? " --shared" : "");
   if (plan.offload_ratio > 0) cmd += " --offload-ratio " + a.offload_ratio;
   if (tables && p.tasks_per_file == 1)
-    cmd += " --block-table " + p.table.label + " --pool-blocks " + std::to_string(p.table.pool);
+    cmd += " --block-table " + p.table.label + " --pool-blocks " + std::to_string(p.table.pool) +
+           (p.compare_contiguous ? " --compare-contiguous" : "");
   cmd += std::string(" (the same copies; it ") +
          (loads(a) ? "reads them from" : "writes them to") + " one file per layer and block, --model " +
          (loads(a) ? "from " : "to ") + std::to_string(p.files()) + " files of " +

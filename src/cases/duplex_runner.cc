@@ -260,6 +260,49 @@ Stage stage_of(const std::string& name, std::vector<int64_t> samples) {
   return s;
 }
 
+// The shared region (one_share): the H2D source, then each card's D2H part, each
+// page aligned.
+uint64_t shared_region_bytes(const CopyPlacement& up_at, const CopyPlacement& down_at, int devices) {
+  return shared_part_stride(up_at.host.region_bytes()) +
+         checked_mul(shared_part_stride(down_at.host.region_bytes()), static_cast<uint64_t>(devices),
+                     "shared region bytes");
+}
+
+// What a duplex case needs, its directions at `up_at` and `down_at` (the D2H layout
+// `down`): each side its regions (the request's bytes, or a block table's pools).
+MemoryNeeds duplex_needs(const CaseSpec& spec, const CopyParams& p, const Backend& backend, const Layout& down,
+                         const CopyPlacement& up_at, const CopyPlacement& down_at) {
+  const auto d = static_cast<uint64_t>(p.devices);
+  const bool shared = spec.src == BufKind::kShm;
+  const uint64_t both = up_at.host.region_bytes() + down_at.host.region_bytes();
+  const uint64_t both_device = up_at.device.region_bytes() + down_at.device.region_bytes();
+  MemoryNeeds n;
+  if (shared) {
+    n.shm = shared_region_bytes(up_at, down_at, p.devices);
+    n.add_host("shared region (the H2D source, a D2H part per card)", n.shm);
+  } else {
+    n.add_host(std::string(label_kind(spec.src)) + " buffers (H2D sources, D2H destinations)",
+               checked_mul(both, d, "duplex bytes"));
+  }
+  if (backend.device_memory_is_host()) n.add_host("device buffers", checked_mul(both_device, d, "duplex bytes"));
+  n.add_host("staging", checked_mul(std::max(p.layout.largest_fragment(), down.largest_fragment()), d, "staging"));
+  n.add_host("records", d * static_cast<uint64_t>(passes_of(p)) * static_cast<uint64_t>(p.warmup + p.iterations) *
+                            (sizeof(IterationRecord) + sizeof(DirTimes)));
+  HostLock how;
+  if (!shared && host_lock_of(spec.src, &how) && backend.mlocks(how) && how != HostLock::kRegistration)
+    n.locked_per_process = both;
+  n.devices = p.devices;
+  n.device_per_device = both_device;
+  n.device_in_host = backend.device_memory_is_host();
+  return n;
+}
+
+NeedsText duplex_needs_text(const CaseSpec& spec, const CopyParams& p, const Layout& down) {
+  return {spec.name, "host memory",
+          format_bytes(p.layout.bytes()) + " H2D and " + format_bytes(down.bytes()) + " D2H per card",
+          "lower -s, -n, -d or --duplex-ratio"};
+}
+
 class DuplexMeasurement : public Measurement {
  public:
   DuplexMeasurement(const CaseSpec& spec, const CopyParams& p, Backend& backend)
@@ -276,36 +319,8 @@ class DuplexMeasurement : public Measurement {
     const std::string why = unsupported_reason(spec_, backend_);
     if (!why.empty()) throw RunError(spec_.name + ": " + why);
   }
-  MemoryNeeds needs() const override {
-    const auto d = static_cast<uint64_t>(p_.devices);
-    // Each side its regions: the request's bytes, or a block table's pools.
-    const uint64_t both = up_at_.host.region_bytes() + down_at_.host.region_bytes();
-    const uint64_t both_device = up_at_.device.region_bytes() + down_at_.device.region_bytes();
-    MemoryNeeds n;
-    if (shared()) {
-      n.shm = region_bytes();
-      n.add_host("shared region (the H2D source, a D2H part per card)", n.shm);
-    } else {
-      n.add_host(std::string(label_kind(spec_.src)) + " buffers (H2D sources, D2H destinations)",
-                 checked_mul(both, d, "duplex bytes"));
-    }
-    if (backend_.device_memory_is_host()) n.add_host("device buffers", checked_mul(both_device, d, "duplex bytes"));
-    n.add_host("staging", checked_mul(std::max(p_.layout.largest_fragment(), down_.largest_fragment()), d, "staging"));
-    n.add_host("records", d * static_cast<uint64_t>(passes_of(p_)) * static_cast<uint64_t>(p_.warmup + p_.iterations) *
-                              (sizeof(IterationRecord) + sizeof(DirTimes)));
-    HostLock how;
-    if (!shared() && host_lock_of(spec_.src, &how) && backend_.mlocks(how) && how != HostLock::kRegistration)
-      n.locked_per_process = both;
-    n.devices = p_.devices;
-    n.device_per_device = both_device;
-    n.device_in_host = backend_.device_memory_is_host();
-    return n;
-  }
-  NeedsText needs_text() const override {
-    return {spec_.name, "host memory",
-            format_bytes(p_.layout.bytes()) + " H2D and " + format_bytes(down_.bytes()) + " D2H per card",
-            "lower -s, -n, -d or --duplex-ratio"};
-  }
+  MemoryNeeds needs() const override { return duplex_needs(spec_, p_, backend_, down_, up_at_, down_at_); }
+  NeedsText needs_text() const override { return duplex_needs_text(spec_, p_, down_); }
   TimeEstimate estimate() const override {
     TimeEstimate t;
     t.unit = "round";
@@ -358,11 +373,7 @@ class DuplexMeasurement : public Measurement {
   DirTimes* times() const { return static_cast<DirTimes*>(times_->data()); }
   bool shared() const { return spec_.src == BufKind::kShm; }
   // The shared region: the H2D source, then each card's D2H part, each page aligned.
-  uint64_t region_bytes() const {
-    return shared_part_stride(up_at_.host.region_bytes()) +
-           checked_mul(shared_part_stride(down_at_.host.region_bytes()), static_cast<uint64_t>(p_.devices),
-                       "shared region bytes");
-  }
+  uint64_t region_bytes() const { return shared_region_bytes(up_at_, down_at_, p_.devices); }
   // A direction's Copy in a pass, per measured round: the slowest card's.
   Stage direction_stage(const std::string& name, Pass pass, bool h2d) const {
     std::vector<int64_t> v;
@@ -469,6 +480,15 @@ PagedFigure DuplexMeasurement::paged_figure(const LoopResult& loop) const {
 }
 
 }  // namespace
+
+MemoryNeeds duplex_memory_needs(const CaseSpec& spec, const CopyParams& p, const Backend& backend) {
+  const Layout down = duplex_d2h_layout(p);
+  return duplex_needs(spec, p, backend, down, p.placement(), p.placement(down));
+}
+
+void check_duplex_host_memory(const CaseSpec& spec, const CopyParams& p, const Backend& backend) {
+  check_host_needs(duplex_memory_needs(spec, p, backend), duplex_needs_text(spec, p, duplex_d2h_layout(p)));
+}
 
 Layout duplex_d2h_layout(const CopyParams& p) {
   std::vector<uint64_t> sizes;

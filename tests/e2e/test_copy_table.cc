@@ -175,9 +175,7 @@ TEST(CopyBlockTable, BadTablesAndCombinationsAreOneLineExit2) {
       {"", {"--host-block-table", "random", "--host-pool-blocks", "1"}, "option --host-pool-blocks 1: the pool holds fewer slots than the 2 blocks of the request"},
       {"", {"--pool-blocks", "8"}, "option --pool-blocks sizes a --block-table's pool; give --block-table too"},
       {"", {"--host-pool-blocks", "8"}, "option --host-pool-blocks sizes a --host-block-table's pool; give --host-block-table too"},
-      // --sweep: each size's table for its count (8K: 1 block in a pool of 4), each size's pool.
-      {"7\n0\n", {"--block-table", t, "--sweep", "4K:8K"}, "option --sweep at 8K (1 block): --block-table " + t + " line 1: slot 7 is outside the pool of 4 slots (raise --pool-blocks)"},
-      {"7\n0\n", {"--host-block-table", t, "--sweep", "4K:8K"}, "option --sweep at 8K (1 block): --host-block-table " + t + " line 1: slot 7 is outside the pool of 4 slots (raise --host-pool-blocks)"},
+      // --sweep: each size's pool (a FILE's slots at a lowered count: ASweepKeepsAFilesPool).
       {"", {"--block-table", "random", "--pool-blocks", "1099511627776", "--sweep", "4K:16M"}, "option --sweep at 16M (1 block): the pool's bytes overflows 64 bits"},
   };
   for (const Bad& b : cases) {
@@ -197,6 +195,61 @@ TEST(CopyBlockTable, BadTablesAndCombinationsAreOneLineExit2) {
     EXPECT_EQ(r.err, "dev-sandbox: error: option --host-block-table: " + std::string(cmd) +
                          "'s host side is its staging buffers, each one block as the store moves it, not a pool to "
                          "page; copy takes it\n");
+  }
+}
+
+// --sweep with a FILE table: where the sweep lowers -n, its first n lines in the pool
+// the first size validated them in (an engine's slot ids do not shrink with the
+// count: slot 7 stays in the pool of 8 at 8K's 1 block), on either side; each size
+// validated at its slots.
+TEST(CopyBlockTable, ASweepKeepsAFilesPool) {
+  TempFile table("ds-copy-table");
+  { std::ofstream(table.path()) << "7\n0\n"; }
+  for (const std::string side : {"device", "host"}) {
+    const std::string option = side == "device" ? "--block-table" : "--host-block-table";
+    JsonRun r = run_json({"copy", "--backend", "sim", "-t", "host_to_device_ce", "-n", "2", "-i", "1", "--validate",
+                          "each", option, table.path(), "--sweep", "4K:8K"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.doc["results"].size(), 2u) << r.out;
+    for (size_t i = 0; i < 2; ++i) {
+      const json& x = r.doc["results"][i];
+      EXPECT_EQ(x["validated"], true) << i;
+      const json& t = x["block_table"][side];
+      EXPECT_EQ(t["kind"], "file") << x.dump();
+      EXPECT_EQ(t["blocks"], i == 0 ? 2 : 1) << x.dump();
+      EXPECT_EQ(t["pool_blocks"], 8) << side << ": the first size's pool at every size";
+    }
+  }
+}
+
+// --sweep with a duplex case: every size's host memory (both directions' regions, or a
+// table's pools) is checked before the first size runs, and a size that does not fit
+// is refused naming it, exit 1, with nothing measured. The limit here is RLIMIT_MEMLOCK
+// (1 MiB, without CAP_IPC_LOCK): the sizes up to 512K (8K with a 64-slot host pool)
+// lock 1 MiB at most, the last one 2 MiB.
+TEST(CopyBlockTable, ADuplexSweepIsCheckedAtEverySizeFirst) {
+  const std::string refusal = "memory locking refused for all_host_to_all_device_duplex_ce_multi_stream: it locks "
+                              "2.00 MiB per process but RLIMIT_MEMLOCK is 1.00 MiB; raise it with `ulimit -l "
+                              "unlimited`; lower -s, -n, -d or --duplex-ratio\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string at;
+  } cases[] = {
+      {{"--sweep", "4K:1M"}, "1M"},
+      {{"--host-block-table", "random", "--host-pool-blocks", "64", "--sweep", "4K:16K"}, "16K"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"copy", "--backend", "sim", "-t", "all_host_to_all_device_duplex_ce_multi_stream",
+                                     "-d", "1", "-i", "1", "--warmup", "0", "-n", "2"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    RunOptions o;
+    o.memlock_limit = 1 << 20;
+    o.drop_ipc_lock = true;
+    const RunResult r = run_tool_opts(args, o);
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "\ndev-sandbox: error: option --sweep at " + c.at + " (1 block): " + refusal)) << r.err;
+    EXPECT_FALSE(contains(r.err, "will allocate")) << "a size ran before the refusal: " << r.err;
+    EXPECT_EQ(r.out, "") << "nothing measured";
   }
 }
 

@@ -913,8 +913,7 @@ TEST(LoadBlockTable, BadTablesAreOneLineExit2) {
       {"", {"--block-table", "random", "--pool-blocks", "100000000000000000"},
        "option --pool-blocks got '100000000000000000': a pool of more than 1099511627776 slots (2^40) is more than any "
        "card holds"},
-      // --sweep: each size's table for its count (8K: 1 block in a pool of 4), each size's pool.
-      {"7\n0\n", {"--block-table", t, "--sweep", "4K:8K"}, "option --sweep at 8K (1 block): --block-table " + t + " line 1: slot 7 is outside the pool of 4 slots (raise --pool-blocks)"},
+      // --sweep: each size's pool (a FILE's slots at a lowered count: ASweepKeepsAFilesPool).
       {"", {"--block-table", "random", "--pool-blocks", "1099511627776", "--sweep", "4K:16M"}, "option --sweep at 16M (1 block): option --pool-blocks 1099511627776: the pool's bytes overflows 64 bits"},
       {"0\n1\n", {"--block-table", t, "--offload-ratio", "1"},
        "option --block-table " + t + " with --offload-ratio: a FILE table places the load's 2 blocks, and the offload "
@@ -1115,6 +1114,30 @@ TEST(LoadBlockTable, ASweepPlacesEachSizeAtItsTablesSlots) {
   EXPECT_FALSE(exists(ws));
 }
 
+// --sweep with a FILE table, load and offload: where the sweep lowers -n, its first n
+// lines in the pool the first size validated them in (an engine's slot ids do not
+// shrink with the count: slot 7 stays in the pool of 8 at 8K's 1 block), each size
+// validated at its slots.
+TEST(LoadBlockTable, ASweepKeepsAFilesPool) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  dstest::TempFile table("ds-table");
+  { std::ofstream(table.path()) << "7\n0\n"; }
+  for (const char* cmd : {"load", "offload"}) {
+    const std::string ws = disk_base() + "/" + unique_name("filesweep");
+    std::vector<std::string> args = load_args(ws, {"-n", "2", "--validate", "--block-table", table.path(), "--sweep",
+                                                   "4K:8K"});
+    args[0] = cmd;
+    JsonRun r = run_json(args);
+    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.err;
+    ASSERT_EQ(r.doc["results"].size(), 2u) << r.out;
+    for (size_t i = 0; i < 2; ++i) {
+      const json& x = r.doc["results"][i];
+      EXPECT_EQ(x["validated"], true) << cmd << " " << i;
+      EXPECT_EQ(x["paged"]["pool_blocks"], 8) << cmd << ": the first size's pool at every size\n" << x.dump();
+    }
+    EXPECT_FALSE(exists(ws));
+  }
+}
 
 // load --offload-ratio with --block-table: the load's blocks at the table's slots,
 // the offloads' (R x the blocks) at the slots of a table of their own of the same kind
@@ -1183,6 +1206,26 @@ TEST(LoadBlockTable, WithOffloadsTheDoubleSeesEachDirectionAtItsOwnSlots) {
   EXPECT_EQ(dstest::staged::copy_slots(log.text(), "cuMemcpyHtoDAsync_v2", "dst", 65536, 3), relative(load_slots));
   EXPECT_EQ(dstest::staged::copy_slots(log.text(), "cuMemcpyDtoHAsync_v2", "src", 65536, 6), relative(offload_slots));
   EXPECT_FALSE(exists(ws));
+}
+
+// --model with --block-table and --compare-contiguous, --dry-run, load and offload:
+// where the blocks are one task each (vllm-flash: a block file is one block's chunks
+// of every layer) the equivalent command places them as the run does and keeps the
+// contiguous pass.
+TEST(LoadBlockTable, TheDryRunsCommandKeepsCompareContiguous) {
+  std::string layout = "256K";
+  for (int i = 1; i < 128; ++i) layout += ",256K";  // 64 layers, K and V apart
+  for (const char* cmd : {"load", "offload"}) {
+    const auto r = run_tool({cmd, "--backend", "sim", "--workspace", "/tmp", "--model", "Qwen3-32B", "--input-len", "2K",
+                             "--kv-layout", "vllm-flash", "--block-table", "random:3", "--compare-contiguous",
+                             "--dry-run"});
+    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.err;
+    EXPECT_TRUE(contains(r.out, "\nequivalent: dev-sandbox --backend sim " + std::string(cmd) +
+                                    " --workspace /tmp --block-layout " + layout +
+                                    " -n 16 -d 1 --block-table random:3 --pool-blocks 64 --compare-contiguous (the "
+                                    "same copies;"))
+        << r.out;
+  }
 }
 
 // --model with --block-table and --offload-ratio, --dry-run: the equivalent command
