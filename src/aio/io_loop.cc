@@ -111,6 +111,15 @@ void TransferLoop::fail(size_t unit, uint64_t want, uint64_t at, int64_t result)
                   unit, at, 0, moved_);
 }
 
+void TransferLoop::ended(size_t unit, uint64_t want, uint64_t at, uint64_t moved) const {
+  const std::string name = names_.unit ? names_.unit(unit) : "shard " + std::to_string(unit);
+  throw IoFailure(std::string(verb(op_)) + " of " + name + " at offset " + std::to_string(at) +
+                      (names_.name_method ? " (" + std::string(engine_.method()) + ")" : "") + " moved " +
+                      std::to_string(moved) + " of " + std::to_string(want) + " bytes (the file ends at offset " +
+                      std::to_string(at + moved) + ")",
+                  unit, at, 0, moved_);
+}
+
 void TransferLoop::stuck(size_t unit, uint64_t want, uint64_t at, uint64_t moved) const {
   const std::string name = names_.unit ? names_.unit(unit) : "shard " + std::to_string(unit);
   throw IoFailure(std::string(verb(op_)) + " of " + name + " at offset " + std::to_string(at) + " (" +
@@ -131,6 +140,9 @@ bool TransferLoop::completed(const IoCompletion& c, PassResult& r) {
     stuck_[u] = 0;
     return true;
   }
+  // A short read through O_DIRECT that reached the end of the file: the file is
+  // short (a truncated shard), said so; any other resumes.
+  if (op_ == IoOp::kRead && direct_[u] != 0 && file_ends_by(e.fd, at + moved)) ended(u, want, at, moved);
   ++r.short_transfers;
   // Through O_DIRECT from the last aligned boundary (aio/short_transfer.h).
   const uint64_t next = resume_at(offset_[u], moved, e.bytes, direct_[u] != 0);

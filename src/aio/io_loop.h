@@ -134,6 +134,8 @@ class TransferLoop {
   bool completed(const IoCompletion& c, PassResult& r);
   // A unit whose short transfers made no aligned progress kStuckCalls times in a row.
   [[noreturn]] void stuck(size_t unit, uint64_t want, uint64_t at, uint64_t moved) const;
+  // A read of a unit that came back short at the end of its file (O_DIRECT: file_ends_by).
+  [[noreturn]] void ended(size_t unit, uint64_t want, uint64_t at, uint64_t moved) const;
 
   IoEngine& engine_;
   IoOp op_;

@@ -1,6 +1,7 @@
 #include "aio/short_transfer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "aio/io_engine.h"
 
@@ -16,6 +17,11 @@ uint64_t resume_at(uint64_t done, uint64_t moved, uint64_t total, bool direct) {
   if (!direct || next >= total) return next;
   const uint64_t aligned = next / kDirectAlign * kDirectAlign;
   return aligned > done ? aligned : done;
+}
+
+bool file_ends_by(int fd, uint64_t offset) {
+  struct stat st {};
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= offset;
 }
 
 std::string stuck_text(uint64_t moved, unsigned calls) {

@@ -26,6 +26,13 @@ bool fd_is_direct(int fd);
 // Equal to `done`: no aligned progress.
 uint64_t resume_at(uint64_t done, uint64_t moved, uint64_t total, bool direct);
 
+// Whether the file behind `fd` ends at or before `offset` (fstat: a regular file's
+// size; false where fstat fails or it is no regular file). A short O_DIRECT read that
+// reached the end of its file (a truncated shard, at a size O_DIRECT cannot resume
+// from) is told as the end of the file, not retried from its aligned place until it
+// is stuck.
+bool file_ends_by(int fd, uint64_t offset);
+
 // "moved <moved> bytes <calls> times in a row, less than the 4096 bytes O_DIRECT moves
 // at a time: no progress".
 std::string stuck_text(uint64_t moved, unsigned calls);

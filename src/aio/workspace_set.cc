@@ -169,6 +169,10 @@ uint64_t read_at(int fd, const std::string& path, char* buf, size_t n, uint64_t 
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw sys_error("pread(" + path + ")" + why, errno);
     if (r == 0) return got;
+    // Through O_DIRECT a short read at the end of the file (a truncated shard) would
+    // go on from its aligned place to the same short end: the file ends there.
+    if (direct && static_cast<uint64_t>(r) < n - got && file_ends_by(fd, offset + got + static_cast<uint64_t>(r)))
+      return got + static_cast<uint64_t>(r);
     const uint64_t next = resume_at(got, static_cast<uint64_t>(r), n, direct);
     stuck = next == got ? stuck + 1 : 0;
     if (stuck >= kStuckCalls)

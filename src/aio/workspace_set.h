@@ -98,7 +98,8 @@ int write_at(int fd, const std::string& path, const char* buf, size_t n, uint64_
 
 // Reads `n` bytes at `offset` of `fd` into `buf` with plain pread, outside any
 // timing, short reads continued as write_at's: the bytes read (fewer only where the
-// file ends). RunError naming pread(path)<why> for a failed call or no progress.
+// file ends, also where a short O_DIRECT read reached it). RunError naming
+// pread(path)<why> for a failed call or no progress.
 uint64_t read_at(int fd, const std::string& path, char* buf, size_t n, uint64_t offset, const std::string& why = "");
 
 // RunError "<what> not 4096-byte aligned, which O_DIRECT needs" (what: "the staging

@@ -43,7 +43,15 @@ void read_back(int fd, const std::string& path, char* buf, size_t n, std::string
     const ssize_t r = pread(from, buf + got, n - got, static_cast<off_t>(got));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) throw sys_error("pread(" + path + ") for --validate", errno);
-    if (r == 0) throw RunError("validation failed: " + path + " ends at " + std::to_string(got));
+    const auto ends = [&](uint64_t at) {
+      return RunError("validation failed: " + path + " ends at offset " + std::to_string(at) + " of " +
+                      std::to_string(n));
+    };
+    if (r == 0) throw ends(got);
+    // A short O_DIRECT read at the end of the file: the file is short, not the read.
+    if (direct && buffered.fd < 0 && static_cast<uint64_t>(r) < n - got &&
+        file_ends_by(fd, got + static_cast<uint64_t>(r)))
+      throw ends(got + static_cast<uint64_t>(r));
     const uint64_t next = resume_at(got, static_cast<uint64_t>(r), n, direct && buffered.fd < 0);
     if (next == got) {
       buffered.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

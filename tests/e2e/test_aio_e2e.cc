@@ -237,6 +237,47 @@ TEST(AioEndToEnd, ATransferThatStaysShortBelowFourKiBEnds) {
   }
 }
 
+// A shard file cut short at an unaligned size (the corrupt shim truncates it to 5000
+// bytes just before its first read): through O_DIRECT the read comes back with the
+// 5000 bytes there are, which it cannot go on from (an unaligned offset), so the end of
+// the file is said as such, not retried from 4096 until it makes no progress: the
+// timed read (libaio, psync), and --validate's read-back of the dump. Exit 1, one
+// line with the file and the offset, nothing left behind.
+TEST(AioEndToEnd, AReadAtAnUnalignedEndOfFileSaysTheFileEnds) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  const std::string read = "load epoch 1 of 1: read of shard 0 at offset 0 moved 5000 of 65536 bytes (the file ends at "
+                           "offset 5000) (WS/dev-sandbox-aio.";
+  struct Case {
+    std::vector<std::string> args;
+    std::string line;  // after "dev-sandbox: error: ", the file's path cut at "<ws>/dev-sandbox-aio."
+    std::string rest;  // after the pid
+  } cases[] = {
+      {{"--phases", "load"}, read, ".0 on "},
+      {{"--phases", "load", "--engine", "psync"}, read, ".0 on "},
+      {{"--phases", "dump", "--validate"}, "validation failed for aio_dump: shard 0 (WS/dev-sandbox-aio.",
+       ".0) ends at offset 5000 of 65536"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args.back());
+    const std::string ws = disk_base() + "/" + unique_name("eof");
+    std::vector<std::string> cmd = {"aio",       "--backend", "sim",         "--create-workspace", "--workspace", ws,
+                                    "--io-size", "64K",       "--io-number", "1",    "--iodepth",  "1",
+                                    "--epoch-number", "1"};
+    cmd.insert(cmd.end(), c.args.begin(), c.args.end());
+    const auto r = run_tool(cmd, {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_TRUNCATE", "5000"}});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "corrupt_shim: pid ") && contains(r.err, " to 5000 bytes\n")) << r.err;
+    const std::vector<std::string> errors = lines_starting(r.err, "dev-sandbox: error: ");
+    ASSERT_EQ(errors.size(), 1u) << r.err;
+    std::string head = "dev-sandbox: error: " + c.line;
+    head.replace(head.find("WS"), 2, ws);
+    EXPECT_EQ(errors[0].rfind(head, 0), 0u) << errors[0] << "\nwanted: " << head;
+    EXPECT_TRUE(contains(errors[0], c.rest)) << errors[0];
+    EXPECT_FALSE(exists(ws)) << "left behind after the failure";
+  }
+}
+
 // --validate each on aio: the dump too is cleared before and read back after
 // every epoch; both results say each.
 TEST(AioEndToEnd, ValidateEachChecksEveryDumpEpoch) {

@@ -343,6 +343,42 @@ TEST(OffloadWorkspace, EnospcWhileLayingOutRemovesWhatItWrote) {
   EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
 }
 
+// A block file cut short at an unaligned size (the corrupt shim truncates it to 5000
+// bytes just before its first read): load's timed O_DIRECT read and offload's
+// --validate read-back get the 5000 bytes there are, which O_DIRECT cannot go on from,
+// and say where the file ends, not "no progress". Exit 1, one line, nothing left.
+TEST(OffloadFailures, AReadAtAnUnalignedEndOfFileSaysTheFileEnds) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
+  struct Case {
+    const char* cmd;
+    std::vector<std::string> args;
+    std::string line, rest;  // the error line before the file's pid, and after it
+  } cases[] = {
+      {"load", {}, "card 0: read of block 0 (WS/dev-sandbox-aio.",
+       ".load-c0.0) at offset 0 (LIBAIO) moved 5000 of 65536 bytes (the file ends at offset 5000)"},
+      {"offload", {"--validate"}, "card 0: validation failed: WS/dev-sandbox-aio.",
+       ".offload-c0.0 ends at offset 5000 of 65536"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.cmd);
+    const std::string ws = disk_base() + "/" + unique_name("eof");
+    std::vector<std::string> args = offload_args(ws, {"-s", "64K", "-n", "2", "--iodepth", "1"});
+    args[0] = c.cmd;
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = run_tool(args, {{"LD_PRELOAD", DS_CORRUPT_SHIM}, {"DS_SHIM_TRUNCATE", "5000"}});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, " to 5000 bytes\n")) << r.err;
+    const std::vector<std::string> errors = lines_starting(r.err, "dev-sandbox: error: ");
+    ASSERT_EQ(errors.size(), 1u) << r.err;
+    std::string head = "dev-sandbox: error: " + c.line;
+    head.replace(head.find("WS"), 2, ws);
+    EXPECT_EQ(errors[0].rfind(head, 0), 0u) << errors[0] << "\nwanted: " << head;
+    EXPECT_EQ(errors[0].substr(errors[0].size() - std::min(errors[0].size(), c.rest.size())), c.rest) << errors[0];
+    EXPECT_FALSE(exists(ws)) << entries(ws).size() << " entries left";
+  }
+}
+
 // The disk fails card 0's 2nd write of the pipelined pass (block 1: --iodepth 1,
 // no warm-up): exit 1 naming the card, the block, its file and the call; with
 // --keep too nothing is left (the files stay only after a successful run).

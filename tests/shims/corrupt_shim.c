@@ -42,6 +42,12 @@
  *   DS_SHIM_WRITE_SHORT_NTH=N  only the N-th such write in a process (default 0: every
  *                           one from DS_SHIM_WRITE_SHORT_FROM on)
  *   DS_SHIM_WRITE_SHORT_FROM=N every such write from the N-th on (default 1)
+ *   DS_SHIM_TRUNCATE=B      the first read of more than 4 KiB in a process (a pread/
+ *                           pread64 call, or a libaio read io_submit sends) first
+ *                           truncates its file to that read's offset + B (truncate(2)
+ *                           on the path behind the descriptor): a truncated shard or
+ *                           block file whose end the read meets, at an offset O_DIRECT
+ *                           cannot resume from when B is not 4 KiB aligned
  *
  * Every tampering is said on stderr ("corrupt_shim: ..."), so a test that sees no
  * failure can tell whether the shim did anything.
@@ -85,6 +91,9 @@ static unsigned long g_write_short_from; /* DS_SHIM_WRITE_SHORT_FROM */
 static unsigned long g_long_writes;   /* writes of more than DS_SHIM_WRITE_SHORT (and 4 KiB) */
 static unsigned long g_copies, g_reads, g_writes, g_pwrites;
 static void* g_failing_write;       /* the iocb whose completion fails (DS_SHIM_WRITE_ERROR) */
+static int g_truncate_on;           /* DS_SHIM_TRUNCATE given */
+static unsigned long g_truncate;    /* DS_SHIM_TRUNCATE */
+static int g_truncated;             /* the one truncation done */
 
 static unsigned long env_ul(const char* name) {
   const char* v = getenv(name);
@@ -107,6 +116,8 @@ __attribute__((constructor)) static void shim_init(void) {
   g_write_short = (size_t)env_ul("DS_SHIM_WRITE_SHORT");
   g_write_short_nth = env_ul("DS_SHIM_WRITE_SHORT_NTH");
   g_write_short_from = env_ul("DS_SHIM_WRITE_SHORT_FROM");
+  g_truncate_on = getenv("DS_SHIM_TRUNCATE") != NULL;
+  g_truncate = env_ul("DS_SHIM_TRUNCATE");
 }
 
 static void say(const char* what, unsigned long nth) {
@@ -114,6 +125,25 @@ static void say(const char* what, unsigned long nth) {
   const int n = snprintf(line, sizeof line, "corrupt_shim: pid %d: %s %lu\n", (int)getpid(), what, nth);
   if (n > 0) {
     ssize_t ignored = write(2, line, (size_t)n);
+    (void)ignored;
+  }
+}
+
+/* DS_SHIM_TRUNCATE: before the first read of more than 4 KiB of `fd` at `off`, its
+ * file cut to off + B. */
+static void truncate_before_read(int fd, size_t n, long long off) {
+  if (!g_truncate_on || n <= 4096 || __atomic_exchange_n(&g_truncated, 1, __ATOMIC_ACQ_REL)) return;
+  char link[64], path[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  const ssize_t k = readlink(link, path, sizeof path - 1);
+  if (k <= 0) return;
+  path[k] = '\0';
+  const long long at = off + (long long)g_truncate;
+  if (truncate(path, (off_t)at) != 0) return;
+  char line[4200];
+  const int m = snprintf(line, sizeof line, "corrupt_shim: pid %d: truncated %s to %lld bytes\n", (int)getpid(), path, at);
+  if (m > 0) {
+    ssize_t ignored = write(2, line, (size_t)m);
     (void)ignored;
   }
 }
@@ -289,6 +319,7 @@ int io_submit(io_context_t ctx, long nr, struct iocb** iocbs) {
     saved[i] = NULL;
     if (!cb || (cb->aio_lio_opcode != IO_CMD_PREAD && cb->aio_lio_opcode != IO_CMD_PWRITE)) continue;
     if (cb->aio_lio_opcode == IO_CMD_PWRITE && g_write_nth != 0) tamper_write(cb);
+    if (cb->aio_lio_opcode == IO_CMD_PREAD) truncate_before_read(cb->aio_fildes, (size_t)cb->u.c.nbytes, cb->u.c.offset);
     void* to = dma_target(cb->aio_fildes, cb->u.c.buf, cb->u.c.nbytes);
     if (to != cb->u.c.buf) {
       saved[i] = cb->u.c.buf;
@@ -358,6 +389,7 @@ static ssize_t tamper_pread(const char* name, pread_fn* real, int fd, void* buf,
       return -1;
     }
   }
+  truncate_before_read(fd, n, (long long)off);
   void* to = dma_target(fd, buf, n);
   if (to != buf) return (*real)(fd, to, n, off);  /* the kernel answers EFAULT */
   ssize_t got = (*real)(fd, buf, n, off);
