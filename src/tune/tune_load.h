@@ -28,7 +28,7 @@ struct TuneLoadShape {
   std::vector<uint64_t> fragments;  // one task's chunks (one copy each)
   uint64_t tasks_per_file = 1;      // --model: its layers (one file per block)
   bool shared = false;              // MLA/DSA: one file set (load --shared)
-  std::string label;                // "1 MiB", "Qwen3-32B's block (...)"
+  std::string label;                // "1 MiB", "Qwen3-32B's 4M" (a file's size_label)
   // The equivalent load's block options for `blocks` blocks: "-s 1M -n 32", or
   // --model's with --input-len of that many blocks (model_args + block_tokens).
   std::string model_args;
