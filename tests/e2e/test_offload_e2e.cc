@@ -344,9 +344,10 @@ TEST(OffloadWorkspace, EnospcWhileLayingOutRemovesWhatItWrote) {
 }
 
 // A block file cut short at an unaligned size (the corrupt shim truncates it to 5000
-// bytes just before its first read): load's timed O_DIRECT read and offload's
-// --validate read-back get the 5000 bytes there are, which O_DIRECT cannot go on from,
-// and say where the file ends, not "no progress". Exit 1, one line, nothing left.
+// bytes just before its first read): load's timed O_DIRECT read gets the 5000 bytes
+// there are, which O_DIRECT cannot go on from, and says where the file ends, not "no
+// progress"; offload's --validate read-back goes on buffered and says the same, with
+// the file's expected size. Exit 1, one line, nothing left.
 TEST(OffloadFailures, AReadAtAnUnalignedEndOfFileSaysTheFileEnds) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   if (!DS_SHIM_HAVE_LIBAIO) GTEST_SKIP() << "built without libaio";
