@@ -107,6 +107,9 @@ class SharedRecords {
   IterationRecord* records_;
 };
 
+// A last barrier after the last iteration, before any worker's finish and teardown.
+bool final_barrier(const LoopShape& shape) { return shape.workers > 1 && shape.fanout == Fanout::kThreads; }
+
 // setup, iterate, finish: one worker's part, wherever it runs.
 void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRecords& shared, Barrier& barrier) {
   WorkerShared& mine = shared.worker(w);
@@ -155,6 +158,13 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
     }
     beat(mine, kAfter, it);
     worker->after_iteration(it);  // untimed: after `done`
+  }
+  if (final_barrier(shape)) {
+    // Workers in one process (threads) tear down in it: none before every one is
+    // past its last `done`, so no free or destroy lands in another's last window.
+    publish(mine.barriers, mine.barriers + 1);
+    beat(mine, kBarrier, total - 1);
+    sync();
   }
   beat(mine, kFinish);
   worker->finish();
@@ -251,9 +261,11 @@ class Coordinator {
     }
     started_cv_.notify_all();
     try {
-      for (int point = 0; point < total * per; ++point) {
+      const int points = total * per + (final_barrier(shape_) ? 1 : 0);
+      for (int point = 0; point < points; ++point) {
         barrier_.wait(timeout);  // every local worker has arrived
-        const std::string what = "the start of " + shape_.unit + " " + std::to_string(point / per);
+        const std::string what = point < total * per ? "the start of " + shape_.unit + " " + std::to_string(point / per)
+                                                     : "the end of the last " + shape_.unit;
         if (!c.agree(true, timeout, what)) {
           remote_failed_ = true;
           barrier_.abort();
