@@ -156,9 +156,7 @@ TuneAioSearch search_workspace(const SelectedBackend& selected, const TuneAioReq
     // The first point of a workspace: estimated from what one cost on the others.
     const double est = aio_point_estimate(run.points, ws, c, req);
     if (!point_fits(est * 1.1, remaining)) {
-      if (!measured && !told)
-        told = true, notes.note("tune: aio on " + ws + " skipped: about " + note_seconds(est) + " s, " +
-                               note_seconds(std::max(0.0, remaining)) + " s left; a larger --budget measures it");
+      if (!measured && !told) told = true, notes.note(part_skip_note("aio on " + ws, est, remaining));
       search.skip(next->knobs);
       continue;
     }

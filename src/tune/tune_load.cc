@@ -159,9 +159,7 @@ TuneLoadSearch search_shape(const SelectedBackend& selected, const TuneLoadReque
     const double est = load_point_estimate(run.points, req.shapes, ws, bytes);
     if (!point_fits(est * 1.1, remaining)) {
       if (!measured && !told)
-        told = true, notes.note("tune: load of " + s.label + " blocks on " + ws + " skipped: about " +
-                               note_seconds(est) + " s, " + note_seconds(std::max(0.0, remaining)) +
-                               " s left; a larger --budget measures it");
+        told = true, notes.note(part_skip_note("load of " + s.label + " blocks on " + ws, est, remaining));
       search.skip(next->knobs);
       continue;
     }

@@ -121,6 +121,13 @@ std::string model_point_skip(const std::string& arm, double estimate_s, double l
          note_seconds(std::max(0.0, left_s)) + " s left; a larger --budget measures it";
 }
 
+std::string part_skip_note(const std::string& part, double estimate_s, double left_s) {
+  const std::string tail = " left; a larger --budget measures it";
+  if (!(estimate_s > 0)) return "tune: " + part + " skipped: no time" + tail;
+  return "tune: " + part + " skipped: about " + note_seconds(estimate_s) + " s, " + note_seconds(std::max(0.0, left_s)) +
+         " s" + tail;
+}
+
 std::string note_seconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, s < 10 ? "%.1f" : "%.0f", s);

@@ -86,6 +86,12 @@ std::string note_seconds(double s);
 // `estimate_s`, does not fit in the `left_s` seconds left (point_fits); "" when it starts.
 std::string model_point_skip(const std::string& arm, double estimate_s, double left_s);
 
+// The note when the first point of a part (`part`: "aio on /data/kv", "load of 1 MiB
+// blocks on /data/kv"), estimated to cost `estimate_s`, does not fit in `left_s`:
+// "tune: PART skipped: about N s, M s left; ...", or, with nothing measured yet to
+// estimate it from (estimate 0: the parts before took the whole budget), "no time left".
+std::string part_skip_note(const std::string& part, double estimate_s, double left_s);
+
 // Blocks per iteration of a point at `block_bytes`: 32 MiB of them, 2 to 64.
 uint64_t tune_blocks(uint64_t block_bytes);
 

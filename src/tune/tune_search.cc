@@ -52,11 +52,33 @@ bool KnobSearch::is_coarse(const Knobs& k) const {
   return off_base <= 1;
 }
 
-size_t KnobSearch::coarse_planned() const {
+size_t KnobSearch::secondary_coarse() const {
   size_t extra = 0;
   for (const SearchAxis& a : axes_)
     if (a.secondary) extra += a.coarse.size() - 1;
-  return arms_ * (coarse_cells().size() + extra);
+  return extra;
+}
+
+size_t KnobSearch::coarse_planned() const { return arms_ * (coarse_cells().size() + secondary_coarse()); }
+
+size_t KnobSearch::coarse_skipped() const {
+  // An arm the budget left without a point in the main grid never reaches its
+  // secondary values (they are taken at its best cell): the budget left those too.
+  size_t n = coarse_skipped_;
+  for (size_t arm = 0; arm < arms_; ++arm)
+    if (!dropped(arm) && !best_coarse(arm)) n += secondary_coarse();
+  return n;
+}
+
+const Knobs* KnobSearch::best_coarse(size_t arm) const {
+  const Knobs* best = nullptr;
+  for (const Knobs& cell : coarse_cells()) {
+    Knobs k = cell;
+    k[0] = arm;
+    const Done* d = find(k);
+    if (d && !d->scores.empty() && d->scores[0] > 0 && (!best || d->scores[0] > score(*best))) best = &d->knobs;
+  }
+  return best;
 }
 
 int KnobSearch::best_arm_at(const Knobs& cell) const {
@@ -83,13 +105,7 @@ std::optional<SearchPoint> KnobSearch::next_coarse() const {
   // The secondary knobs' other coarse values at each arm's best coarse cell.
   for (size_t arm = 0; arm < arms_; ++arm) {
     if (dropped(arm)) continue;
-    const Knobs* best = nullptr;
-    for (const Knobs& cell : cells) {
-      Knobs k = cell;
-      k[0] = arm;
-      const Done* d = find(k);
-      if (d && !d->scores.empty() && d->scores[0] > 0 && (!best || d->scores[0] > score(*best))) best = &d->knobs;
-    }
+    const Knobs* best = best_coarse(arm);
     if (!best) continue;
     for (size_t a = 0; a < axes_.size(); ++a) {
       if (!axes_[a].secondary) continue;

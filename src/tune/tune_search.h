@@ -52,7 +52,9 @@ class KnobSearch {
   // words the caller gives (arm names, each axis's value names).
   const std::string& drop_reason(size_t arm) const { return drop_[arm]; }
   size_t coarse_planned() const;
-  size_t coarse_skipped() const { return coarse_skipped_; }
+  // The coarse points the caller skipped, and the secondary ones of every arm not
+  // dropped that never had a point in the main grid (the budget left it none).
+  size_t coarse_skipped() const;
   // Words for the reasons: arm names, and per axis its values' names.
   void name(std::vector<std::string> arms, std::vector<std::vector<std::string>> values);
 
@@ -66,6 +68,8 @@ class KnobSearch {
   double score(const Knobs& k, size_t i = 0) const;  // -1: not measured
   std::vector<Knobs> coarse_cells() const;            // the main product, the secondaries at coarse[0]
   bool is_coarse(const Knobs& k) const;
+  size_t secondary_coarse() const;              // per arm: the secondary axes' other coarse values
+  const Knobs* best_coarse(size_t arm) const;   // its best main-grid point measured; null: none
   std::optional<SearchPoint> next_coarse() const;
   std::optional<SearchPoint> next_crossover() const;
   std::optional<SearchPoint> next_near_best() const;

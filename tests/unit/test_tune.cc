@@ -306,3 +306,24 @@ TEST(TuneSearch, ASkippedPointIsNotOfferedAgain) {
   EXPECT_NE(q->knobs, p->knobs);
   EXPECT_EQ(s.coarse_skipped(), 1u);
 }
+
+// Every point skipped (a workspace the budget left no time): every coarse point
+// counts as skipped, the secondary values of the arms that never had a best cell
+// included; one arm measured once: the rest of the coarse grid is the budget's.
+TEST(TuneSearch, ACoarseGridTheBudgetLeftIsCountedWhole) {
+  KnobSearch none(3, aio_like_axes());
+  while (const std::optional<SearchPoint> p = none.next()) none.skip(p->knobs);
+  EXPECT_EQ(none.coarse_planned(), 15u);
+  EXPECT_EQ(none.coarse_skipped(), none.coarse_planned()) << "0 of 15 in the budget";
+  KnobSearch one(3, aio_like_axes());
+  bool measured = false;
+  while (const std::optional<SearchPoint> p = one.next()) {
+    if (measured) {
+      one.skip(p->knobs);
+      continue;
+    }
+    one.record(p->knobs, {1.0, 1.0});
+    measured = true;
+  }
+  EXPECT_EQ(one.coarse_skipped(), one.coarse_planned() - 1) << "1 of 15 in the budget";
+}
