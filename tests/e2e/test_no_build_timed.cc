@@ -14,11 +14,13 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
 #include "disk_fixtures.h"
@@ -85,9 +87,14 @@ struct Files {
 };
 
 // Runs the tool with the trace and the build log on; the run must succeed, have
-// windows and setup builds, and no build inside a window.
+// windows and setup builds, and no build inside a window. `ran`: what the run
+// printed and how many windows it traced, for a caller that checks more.
+struct Ran {
+  RunResult result;
+  size_t windows = 0;
+};
 void expect_nothing_built_while_timed(const std::vector<std::string>& args, std::map<std::string, std::string> env,
-                                      const char* log_variable) {
+                                      const char* log_variable, Ran* ran = nullptr) {
   std::string what;
   for (const auto& a : args) what += a + " ";
   SCOPED_TRACE(what);
@@ -97,6 +104,10 @@ void expect_nothing_built_while_timed(const std::vector<std::string>& args, std:
   const RunResult r = run_tool(args, env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto windows = read_windows(f.trace.path());
+  if (ran) {
+    ran->result = r;
+    for (const auto& kv : windows) ran->windows += kv.second.size();
+  }
   ASSERT_FALSE(windows.empty()) << "no timed window traced";
   const BuildCalls c = count_builds(f.builds.path(), windows);
   EXPECT_GT(c.setup, 0u) << "the double logged no setup call: the counter sees nothing";
@@ -136,7 +147,10 @@ std::vector<std::string> mix_args(const char* backend, const std::string& ws) {
   return v;
 }
 
+// all_*_ce: a thread per card in one process; one that finished first must not tear
+// down inside another's last window (the timed loop's last barrier).
 const char* const kCopyCases[] = {"host_to_device_ce", "host_to_device_batch_ce", "host_to_device_ce_multi_stream",
+                                  "all_host_to_all_device_ce", "all_device_to_all_host_ce",
                                   "all_host_to_all_device_ffts_direct_h2d",
                                   "all_host_to_all_device_duplex_ce_multi_stream",
                                   "one_share_host_to_all_device_duplex_ce_multi_stream"};
@@ -282,6 +296,57 @@ TEST(NothingBuiltWhileTimed, AscendOffload) {
   const std::string ws = disk_base() + "/" + unique_name("nobuild-acl-off");
   expect_nothing_built_while_timed(load_args("ascend", ws, false, "offload"), ascend_env(), "DS_ACL_DOUBLE_BUILD_LOG");
   EXPECT_FALSE(exists(ws));
+}
+
+// tune's copy points are copy's measurements run in tune's process (one card) or its
+// forked workers (all cards): every arm the cuda double offers (CE, batched, S
+// streams stream-major and round-robin, the SM kernel and its gather, the direct
+// path) over two sizes, both directions. Each point is traced (a window or more per
+// point), and none built anything inside its windows.
+TEST(NothingBuiltWhileTimed, CudaTuneCopy) {
+  Ran ran;
+  expect_nothing_built_while_timed({"--backend", "cuda", "tune", "--budget", "4s", "--sizes", "8K:16K", "-d", "2",
+                                    "-i", "2", "--warmup", "1", "--format", "json"},
+                                   cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG", &ran);
+  if (HasFatalFailure()) return;
+  const nlohmann::json doc = nlohmann::json::parse(ran.result.out);
+  std::set<std::string> methods;
+  size_t points = 0;
+  for (const auto& p : doc["copy"]["points"]) {
+    ASSERT_FALSE(p.contains("error")) << p.dump();
+    const std::string arm = p["arm"];
+    methods.insert(arm.substr(arm.rfind('.') + 1));
+    ++points;
+  }
+  for (const char* m : {"ce", "batch_ce", "ms_4", "ms_4_rr", "sm", "sm_gather", "direct"})
+    EXPECT_EQ(methods.count(m), 1u) << m << " measured: " << doc["copy"]["points"].dump();
+  EXPECT_GE(ran.windows, points) << "every point traced its timed windows";
+}
+
+// tune --what load's points are load's measurement (a forked worker on one card): each
+// arm the cuda double offers (libaio and io_uring, CE copies and the direct path) at
+// the coarse staging counts, nothing built inside a window, the workspace left empty.
+TEST(NothingBuiltWhileTimed, CudaTuneLoad) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  const std::string ws = disk_base() + "/" + unique_name("nobuild-tune");
+  ASSERT_EQ(mkdir(ws.c_str(), 0700), 0) << ws;
+  Ran ran;
+  expect_nothing_built_while_timed({"--backend", "cuda", "tune", "--budget", "4s", "--what", "load", "--workspace", ws,
+                                    "--sizes", "16K:16K", "-i", "2", "--warmup", "1", "--format", "json"},
+                                   cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG", &ran);
+  EXPECT_TRUE(entries(ws).empty()) << "tune left files in its workspace";
+  remove_tree(ws);
+  if (HasFatalFailure()) return;
+  const nlohmann::json doc = nlohmann::json::parse(ran.result.out);
+  std::set<std::string> copies;
+  size_t points = 0;
+  for (const auto& p : doc["load"]["points"]) {
+    ASSERT_FALSE(p.contains("error")) << p.dump();
+    copies.insert(p["config"]["copy"].get<std::string>());
+    ++points;
+  }
+  EXPECT_EQ(copies, (std::set<std::string>{"ce", "direct"})) << doc["load"]["points"].dump();
+  EXPECT_GE(ran.windows, points) << "every point traced its timed windows";
 }
 
 }  // namespace

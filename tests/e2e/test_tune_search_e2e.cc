@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "cli_harness.h"
 #include "html_check.h"
@@ -40,6 +42,38 @@ struct Workspace {
   }
   std::string path;
 };
+
+// Every I/O of every point made D = 5 ms slower in the points' children, whatever
+// the engine (pread/pwrite for psync; after io_submit / io_uring_submit, D per I/O
+// submitted: tests/shims/slow_shim.c, DS_SHIM_SLOW_AIO): a point costs at least its
+// I/Os x D however fast the disk, and more only on a loaded machine.
+constexpr double kSlowIoS = 0.005;
+std::map<std::string, std::string> slow_every_io() {
+  return {{"LD_PRELOAD", DS_SLOW_SHIM},
+          {"DS_SHIM_SLOW_ALL", "1"},
+          {"DS_SHIM_SLOW_AIO", "1"},
+          {"DS_SHIM_SLOW_NS", std::to_string(static_cast<long long>(kSlowIoS * 1e9))}};
+}
+
+// The lines of `err` that contain `what`.
+std::vector<std::string> lines_with(const std::string& err, const std::string& what) {
+  std::vector<std::string> out;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(what) != std::string::npos) out.push_back(line);
+  return out;
+}
+
+// `s` matched literally in a regex (a path).
+std::string literal(const std::string& s) {
+  static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
+  return std::regex_replace(s, special, R"(\$&)");
+}
+
+const std::string kNote = "dev-sandbox: note: ";  // how a note reaches stderr
+
+// "about N s, M s left": N, M as note_seconds writes them (one decimal below 10 s).
+const char* const kAboutLeft = R"(about ([0-9]+(?:\.[0-9])?) s, ([0-9]+(?:\.[0-9])?) s left; a larger --budget measures it)";
 
 double seconds_of(const std::chrono::steady_clock::time_point& t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -171,6 +205,114 @@ TEST(TuneSearchE2E, LoadTableIsInTheReport) {
     EXPECT_NE(std::find(rows.begin(), rows.end(), collapse_spaces(line)), rows.end()) << line;
   }
   EXPECT_GE(n, 2u) << r.out;
+}
+
+// Two workspaces share a 1 s aio budget (0.5 s each). The first workspace's first
+// point has nothing to be estimated from and is measured: 3 epochs of a 64 MiB dump
+// and a 64 MiB load in 1 MiB shards, 384 I/Os of at least 5 ms each, so at least
+// 1.9 s. Nothing else fits; the second workspace's first point, estimated from that
+// one, cannot fit in what is left of the budget (1 s - 1.9 s): it is skipped with one
+// note, its estimate at least what the measured point cost, and no point of it is
+// measured. The exit status is 0: a skipped point is not a failure.
+TEST(TuneSearchE2E, AioWorkspaceThatWillNotFitIsSkippedWithOneNote) {
+  Workspace first, second;
+  ASSERT_FALSE(first.path.empty());
+  ASSERT_FALSE(second.path.empty());
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "1s", "--what", "aio", "--workspace",
+                                first.path, "--workspace", second.path, "--format", "json"},
+                               slow_every_io());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> notes = lines_with(r.err, " skipped: ");
+  ASSERT_EQ(notes.size(), 1u) << r.err;
+  std::smatch m;
+  const std::regex note("dev-sandbox: note: tune: aio on " + literal(second.path) + " skipped: " + kAboutLeft);
+  ASSERT_TRUE(std::regex_match(notes[0], m, note)) << notes[0];
+  const double about = std::stod(m[1]), left = std::stod(m[2]);
+  EXPECT_GE(about, 1.9) << "the estimate is the measured point's cost, at least 384 x 5 ms";
+  EXPECT_GT(about * 1.1, left) << "skipped only when it does not fit";
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  const json& aio = doc["aio"];
+  size_t on_first = 0, coarse_first = 0;
+  for (const json& p : aio["points"]) {
+    EXPECT_NE(p["workspace"], second.path) << "the skipped workspace has no points: " << p.dump();
+    on_first += p["workspace"] == first.path;
+    coarse_first += p["workspace"] == first.path && p["phase"] == "coarse";
+    EXPECT_GE(p["seconds"].get<double>(), 384 * kSlowIoS) << p.dump();
+  }
+  EXPECT_GE(on_first, 1u);
+  ASSERT_EQ(aio["searches"].size(), 2u);
+  EXPECT_EQ(aio["searches"][1]["workspace"], second.path);
+  EXPECT_EQ(aio["searches"][1]["coarse_skipped"], aio["searches"][1]["coarse_planned"]);
+  EXPECT_EQ(aio["searches"][0]["coarse_planned"].get<size_t>() - aio["searches"][0]["coarse_skipped"].get<size_t>(),
+            coarse_first) << "N of M coarse points in the budget counts what was measured";
+  for (const json& k : aio["recommendations"]) EXPECT_NE(k["workspace"], second.path) << k.dump();
+  EXPECT_EQ(aio["notes"], json::array({notes[0].substr(kNote.size())})) << "the JSON keeps the note";
+}
+
+// The same for --what load: two workspaces, one block shape (256 KiB, 64 blocks),
+// a 1 s budget (0.5 s each); a point (-i 1 --warmup 0) reads the blocks twice (the
+// pipelined pass and the disk alone), 128 reads of at least 5 ms, so at least 0.64 s:
+// the second workspace's first point (1 s - 0.64 s left, estimated at 0.64 s x 1.1)
+// does not fit and is skipped with one note.
+TEST(TuneSearchE2E, LoadWorkspaceThatWillNotFitIsSkippedWithOneNote) {
+  Workspace first, second;
+  ASSERT_FALSE(first.path.empty());
+  ASSERT_FALSE(second.path.empty());
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "1s", "--what", "load", "--workspace",
+                                first.path, "--workspace", second.path, "--sizes", "256K:256K", "-i", "1",
+                                "--warmup", "0", "--format", "json"},
+                               slow_every_io());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  const json& load = doc["load"];
+  if (load["searches"].empty()) GTEST_SKIP() << "no I/O engine for load here: " << load["unavailable"].dump();
+  const std::vector<std::string> notes = lines_with(r.err, " skipped: ");
+  ASSERT_EQ(notes.size(), 1u) << r.err;
+  std::smatch m;
+  const std::regex note("dev-sandbox: note: tune: load of 256 KiB blocks on " + literal(second.path) + " skipped: " + kAboutLeft);
+  ASSERT_TRUE(std::regex_match(notes[0], m, note)) << notes[0];
+  const double about = std::stod(m[1]), left = std::stod(m[2]);
+  EXPECT_GE(about, 0.6) << "the estimate is the measured point's cost, at least 128 x 5 ms";
+  EXPECT_GT(about * 1.1, left) << "skipped only when it does not fit";
+  size_t on_first = 0, coarse_first = 0;
+  for (const json& p : load["points"]) {
+    EXPECT_NE(p["workspace"], second.path) << "the skipped workspace has no points: " << p.dump();
+    on_first += p["workspace"] == first.path;
+    coarse_first += p["workspace"] == first.path && p["phase"] == "coarse";
+    EXPECT_GE(p["seconds"].get<double>(), 128 * kSlowIoS) << p.dump();
+  }
+  EXPECT_GE(on_first, 1u);
+  ASSERT_EQ(load["searches"].size(), 2u);
+  EXPECT_EQ(load["searches"][1]["workspace"], second.path);
+  EXPECT_EQ(load["searches"][1]["coarse_skipped"], load["searches"][1]["coarse_planned"]);
+  EXPECT_EQ(load["searches"][0]["coarse_planned"].get<size_t>() - load["searches"][0]["coarse_skipped"].get<size_t>(),
+            coarse_first) << "N of M coarse points in the budget counts what was measured";
+  ASSERT_EQ(load["recommendations"].size(), 2u);
+  EXPECT_TRUE(load["recommendations"][1]["best"].is_null()) << load["recommendations"].dump();
+  EXPECT_EQ(load["notes"], json::array({notes[0].substr(kNote.size())})) << "the JSON keeps the note";
+}
+
+// --what aio,load on one workspace in 1 s: aio's first point (at least 1.9 s, as
+// above) takes all of it, and load, next, has no time left and no load point yet to
+// estimate one from: its note says so rather than "about 0.0 s".
+TEST(TuneSearchE2E, LoadAfterAioTookTheBudgetSaysNoTimeLeft) {
+  Workspace ws;
+  ASSERT_FALSE(ws.path.empty());
+  const RunResult r = run_tool({"--backend", "sim", "tune", "--budget", "1s", "--what", "aio,load", "--workspace",
+                                ws.path, "--sizes", "256K:256K", "-i", "1", "--warmup", "0", "--format", "json"},
+                               slow_every_io());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  if (doc["load"]["searches"].empty()) GTEST_SKIP() << "no I/O engine for load here";
+  EXPECT_EQ(lines_with(r.err, " skipped: "),
+            std::vector<std::string>{"dev-sandbox: note: tune: load of 256 KiB blocks on " + ws.path +
+                                     " skipped: no time left; a larger --budget measures it"})
+      << r.err;
+  EXPECT_FALSE(doc["aio"]["points"].empty());
+  EXPECT_TRUE(doc["load"]["points"].empty()) << doc["load"]["points"].dump();
 }
 
 TEST(TuneSearchE2E, LoadBadCombinationsAreOneLineExitTwo) {

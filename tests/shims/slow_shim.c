@@ -12,6 +12,11 @@
  *                            the run is slow (tune's aio points each run their I/O in
  *                            children of their own: psync made slow at every point)
  *   DS_SHIM_SLOW_NS=N        the wait before each of its reads and writes
+ *   DS_SHIM_SLOW_AIO=1       also the queued engines' I/O (aio --engine libaio and
+ *                            io_uring, and load's reads): after each libaio io_submit
+ *                            and each io_uring_submit, the slow process waits N for
+ *                            every I/O that call submitted (tune's skip notes: a
+ *                            point of every engine at least its I/Os x N long)
  *
  * The winner says so once on stderr ("slow_shim: pid P is the slow one"). Unset,
  * nothing changes. The test removes the claim file. */
@@ -31,6 +36,7 @@ static pid_t g_starter;       /* the process the run started in */
 static pid_t g_decided;       /* the process the answer below is for */
 static int g_slow;            /* this process is the slow one */
 static int g_all;             /* DS_SHIM_SLOW_ALL: every process but the starter */
+static int g_aio;             /* DS_SHIM_SLOW_AIO: io_submit / io_uring_submit too */
 
 __attribute__((constructor)) static void shim_init(void) {
   g_claim = getenv("DS_SHIM_SLOW_CLAIM");
@@ -39,6 +45,8 @@ __attribute__((constructor)) static void shim_init(void) {
   g_starter = getpid();
   const char* all = getenv("DS_SHIM_SLOW_ALL");
   g_all = all && *all == '1';
+  const char* aio = getenv("DS_SHIM_SLOW_AIO");
+  g_aio = aio && *aio == '1';
 }
 
 static int this_process_is_slow(void) {
@@ -70,13 +78,21 @@ static int this_process_is_slow(void) {
   return g_slow;
 }
 
-static void maybe_wait(void) {
-  if (!this_process_is_slow()) return;
+static void wait_ns(long long ns) {
   const int saved = errno;
-  struct timespec t = {(time_t)(g_ns / 1000000000LL), (long)(g_ns % 1000000000LL)};
+  struct timespec t = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
   while (nanosleep(&t, &t) != 0 && errno == EINTR) {
   }
   errno = saved;
+}
+
+static void maybe_wait(void) {
+  if (this_process_is_slow()) wait_ns(g_ns);
+}
+
+/* After a queued engine's submission: N for each I/O it submitted (rc of them). */
+static void maybe_wait_submitted(int rc) {
+  if (g_aio && rc > 0 && this_process_is_slow()) wait_ns(g_ns * rc);
 }
 
 typedef ssize_t (*pread_fn)(int, void*, size_t, off_t);
@@ -97,3 +113,29 @@ DS_SLOW(ssize_t, pread, pread_fn, void*)
 DS_SLOW(ssize_t, pread64, pread_fn, void*)
 DS_SLOW(ssize_t, pwrite, pwrite_fn, const void*)
 DS_SLOW(ssize_t, pwrite64, pwrite_fn, const void*)
+
+/* The queued engines' submissions, declared without their headers (the pointers are
+ * passed through untouched): libaio's io_submit (the version the program binds,
+ * LIBAIO_0.1, as corrupt_shim.c finds it) and liburing's io_uring_submit. */
+typedef int (*io_submit_fn)(void*, long, void**);
+int io_submit(void* ctx, long nr, void** iocbs) {
+  static io_submit_fn real;
+  if (!real) {
+    real = (io_submit_fn)dlvsym(RTLD_NEXT, "io_submit", "LIBAIO_0.1");
+    if (!real) real = (io_submit_fn)dlsym(RTLD_NEXT, "io_submit");
+    if (!real) return -ENOSYS;
+  }
+  const int rc = real(ctx, nr, iocbs);
+  maybe_wait_submitted(rc);
+  return rc;
+}
+
+typedef int (*uring_submit_fn)(void*);
+int io_uring_submit(void* ring) {
+  static uring_submit_fn real;
+  if (!real) real = (uring_submit_fn)dlsym(RTLD_NEXT, "io_uring_submit");
+  if (!real) return -ENOSYS;
+  const int rc = real(ring);
+  maybe_wait_submitted(rc);
+  return rc;
+}
