@@ -298,17 +298,12 @@ TEST(NothingBuiltWhileTimed, AscendOffload) {
   EXPECT_FALSE(exists(ws));
 }
 
-// tune's copy points are copy's measurements run in tune's process (one card) or its
-// forked workers (all cards): every arm the cuda double offers (CE, batched, S
-// streams stream-major and round-robin, the SM kernel and its gather, the direct
-// path) over two sizes, both directions. Each point is traced (a window or more per
-// point), and none built anything inside its windows.
-TEST(NothingBuiltWhileTimed, CudaTuneCopy) {
+void expect_tune_copy_points_built_nothing(const char* lib) {
   Ran ran;
-  expect_nothing_built_while_timed({"--backend", "cuda", "tune", "--budget", "4s", "--sizes", "8K:16K", "-d", "2",
+  expect_nothing_built_while_timed({"--backend", "cuda", "tune", "--budget", "3s", "--sizes", "8K:16K", "-d", "2",
                                     "-i", "2", "--warmup", "1", "--format", "json"},
-                                   cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG", &ran);
-  if (HasFatalFailure()) return;
+                                   cuda_env(lib), "DS_CUDA_DOUBLE_BUILD_LOG", &ran);
+  if (::testing::Test::HasFatalFailure()) return;
   const nlohmann::json doc = nlohmann::json::parse(ran.result.out);
   std::set<std::string> methods;
   size_t points = 0;
@@ -323,20 +318,16 @@ TEST(NothingBuiltWhileTimed, CudaTuneCopy) {
   EXPECT_GE(ran.windows, points) << "every point traced its timed windows";
 }
 
-// tune --what load's points are load's measurement (a forked worker on one card): each
-// arm the cuda double offers (libaio and io_uring, CE copies and the direct path) at
-// the coarse staging counts, nothing built inside a window, the workspace left empty.
-TEST(NothingBuiltWhileTimed, CudaTuneLoad) {
-  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+void expect_tune_load_points_built_nothing(const char* lib) {
   const std::string ws = disk_base() + "/" + unique_name("nobuild-tune");
   ASSERT_EQ(mkdir(ws.c_str(), 0700), 0) << ws;
   Ran ran;
-  expect_nothing_built_while_timed({"--backend", "cuda", "tune", "--budget", "4s", "--what", "load", "--workspace", ws,
+  expect_nothing_built_while_timed({"--backend", "cuda", "tune", "--budget", "3s", "--what", "load", "--workspace", ws,
                                     "--sizes", "16K:16K", "-i", "2", "--warmup", "1", "--format", "json"},
-                                   cuda_env(DS_CUDA_DOUBLE), "DS_CUDA_DOUBLE_BUILD_LOG", &ran);
+                                   cuda_env(lib), "DS_CUDA_DOUBLE_BUILD_LOG", &ran);
   EXPECT_TRUE(entries(ws).empty()) << "tune left files in its workspace";
   remove_tree(ws);
-  if (HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure()) return;
   const nlohmann::json doc = nlohmann::json::parse(ran.result.out);
   std::set<std::string> copies;
   size_t points = 0;
@@ -347,6 +338,33 @@ TEST(NothingBuiltWhileTimed, CudaTuneLoad) {
   }
   EXPECT_EQ(copies, (std::set<std::string>{"ce", "direct"})) << doc["load"]["points"].dump();
   EXPECT_GE(ran.windows, points) << "every point traced its timed windows";
+}
+
+// tune's copy points are copy's measurements run in tune's process (one card) or its
+// forked workers (all cards): every arm the cuda double offers (CE, batched, S
+// streams stream-major and round-robin, the SM kernel and its gather, the direct
+// path) over two sizes, both directions, with and without cuMemcpyBatchAsync (its
+// batches and direct tasks graphs instantiated at setup). Each point is traced (a
+// window or more per point), and none built anything inside its windows.
+TEST(NothingBuiltWhileTimed, CudaTuneCopy) {
+  for (const char* lib : {DS_CUDA_DOUBLE, DS_CUDA_DOUBLE_NOBATCH}) {
+    SCOPED_TRACE(lib);
+    expect_tune_copy_points_built_nothing(lib);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// tune --what load's points are load's measurement (a forked worker on one card): each
+// arm the cuda double offers (libaio and io_uring, CE copies and the direct path) at
+// the coarse staging counts, with and without cuMemcpyBatchAsync, nothing built inside
+// a window, the workspace left empty.
+TEST(NothingBuiltWhileTimed, CudaTuneLoad) {
+  if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
+  for (const char* lib : {DS_CUDA_DOUBLE, DS_CUDA_DOUBLE_NOBATCH}) {
+    SCOPED_TRACE(lib);
+    expect_tune_load_points_built_nothing(lib);
+    if (HasFatalFailure()) return;
+  }
 }
 
 }  // namespace
