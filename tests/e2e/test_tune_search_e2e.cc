@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -119,6 +120,7 @@ TEST(TuneSearchE2E, AioCoversTheProductAndDropsADominatedEngine) {
   int psync_points = 0;
   for (const json& p : aio["points"]) psync_points += p["config"]["engine"] == "psync";
   EXPECT_LE(psync_points, 4) << aio["points"].dump();
+  ASSERT_EQ(aio["recommendations"].size(), 1u) << aio.dump();  // (a const json's [] past the end is undefined)
   EXPECT_NE(aio["recommendations"][0]["load"]["config"]["engine"], "psync");
   EXPECT_LT(doc["elapsed_s"].get<double>(), 30.0 * 1.1 + 2.0);
   EXPECT_LT(took, 60.0);
@@ -247,7 +249,9 @@ TEST(TuneSearchE2E, AioWorkspaceThatWillNotFitIsSkippedWithOneNote) {
   EXPECT_EQ(aio["searches"][0]["coarse_planned"].get<size_t>() - aio["searches"][0]["coarse_skipped"].get<size_t>(),
             coarse_first) << "N of M coarse points in the budget counts what was measured";
   for (const json& k : aio["recommendations"]) EXPECT_NE(k["workspace"], second.path) << k.dump();
-  EXPECT_EQ(aio["notes"], json::array({notes[0].substr(kNote.size())})) << "the JSON keeps the note";
+  const json& kept = aio["notes"];
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), json(notes[0].substr(kNote.size()))), 1) << "the JSON keeps the note: "
+                                                                                        << kept.dump();
 }
 
 // The same for --what load: two workspaces, one block shape (256 KiB, 64 blocks),
@@ -291,7 +295,9 @@ TEST(TuneSearchE2E, LoadWorkspaceThatWillNotFitIsSkippedWithOneNote) {
             coarse_first) << "N of M coarse points in the budget counts what was measured";
   ASSERT_EQ(load["recommendations"].size(), 2u);
   EXPECT_TRUE(load["recommendations"][1]["best"].is_null()) << load["recommendations"].dump();
-  EXPECT_EQ(load["notes"], json::array({notes[0].substr(kNote.size())})) << "the JSON keeps the note";
+  const json& kept = load["notes"];
+  EXPECT_EQ(std::count(kept.begin(), kept.end(), json(notes[0].substr(kNote.size()))), 1) << "the JSON keeps the note: "
+                                                                                        << kept.dump();
 }
 
 // --what aio,load on one workspace in 1 s: aio's first point (at least 1.9 s, as
