@@ -162,9 +162,10 @@ void run_worker(int w, const LoopShape& shape, const LoopHooks& hooks, SharedRec
   if (final_barrier(shape)) {
     // Workers in one process (threads) tear down in it: none before every one is
     // past its last `done`, so no free or destroy lands in another's last window.
+    // Local only: across ranks the coordinator is a party here too, without agreeing.
     publish(mine.barriers, mine.barriers + 1);
     beat(mine, kBarrier, total - 1);
-    sync();
+    barrier.wait(barrier_timeout);
   }
   beat(mine, kFinish);
   worker->finish();
@@ -261,11 +262,9 @@ class Coordinator {
     }
     started_cv_.notify_all();
     try {
-      const int points = total * per + (final_barrier(shape_) ? 1 : 0);
-      for (int point = 0; point < points; ++point) {
+      for (int point = 0; point < total * per; ++point) {
         barrier_.wait(timeout);  // every local worker has arrived
-        const std::string what = point < total * per ? "the start of " + shape_.unit + " " + std::to_string(point / per)
-                                                     : "the end of the last " + shape_.unit;
+        const std::string what = "the start of " + shape_.unit + " " + std::to_string(point / per);
         if (!c.agree(true, timeout, what)) {
           remote_failed_ = true;
           barrier_.abort();
@@ -273,6 +272,7 @@ class Coordinator {
         }
         barrier_.wait(timeout);  // the release
       }
+      if (final_barrier(shape_)) barrier_.wait(timeout);  // the workers' last, local one (no agreement)
     } catch (const Interrupted&) {
       barrier_.abort();
     } catch (const ClusterTimeout& e) {
