@@ -1,6 +1,7 @@
 #include "app/model_options.h"
 
 #include "core/error.h"
+#include "core/shell_word.h"
 #include "core/units.h"
 #include "app/output_options.h"
 
@@ -61,19 +62,6 @@ std::optional<Workload> parse_workload(const ModelOptionText& t) {
   if (!note.empty()) stderr_notes().note(note);
   return w;
 }
-
-namespace {
-
-std::string shell_word(const std::string& w) {
-  const bool plain = !w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                        "0123456789_./:=,+-@%") == std::string::npos;
-  if (plain) return w;
-  std::string q = "'";
-  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-}  // namespace
 
 std::string model_option_words(const ModelOptionText& t) {
   if (t.model.empty()) return "";

@@ -102,37 +102,15 @@ void parse_what(const TuneArgs& a, TunePlan& p) {
     throw UsageError("option --workspace is for --what aio and load; add aio or load to --what");
 }
 
-// --what load's block shapes: the --model's block, else the smallest, the middle and
-// the largest of --sizes (each at least 4 KiB, the O_DIRECT unit).
+// --what load's block shapes (tune_load_shapes): the --model's options quoted as
+// model_option_words gives them, with its block size as it resolved, and without
+// --input-len (each point says its own).
 std::vector<TuneLoadShape> load_shapes(const TunePlan& p, const ModelOptionText& m) {
-  std::vector<TuneLoadShape> out;
-  if (p.workload) {
-    const Workload& w = *p.workload;
-    TuneLoadShape s;
-    s.fragments = w.task_fragments;
-    s.tasks_per_file = w.tasks_per_block;
-    s.shared = w.model.arch != KvArch::kGqa;
-    s.label = w.model.name + "'s " + size_label(s.payload());
-    s.model_args = "--model " + m.model + " --tp " + std::to_string(w.req.tp) + " --block-size " +
-                   std::to_string(w.req.block_tokens) + (m.kv_dtype.empty() ? "" : " --kv-dtype " + m.kv_dtype) +
-                   (m.kv_layout.empty() ? "" : " --kv-layout " + m.kv_layout);
-    s.block_tokens = w.req.block_tokens;
-    out.push_back(s);
-    return out;
-  }
-  std::vector<uint64_t> sizes;
-  for (uint64_t v : p.sizes)
-    if (v >= 4096) sizes.push_back(v);
-  if (sizes.empty()) sizes.push_back(4096);
-  std::vector<uint64_t> pick = {sizes.front(), sizes[sizes.size() / 2], sizes.back()};
-  pick.erase(std::unique(pick.begin(), pick.end()), pick.end());
-  for (uint64_t v : pick) {
-    TuneLoadShape s;
-    s.fragments = {v};
-    s.label = size_words(v);
-    out.push_back(s);
-  }
-  return out;
+  if (!p.workload) return tune_load_shapes(p.sizes, nullptr, "");
+  ModelOptionText words = m;
+  words.input_len.clear();
+  words.block_size = std::to_string(p.workload->req.block_tokens);
+  return tune_load_shapes(p.sizes, &*p.workload, model_option_words(words));
 }
 
 TunePlan parse_tune(const TuneArgs& a) {
@@ -256,11 +234,9 @@ int run_tune(const TuneArgs& a, const GlobalOptions& g) {
   write_out(a.out, a.out.format == "json" ? tune_json(ctx, c, f, io, ld) : tune_text(ctx, c, f, io, ld));
   if (!a.plot.empty() && c) write_plot_file(a.plot, tune_plot_svg(ctx, *c, *f), stderr_notes());
   if (!a.report.empty()) write_report_file(a.report, tune_report(ctx, c, f, io, ld), stderr_notes());
-  bool failed = false;
-  for (const TunePoint& pt : c ? c->points : std::vector<TunePoint>{}) failed = failed || !pt.error.empty();
-  for (const TuneAioPoint& pt : io ? io->points : std::vector<TuneAioPoint>{}) failed = failed || !pt.error.empty();
-  for (const TuneLoadPoint& pt : ld ? ld->points : std::vector<TuneLoadPoint>{}) failed = failed || !pt.error.empty();
-  if (failed) throw RunError("tune: some points failed (each named above); the rest are in the output");
+  const TuneFailures failed = tune_failures(c, io, ld);
+  if (!failed.note.empty()) stderr_notes().note(failed.note);
+  if (!failed.error.empty()) throw RunError(failed.error);
   return 0;
 }
 

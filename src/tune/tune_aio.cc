@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/size_label.h"
+#include "core/units.h"
 #include "tune/tune_keep.h"
 #include "tune/tune_search.h"
 
@@ -83,17 +84,26 @@ void name_axes(KnobSearch& s, const std::vector<AioEngineKind>& engines) {
 
 }  // namespace
 
+uint64_t aio_epoch_bytes(const TuneAioRequest& req, const TuneAioConfig& c) {
+  const AioParams p = aio_params(req, "", c);
+  return p.io_size * p.shards() * static_cast<uint64_t>(std::max(1, p.workers));
+}
+
+std::string aio_left_out(const TuneAioRequest& req, const TuneAioConfig& c) {
+  const uint64_t had = aio_epoch_bytes(req, c);
+  if (had == req.bytes) return "";
+  const uint64_t shards = c.shards_per_file * static_cast<uint64_t>(std::max(1, c.workers));
+  return "tune: aio's " + std::to_string(c.workers) + " workers x " + std::to_string(c.shards_per_file) +
+         " shards per file left out: at least " + std::to_string(shards) + " shards (" + format_bytes(had) +
+         ") an epoch, and every point moves " + format_bytes(req.bytes);
+}
+
 double aio_point_estimate(const std::vector<TuneAioPoint>& points, const std::string& workspace,
-                          const TuneAioConfig& next, const TuneAioRequest& req) {
+                          const TuneAioConfig&, const TuneAioRequest&) {
   double own = 0, any = 0;
-  const double want = static_cast<double>(aio_params(req, workspace, next).shards() * static_cast<uint64_t>(next.workers));
-  for (const TuneAioPoint& p : points) {
-    // Scaled up by the I/Os it moves, never down.
-    const double had = static_cast<double>(aio_params(req, p.workspace, p.config).shards() *
-                                           static_cast<uint64_t>(p.config.workers));
-    const double s = p.seconds * std::max(1.0, want / std::max(1.0, had));
-    any = std::max(any, s);
-    if (p.workspace == workspace) own = std::max(own, s);
+  for (const TuneAioPoint& p : points) {  // every point moves the same bytes (aio_left_out)
+    any = std::max(any, p.seconds);
+    if (p.workspace == workspace) own = std::max(own, p.seconds);
   }
   return own > 0 ? own : any;
 }
@@ -120,21 +130,20 @@ std::vector<TuneAioRun::Pick> TuneAioRun::picks() const {
     if (it == out.end()) it = out.insert(out.end(), Pick{p.workspace});
   }
   for (Pick& k : out) {
-    auto rank = [&](double (TuneAioPoint::*bw)() const, int& best, int& next) {
+    auto rank = [&](double (TuneAioPoint::*bw)() const, const CaseResult TuneAioPoint::*phase) {
+      std::vector<RankCandidate> c;
       for (size_t i = 0; i < points.size(); ++i) {
         const TuneAioPoint& p = points[i];
         if (p.workspace != k.workspace || !p.error.empty()) continue;
-        const double v = (p.*bw)();
-        if (best < 0 || v > (points[static_cast<size_t>(best)].*bw)()) {
-          next = best;
-          best = static_cast<int>(i);
-        } else if (next < 0 || v > (points[static_cast<size_t>(next)].*bw)()) {
-          next = static_cast<int>(i);
-        }
+        // Cheapest first: fewer workers, a lower iodepth, fewer shards per file.
+        c.push_back({static_cast<int>(i), (p.*bw)(), stage_spread(p.*phase) > kNoisySpread,
+                     {static_cast<double>(p.config.workers), static_cast<double>(p.config.iodepth),
+                      static_cast<double>(p.config.shards_per_file)}});
       }
+      return rank_points(c);
     };
-    rank(&TuneAioPoint::load_gib_s, k.best_load, k.next_load);
-    rank(&TuneAioPoint::dump_gib_s, k.best_dump, k.next_dump);
+    k.load = rank(&TuneAioPoint::load_gib_s, &TuneAioPoint::load);
+    k.dump = rank(&TuneAioPoint::dump_gib_s, &TuneAioPoint::dump);
   }
   return out;
 }
@@ -152,6 +161,12 @@ TuneAioSearch search_workspace(const SelectedBackend& selected, const TuneAioReq
   while (const std::optional<SearchPoint> next = search.next()) {
     check_interrupted();
     const TuneAioConfig c = config_of(next->knobs, engines);
+    const std::string out = aio_left_out(req, c);
+    if (!out.empty()) {
+      notes.note(out);
+      search.leave_out(next->knobs);
+      continue;
+    }
     const double remaining = until - (req.seconds - left());
     // The first point of a workspace: estimated from what one cost on the others.
     const double est = aio_point_estimate(run.points, ws, c, req);
@@ -171,6 +186,7 @@ TuneAioSearch search_workspace(const SelectedBackend& selected, const TuneAioReq
   TuneAioSearch out;
   out.workspace = ws;
   out.coarse_planned = search.coarse_planned();
+  out.coarse_measured = search.coarse_measured();
   out.coarse_skipped = search.coarse_skipped();
   for (size_t e = 0; e < engines.size(); ++e)
     if (search.dropped(e)) out.dropped.push_back({engine_option_name(engines[e]), search.drop_reason(e)});

@@ -17,6 +17,7 @@
 #include "backends/select.h"
 #include "output/result.h"
 #include "tune/tune_run.h"
+#include "tune/tune_search.h"
 
 namespace ds {
 
@@ -53,7 +54,9 @@ struct TuneAioRequest {
 // One workspace's search: its coarse grid and the engines it dropped.
 struct TuneAioSearch {
   std::string workspace;
-  size_t coarse_planned = 0, coarse_skipped = 0;
+  // Planned; measured (ran, failed ones included); skipped for the budget; the rest
+  // (planned - measured - skipped) were of engines dropped before their turn.
+  size_t coarse_planned = 0, coarse_measured = 0, coarse_skipped = 0;
   std::vector<std::pair<std::string, std::string>> dropped;  // engine, why
 };
 
@@ -65,17 +68,26 @@ struct TuneAioRun {
   std::vector<std::string> engines_unavailable;  // "io_uring: why"
   std::vector<TuneAioSearch> searches;            // per workspace
   double seconds = 0;
-  // Per workspace: the best point by load, then by dump, and the next best of each (-1: none).
+  // Per workspace: the best point by load, then by dump, each ranked as copy's
+  // (tune_search.h rank_points: noisy after quiet, a tie within kTieMargin to the
+  // fewer workers, then the lower iodepth, then fewer shards per file).
   struct Pick {
     std::string workspace;
-    int best_load = -1, next_load = -1, best_dump = -1, next_dump = -1;
+    RankedPick load, dump;
   };
   std::vector<Pick> picks() const;
 };
 
+// The bytes one epoch of a point with `c` moves over every worker: req.bytes, or
+// more where the workers x shards per file hold more shards than an epoch has.
+uint64_t aio_epoch_bytes(const TuneAioRequest& req, const TuneAioConfig& c);
+// Why `c` is left out of the search ("" when it is not): every point moves the same
+// bytes, and `c` cannot (aio_epoch_bytes above req.bytes).
+std::string aio_left_out(const TuneAioRequest& req, const TuneAioConfig& c);
+
 // What the next aio point, `next` on `workspace`, is estimated to cost: the dearest
-// point measured there, else on any workspace, each scaled up by the I/Os `next`
-// moves over its own (never down); 0 before any was measured.
+// point measured there, else on any workspace (every point moves the same bytes);
+// 0 before any was measured.
 double aio_point_estimate(const std::vector<TuneAioPoint>& points, const std::string& workspace,
                           const TuneAioConfig& next, const TuneAioRequest& req);
 

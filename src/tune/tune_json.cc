@@ -160,25 +160,30 @@ json aio_json(const TuneAioRun& aio) {
     points.push_back(j);
   }
   for (const TuneAioRun::Pick& k : aio.picks()) {
-    const auto pick = [&](int best, int next, double (TuneAioPoint::*bw)() const) -> json {
-      if (best < 0) return nullptr;
-      const TuneAioPoint& b = aio.points[static_cast<size_t>(best)];
-      json j = {{"config", cfg(b.config)}, {"gib_s", (b.*bw)()}, {"noisy", b.noisy()}, {"next", nullptr}};
-      if (next >= 0)
-        j["next"] = {{"config", cfg(aio.points[static_cast<size_t>(next)].config)},
-                     {"gib_s", (aio.points[static_cast<size_t>(next)].*bw)()}};
+    const auto pick = [&](const RankedPick& r, double (TuneAioPoint::*bw)() const) -> json {
+      if (r.best < 0) return nullptr;
+      const TuneAioPoint& b = aio.points[static_cast<size_t>(r.best)];
+      json j = {{"config", cfg(b.config)}, {"gib_s", (b.*bw)()}, {"noisy", b.noisy()}, {"tie", r.tie},
+                {"next", nullptr}, {"noisy_faster", nullptr}};
+      if (r.next >= 0)
+        j["next"] = {{"config", cfg(aio.points[static_cast<size_t>(r.next)].config)},
+                     {"gib_s", (aio.points[static_cast<size_t>(r.next)].*bw)()}};
+      if (r.noisy_faster >= 0)
+        j["noisy_faster"] = {{"config", cfg(aio.points[static_cast<size_t>(r.noisy_faster)].config)},
+                             {"gib_s", (aio.points[static_cast<size_t>(r.noisy_faster)].*bw)()}};
       return j;
     };
     recs.push_back({{"workspace", k.workspace},
-                    {"load", pick(k.best_load, k.next_load, &TuneAioPoint::load_gib_s)},
-                    {"dump", pick(k.best_dump, k.next_dump, &TuneAioPoint::dump_gib_s)}});
+                    {"load", pick(k.load, &TuneAioPoint::load_gib_s)},
+                    {"dump", pick(k.dump, &TuneAioPoint::dump_gib_s)}});
   }
   json searches = json::array();
   for (const TuneAioSearch& s : aio.searches) {
     json dropped = json::array();
     for (const auto& d : s.dropped) dropped.push_back({{"engine", d.first}, {"reason", d.second}});
     searches.push_back({{"workspace", s.workspace}, {"coarse_planned", s.coarse_planned},
-                        {"coarse_skipped", s.coarse_skipped}, {"dropped", dropped}});
+                        {"coarse_measured", s.coarse_measured}, {"coarse_skipped", s.coarse_skipped},
+                        {"dropped", dropped}});
   }
   return {{"io_size", aio.io_size}, {"bytes_per_epoch", aio.bytes}, {"epochs", aio.epochs},
           {"seconds", aio.seconds}, {"engines_unavailable", aio.engines_unavailable},
@@ -222,19 +227,24 @@ json load_json(const TuneLoadRun& run) {
     json dropped = json::array();
     for (const auto& d : s.dropped) dropped.push_back({{"arm", d.first}, {"reason", d.second}});
     searches.push_back({{"workspace", s.workspace}, {"shape", run.shapes[s.shape].label},
-                        {"coarse_planned", s.coarse_planned}, {"coarse_skipped", s.coarse_skipped},
-                        {"dropped", dropped}});
+                        {"coarse_planned", s.coarse_planned}, {"coarse_measured", s.coarse_measured},
+                        {"coarse_skipped", s.coarse_skipped}, {"dropped", dropped},
+                        {"unfit", s.unfit.empty() ? json(nullptr) : json(s.unfit)}});
   }
   for (const TuneLoadRun::Pick& k : run.picks()) {
     json best = nullptr;
-    if (k.best >= 0) {
-      const TuneLoadPoint& b = run.points[static_cast<size_t>(k.best)];
+    if (k.r.best >= 0) {
+      const TuneLoadPoint& b = run.points[static_cast<size_t>(k.r.best)];
       best = {{"config", load_config_json(b.config)}, {"gib_s", b.gib_s()}, {"noisy", b.noisy()},
-              {"bottleneck", b.bottleneck()}, {"bound", load_bound_words(b.bottleneck())}, {"command", b.command},
-              {"next", nullptr}};
-      if (k.next >= 0) {
-        const TuneLoadPoint& n = run.points[static_cast<size_t>(k.next)];
+              {"tie", k.r.tie}, {"bottleneck", b.bottleneck()}, {"bound", load_bound_words(b.bottleneck())},
+              {"command", b.command}, {"next", nullptr}, {"noisy_faster", nullptr}};
+      if (k.r.next >= 0) {
+        const TuneLoadPoint& n = run.points[static_cast<size_t>(k.r.next)];
         best["next"] = {{"config", load_config_json(n.config)}, {"gib_s", n.gib_s()}};
+      }
+      if (k.r.noisy_faster >= 0) {
+        const TuneLoadPoint& n = run.points[static_cast<size_t>(k.r.noisy_faster)];
+        best["noisy_faster"] = {{"config", load_config_json(n.config)}, {"gib_s", n.gib_s()}};
       }
     }
     recs.push_back({{"workspace", k.workspace}, {"shape", run.shapes[k.shape].label}, {"best", best}});

@@ -17,9 +17,11 @@
 
 #include "aio/io_engine.h"
 #include "backends/select.h"
+#include "model/model.h"
 #include "output/result.h"
 #include "staging/staged_stages.h"
 #include "tune/tune_run.h"
+#include "tune/tune_search.h"
 
 namespace ds {
 
@@ -77,8 +79,10 @@ struct TuneLoadRequest {
 struct TuneLoadSearch {
   std::string workspace;
   size_t shape = 0;
-  size_t coarse_planned = 0, coarse_skipped = 0;
+  // As TuneAioSearch's: planned, measured, skipped for the budget; the rest of dropped arms.
+  size_t coarse_planned = 0, coarse_measured = 0, coarse_skipped = 0;
   std::vector<std::pair<std::string, std::string>> dropped;  // arm ("libaio+ce"), why
+  std::string unfit;  // why the shape was skipped up front (it does not fit here); "" measured
 };
 
 struct TuneLoadRun {
@@ -89,22 +93,37 @@ struct TuneLoadRun {
   std::vector<std::string> notes;
   std::vector<std::string> unavailable;  // "io_uring: why", "--sdma true: why"
   double seconds = 0;
-  // Per workspace and shape (as the searches): the best point by load BW and the next (-1: none).
+  // Per workspace and shape (as the searches): the best point by load BW and the
+  // next, ranked as copy's (tune_search.h rank_points: noisy after quiet, a tie
+  // within kTieMargin to fewer staging buffers, then the lower iodepth, then CE copies).
   struct Pick {
     std::string workspace;
     size_t shape = 0;
-    int best = -1, next = -1;
+    RankedPick r;
   };
   std::vector<Pick> picks() const;
 };
 
+// --what load's block shapes, smallest first: the --model's block (`model`, all its
+// layers in one file as load --model stores it; `model_words` its options as
+// model_option_words gives them, quoted for the shell, without --input-len), else the
+// smallest, the middle and the largest of `sizes` (each at least 4 KiB, the O_DIRECT unit).
+std::vector<TuneLoadShape> tune_load_shapes(const std::vector<uint64_t>& sizes, const Workload* model,
+                                            const std::string& model_words);
+
+// The equivalent `dev-sandbox load` of a point (the workspace quoted for the shell).
+std::string tune_load_command(const std::string& workspace, const TuneLoadShape& s, const TuneLoadConfig& c,
+                              uint64_t blocks, const TuneLoadRequest& req);
+
 // Blocks per point of a shape: 32 MiB of block files, 8 to 64 (staging up to 8 and more).
 uint64_t tune_load_blocks(const TuneLoadShape& s);
 
-// The next point's estimate: the dearest point measured on `workspace` (else on any),
-// scaled up by the bytes `bytes` over its own, never down; 0 before any.
+// The next point's estimate, a point of `shape` on `workspace`: the dearest point of
+// that shape there (else on any workspace); before any, a fixed-plus-per-byte fit of
+// the other shapes' points there (else anywhere; tune_load.cc fit_estimate), never a
+// pure per-byte scale of a small block's setup-bound point; 0 before any point.
 double load_point_estimate(const std::vector<TuneLoadPoint>& points, const std::vector<TuneLoadShape>& shapes,
-                           const std::string& workspace, uint64_t bytes);
+                           const std::string& workspace, size_t shape);
 
 TuneLoadRun run_load_tune(const SelectedBackend& selected, const TuneLoadRequest& req, const TuneProgress& progress);
 

@@ -16,8 +16,6 @@ std::string fixed3(double v) {
   return b;
 }
 
-std::string lead_pct(double lead) { return "+" + std::to_string(static_cast<int>(std::lround(lead * 100))) + "%"; }
-
 std::string part_words(const TuneLoadRun& run, const std::string& ws, size_t shape) {
   return ws + ", " + run.shapes[shape].label + " blocks";
 }
@@ -32,8 +30,8 @@ std::string tune_load_heading(const TuneLoadRun& run) {
 ReportTable tune_load_table(const TuneLoadRun& run, const TuneLoadSearch& s) {
   ReportTable t;
   t.caption = part_words(run, s.workspace, s.shape) + ": " +
-              std::to_string(s.coarse_planned - s.coarse_skipped) + " of " + std::to_string(s.coarse_planned) +
-              " coarse points in the budget";
+              (s.unfit.empty() ? tune_coarse_words(s.coarse_planned, s.coarse_measured, s.coarse_skipped, "arms")
+                               : "skipped, it does not fit here: " + s.unfit);
   t.header = {"Engine", "Copy", "Staging", "Iodepth", "BW(GiB/s)", "Disk(GiB/s)", "Copy(GiB/s)", "Of slower",
               "Bottleneck", "Phase"};
   for (const TuneLoadPoint& p : run.points) {
@@ -67,19 +65,23 @@ std::vector<std::string> tune_load_part_lines(const TuneLoadRun& run, const Tune
   for (const TuneLoadRun::Pick& k : run.picks()) {
     if (k.workspace != s.workspace || k.shape != s.shape) continue;
     const std::string head = part_words(run, k.workspace, k.shape) + ": ";
-    if (k.best < 0) {
+    if (k.r.best < 0) {
       o.push_back(head + "no point ran");
       continue;
     }
-    const TuneLoadPoint& b = run.points[static_cast<size_t>(k.best)];
+    const TuneLoadPoint& b = run.points[static_cast<size_t>(k.r.best)];
     const StagedStages* st = b.stages();
     std::string line = head + "use " + load_config_text(b.config) + ", " + fixed3(b.gib_s()) + " GiB/s" +
                        (b.noisy() ? " (noisy)" : "") + ", " + load_bound_words(b.bottleneck());
     if (st) line += " (disk alone " + fixed3(st->disk_gib_s) + ", copy alone " + fixed3(st->copy_gib_s) + " GiB/s)";
-    if (k.next >= 0) {
-      const TuneLoadPoint& n = run.points[static_cast<size_t>(k.next)];
+    if (k.r.next >= 0) {
+      const TuneLoadPoint& n = run.points[static_cast<size_t>(k.r.next)];
       line += "; next " + load_config_text(n.config) + ", " + fixed3(n.gib_s()) + " GiB/s (" +
-              lead_pct(b.gib_s() / std::max(1e-12, n.gib_s()) - 1) + ")";
+              tune_lead_words(b.gib_s(), n.gib_s(), k.r.tie) + ")";
+    }
+    if (k.r.noisy_faster >= 0) {
+      const TuneLoadPoint& n = run.points[static_cast<size_t>(k.r.noisy_faster)];
+      line += "; faster but noisy: " + load_config_text(n.config) + ", " + fixed3(n.gib_s()) + " GiB/s~";
     }
     o.push_back(line);
     o.push_back("  as: " + b.command);

@@ -49,16 +49,20 @@ void text_table(std::ostringstream& o, const ReportTable& t, const std::vector<s
   }
 }
 
-std::string pick_line(const char* what, const std::string& workspace, const TuneAioRun& aio, int best, int next,
+std::string pick_line(const char* what, const std::string& workspace, const TuneAioRun& aio, const RankedPick& r,
                       double (TuneAioPoint::*bw)() const) {
-  if (best < 0) return workspace + " " + what + ": no point ran";
-  const TuneAioPoint& b = aio.points[static_cast<size_t>(best)];
+  if (r.best < 0) return workspace + " " + what + ": no point ran";
+  const TuneAioPoint& b = aio.points[static_cast<size_t>(r.best)];
   std::string o = workspace + " " + what + ": use " + aio_config_text(b.config) + ", " + fixed((b.*bw)(), 3) +
                   " GiB/s" + (b.noisy() ? " (noisy)" : "");
-  if (next >= 0) {
-    const TuneAioPoint& n = aio.points[static_cast<size_t>(next)];
+  if (r.next >= 0) {
+    const TuneAioPoint& n = aio.points[static_cast<size_t>(r.next)];
     o += "; next " + aio_config_text(n.config) + ", " + fixed((n.*bw)(), 3) + " GiB/s (" +
-         pct((b.*bw)() / std::max(1e-12, (n.*bw)()) - 1) + ")";
+         tune_lead_words((b.*bw)(), (n.*bw)(), r.tie) + ")";
+  }
+  if (r.noisy_faster >= 0) {
+    const TuneAioPoint& n = aio.points[static_cast<size_t>(r.noisy_faster)];
+    o += "; faster but noisy: " + aio_config_text(n.config) + ", " + fixed((n.*bw)(), 3) + " GiB/s~";
   }
   return o;
 }
@@ -104,6 +108,20 @@ std::vector<std::string> tune_group_lines(const TuneCopyRun& run, const TuneGrou
            (c.to != c.from ? ".." + size_words(run.sizes[c.to]) : "") + (c.noisy ? " (rests on a noisy point)" : "");
   }
   if (!use.empty()) o.push_back("use: " + use);
+  return o;
+}
+
+std::string tune_lead_words(double best, double next, bool tie) {
+  const long n = std::lround((best / std::max(1e-12, next) - 1) * 100);
+  return (n < 0 ? "" : "+") + std::to_string(n) + "%" +
+         (tie ? ", a tie within " + fixed(100 * kTieMargin, 0) + "%: the cheaper one" : "");
+}
+
+std::string tune_coarse_words(size_t planned, size_t measured, size_t skipped, const std::string& arms) {
+  std::string o = std::to_string(measured) + " of " + std::to_string(planned) + " coarse points measured";
+  if (skipped > 0) o += ", " + std::to_string(skipped) + " over the budget";
+  const size_t dropped = planned > measured + skipped ? planned - measured - skipped : 0;
+  if (dropped > 0) o += ", " + std::to_string(dropped) + " of dropped " + arms;
   return o;
 }
 
@@ -161,15 +179,34 @@ std::vector<std::string> tune_aio_lines(const TuneAioRun& aio) {
   std::vector<std::string> o;
   for (const std::string& u : aio.engines_unavailable) o.push_back("not measured: " + u);
   for (const TuneAioSearch& s : aio.searches) {
-    o.push_back(s.workspace + ": " + std::to_string(s.coarse_planned - s.coarse_skipped) + " of " +
-                std::to_string(s.coarse_planned) + " coarse points in the budget");
+    o.push_back(s.workspace + ": " + tune_coarse_words(s.coarse_planned, s.coarse_measured, s.coarse_skipped, "engines"));
     for (const auto& d : s.dropped) o.push_back(s.workspace + " dropped: " + d.first + " (" + d.second + ")");
+    for (const TuneAioPoint& p : aio.points)
+      if (p.workspace == s.workspace && !p.error.empty())
+        o.push_back(s.workspace + " failed: " + aio_config_text(p.config) + " (" + p.phase + "): " + p.error);
   }
   for (const TuneAioRun::Pick& k : aio.picks()) {
-    o.push_back(pick_line("load", k.workspace, aio, k.best_load, k.next_load, &TuneAioPoint::load_gib_s));
-    o.push_back(pick_line("dump", k.workspace, aio, k.best_dump, k.next_dump, &TuneAioPoint::dump_gib_s));
+    o.push_back(pick_line("load", k.workspace, aio, k.load, &TuneAioPoint::load_gib_s));
+    o.push_back(pick_line("dump", k.workspace, aio, k.dump, &TuneAioPoint::dump_gib_s));
   }
   return o;
+}
+
+TuneFailures tune_failures(const TuneCopyRun* copy, const TuneAioRun* aio, const TuneLoadRun* load) {
+  size_t fatal = 0, refining = 0;
+  for (const TunePoint& p : copy ? copy->points : std::vector<TunePoint>{}) fatal += !p.error.empty();
+  const auto count = [&](const std::string& error, const std::string& phase) {
+    if (!error.empty()) ++(phase == "coarse" ? fatal : refining);
+  };
+  for (const TuneAioPoint& p : aio ? aio->points : std::vector<TuneAioPoint>{}) count(p.error, p.phase);
+  for (const TuneLoadPoint& p : load ? load->points : std::vector<TuneLoadPoint>{}) count(p.error, p.phase);
+  TuneFailures f;
+  if (fatal > 0) f.error = "tune: some points failed (each named above); the rest are in the output";
+  if (fatal == 0 && refining > 0)
+    f.note = "tune: " + std::to_string(refining) + (refining == 1 ? " refining point" : " refining points") +
+             " failed (each named above, marked failed in the output); the coarse comparison is whole and the "
+             "recommendations rest on the points that ran";
+  return f;
 }
 
 std::string tune_copy_summary(const TuneCopyRun& copy) {

@@ -81,9 +81,24 @@ std::string tune_model_heading(const TuneCopyRun& run);
 // same run (copy's --compare-contiguous: the two passes take turns, so neither always
 // goes first into warm caches); 0 when that pass is not there.
 double model_of_contiguous(const TunePoint& paged);
+// A recommendation's lead over its next: "+15%", "-2%, a tie within 5%: the cheaper one".
+std::string tune_lead_words(double best_gib_s, double next_gib_s, bool tie);
+// "10 of 16 coarse points measured, 2 over the budget, 4 of dropped engines": what
+// ran of the coarse grid, what the budget left, and (the rest) what dropped `arms` never got.
+std::string tune_coarse_words(size_t planned, size_t measured, size_t skipped, const std::string& arms);
 std::vector<std::string> tune_model_lines(const TuneCopyRun& run, const TuneFindings& f);
 std::string tune_aio_heading(const TuneAioRun& aio);
 std::vector<std::string> tune_aio_lines(const TuneAioRun& aio);
+
+// What the failed points make of a run (docs/tune.md "Failed points"): a copy point
+// or a coarse aio or load point failed (a method, engine or arm left uncompared):
+// `error`, the run's failure (exit 1); only refining aio or load points failed:
+// `note` says how many, and the run stands (each is named on stderr and marked
+// failed in the table and the JSON).
+struct TuneFailures {
+  std::string error, note;
+};
+TuneFailures tune_failures(const TuneCopyRun* copy, const TuneAioRun* aio, const TuneLoadRun* load);
 // The JSON's `machine` object flattened: ("host.kernel", "6.1.0"), ... (doctor's facts).
 std::vector<std::pair<std::string, std::string>> tune_machine_facts(const TuneContext& ctx);
 // The --report page: the machine facts, per group the table, its lines and what

@@ -42,32 +42,40 @@ std::vector<Knobs> KnobSearch::coarse_cells() const {
   return cells;
 }
 
-bool KnobSearch::is_coarse(const Knobs& k) const {
-  size_t off_base = 0;  // secondary axes away from their coarse[0]
-  for (size_t a = 0; a < axes_.size(); ++a) {
-    const std::vector<size_t>& c = axes_[a].coarse;
-    if (std::find(c.begin(), c.end(), k[a + 1]) == c.end()) return false;
-    if (axes_[a].secondary && k[a + 1] != c[0]) ++off_base;
-  }
-  return off_base <= 1;
-}
-
-size_t KnobSearch::secondary_coarse() const {
+size_t KnobSearch::coarse_per_arm() const {
   size_t extra = 0;
   for (const SearchAxis& a : axes_)
     if (a.secondary) extra += a.coarse.size() - 1;
-  return extra;
+  return coarse_cells().size() + extra;
 }
 
-size_t KnobSearch::coarse_planned() const { return arms_ * (coarse_cells().size() + secondary_coarse()); }
+size_t KnobSearch::coarse_planned() const { return arms_ * coarse_per_arm(); }
+
+bool KnobSearch::offered_coarse(const Knobs& k) const {
+  const std::optional<SearchPoint> c = next_coarse();
+  return c && c->knobs == k;
+}
+
+size_t KnobSearch::coarse_measured() const {
+  size_t n = 0;
+  for (const Done& d : done_) n += d.coarse && !d.scores.empty();
+  return n;
+}
+
+size_t KnobSearch::coarse_dropped() const {
+  size_t n = 0;
+  for (size_t arm = 0; arm < arms_; ++arm) {
+    if (!dropped(arm)) continue;
+    size_t ran = 0;
+    for (const Done& d : done_) ran += d.coarse && !d.scores.empty() && d.knobs[0] == arm;
+    n += coarse_per_arm() - std::min(ran, coarse_per_arm());
+  }
+  return n;
+}
 
 size_t KnobSearch::coarse_skipped() const {
-  // An arm the budget left without a point in the main grid never reaches its
-  // secondary values (they are taken at its best cell): the budget left those too.
-  size_t n = coarse_skipped_;
-  for (size_t arm = 0; arm < arms_; ++arm)
-    if (!dropped(arm) && !best_coarse(arm)) n += secondary_coarse();
-  return n;
+  const size_t ran = coarse_measured() + coarse_dropped();
+  return coarse_planned() > ran ? coarse_planned() - ran : 0;
 }
 
 const Knobs* KnobSearch::best_coarse(size_t arm) const {
@@ -165,18 +173,68 @@ std::optional<SearchPoint> KnobSearch::next() const {
 }
 
 void KnobSearch::skip(const Knobs& k) {
-  if (done(k)) return;
-  done_.push_back({k, {}});
-  if (is_coarse(k)) ++coarse_skipped_;
+  if (!done(k)) done_.push_back({k, {}, false});
+}
+
+void KnobSearch::leave_out(const Knobs& k) {
+  if (!done(k)) done_.push_back({k, {}, false});
 }
 
 void KnobSearch::record(const Knobs& k, const std::vector<double>& scores) {
-  done_.push_back({k, scores});
+  const bool coarse = offered_coarse(k);
   if (scores.empty() || !(scores[0] > 0)) {
-    if (!dropped(k[0])) drop_[k[0]] = "its point failed";
+    // A failed coarse point leaves its arm uncompared: dropped, unless it holds the
+    // best point so far. A refining one fails alone: only that point.
+    const Done* best = nullptr;
+    for (const Done& d : done_)
+      if (!d.scores.empty() && d.scores[0] > 0 && (!best || d.scores[0] > best->scores[0])) best = &d;
+    const bool holds_best = best && best->knobs[0] == k[0];
+    if (coarse && !dropped(k[0]) && !holds_best) drop_[k[0]] = "its coarse point failed";
+    done_.push_back({k, scores.empty() ? std::vector<double>{0} : scores, coarse});
     return;
   }
+  done_.push_back({k, scores, coarse});
   for (size_t arm = 0; arm < arms_; ++arm) check_drop(arm);
+}
+
+RankedPick rank_points(const std::vector<RankCandidate>& c) {
+  RankedPick r;
+  std::vector<const RankCandidate*> ran, quiet;
+  for (const RankCandidate& x : c)
+    if (x.gib_s > 0) {
+      ran.push_back(&x);
+      if (!x.noisy) quiet.push_back(&x);
+    }
+  if (ran.empty()) return r;
+  const std::vector<const RankCandidate*>& pool = quiet.empty() ? ran : quiet;
+  const RankCandidate* top = pool[0];
+  for (const RankCandidate* x : pool)
+    if (x->gib_s > top->gib_s) top = x;
+  // Within the tie margin of the fastest, the cheapest (then the faster of equal cost).
+  const RankCandidate* best = top;
+  for (const RankCandidate* x : pool)
+    if (x->gib_s >= (1 - kTieMargin) * top->gib_s &&
+        (x->cost < best->cost || (x->cost == best->cost && x->gib_s > best->gib_s)))
+      best = x;
+  r.best = best->index;
+  const RankCandidate* next = nullptr;
+  const std::vector<const RankCandidate*>* const froms[] = {&pool, &ran};
+  for (const std::vector<const RankCandidate*>* from : froms) {
+    for (const RankCandidate* x : *from)
+      if (x != best && (!next || x->gib_s > next->gib_s)) next = x;
+    if (next) break;
+  }
+  if (next) {
+    r.next = next->index;
+    r.tie = std::min(next->gib_s, best->gib_s) >= (1 - kTieMargin) * std::max(next->gib_s, best->gib_s);
+  }
+  if (!best->noisy) {
+    const RankCandidate* loud = nullptr;
+    for (const RankCandidate* x : ran)
+      if (x->noisy && x->gib_s > best->gib_s && (!loud || x->gib_s > loud->gib_s)) loud = x;
+    r.noisy_faster = loud ? loud->index : -1;
+  }
+  return r;
 }
 
 namespace {

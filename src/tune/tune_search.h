@@ -42,18 +42,26 @@ class KnobSearch {
   // The next point to measure; nullopt when nothing is left to measure.
   std::optional<SearchPoint> next() const;
   // What a point scored (every score higher-is-better; [0] ranks the points): 0 when
-  // it failed, which also drops its arm.
+  // it failed. A coarse point that failed drops its arm, unless the arm holds the
+  // best point measured; a refining one is only that point failed (never offered
+  // again, never stepped from).
   void record(const Knobs& k, const std::vector<double>& scores);
-  // A point the caller could not fit: never offered again.
+  // A point the caller could not fit: never offered again (counted in coarse_skipped
+  // when coarse).
   void skip(const Knobs& k);
+  // A point the caller leaves out of the search (it cannot be measured as the others
+  // are): never offered, not counted as skipped.
+  void leave_out(const Knobs& k);
 
   bool dropped(size_t arm) const { return !drop_[arm].empty(); }
   // "below 50% of io_uring at iodepth 4 and 64": the two cells' differing knob, in
   // words the caller gives (arm names, each axis's value names).
   const std::string& drop_reason(size_t arm) const { return drop_[arm]; }
   size_t coarse_planned() const;
-  // The coarse points the caller skipped, and the secondary ones of every arm not
-  // dropped that never had a point in the main grid (the budget left it none).
+  // Of the coarse points planned: those that ran (failed ones included), those of
+  // arms dropped before their turn, and the rest, which the budget left unmeasured.
+  size_t coarse_measured() const;
+  size_t coarse_dropped() const;
   size_t coarse_skipped() const;
   // Words for the reasons: arm names, and per axis its values' names.
   void name(std::vector<std::string> arms, std::vector<std::vector<std::string>> values);
@@ -62,14 +70,15 @@ class KnobSearch {
   struct Done {
     Knobs knobs;
     std::vector<double> scores;  // empty: skipped
+    bool coarse = false;         // offered as a coarse point
   };
+  bool offered_coarse(const Knobs& k) const;  // the coarse point next() offers now
+  size_t coarse_per_arm() const;
   const Done* find(const Knobs& k) const;
   bool done(const Knobs& k) const { return find(k) != nullptr; }
   double score(const Knobs& k, size_t i = 0) const;  // -1: not measured
   std::vector<Knobs> coarse_cells() const;            // the main product, the secondaries at coarse[0]
-  bool is_coarse(const Knobs& k) const;
-  size_t secondary_coarse() const;              // per arm: the secondary axes' other coarse values
-  const Knobs* best_coarse(size_t arm) const;   // its best main-grid point measured; null: none
+  const Knobs* best_coarse(size_t arm) const;         // its best main-grid point measured; null: none
   std::optional<SearchPoint> next_coarse() const;
   std::optional<SearchPoint> next_crossover() const;
   std::optional<SearchPoint> next_near_best() const;
@@ -80,9 +89,25 @@ class KnobSearch {
   std::vector<SearchAxis> axes_;
   std::vector<Done> done_;
   std::vector<std::string> drop_;
-  size_t coarse_skipped_ = 0;
   std::vector<std::string> arm_names_;
   std::vector<std::vector<std::string>> value_names_;
 };
+
+// The recommendation among measured points, as copy's (docs/tune.md): a noisy point
+// (P90/P50 above kNoisySpread) ranks after every quiet one; among the quiet ones,
+// those within kTieMargin of the fastest are a tie, and the tie goes to the cheapest
+// (the lowest `cost`, compared in order: the caller's knobs, fewest buffers first).
+struct RankCandidate {
+  int index = -1;             // the caller's point
+  double gib_s = 0;           // 0: it failed (never picked)
+  bool noisy = false;
+  std::vector<double> cost;   // lower is cheaper, compared lexicographically
+};
+struct RankedPick {
+  int best = -1, next = -1;  // -1: none; next: the fastest other than best (quiet first)
+  bool tie = false;          // next is within kTieMargin of best (either way)
+  int noisy_faster = -1;     // the fastest noisy point faster than a quiet best; -1 none
+};
+RankedPick rank_points(const std::vector<RankCandidate>& candidates);
 
 }  // namespace ds
