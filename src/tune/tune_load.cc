@@ -142,7 +142,7 @@ std::string load_unfit(const SelectedBackend& selected, const TuneLoadRequest& r
       return "its block files need " + format_bytes(n.disk) + " but " + ws + " has " + format_bytes(free) + " free";
   }
   try {
-    check_host_needs(n, {"it", "host memory",
+    check_host_needs(n, {"its staging", "host memory",
                          format_bytes(p.file_bytes()) + " x " + std::to_string(p.staging_buffers()) + " staging buffers" +
                              (selected.backend->device_memory_is_host() ? " and the card's KV region" : ""),
                          ""});

@@ -4,6 +4,7 @@
 // dropped (psync made slow by the shim), the budget, the JSON against the schema,
 // the text and the page.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -152,20 +153,28 @@ TEST(TuneSearchE2E, LoadRecommendsTheKnobsOnSim) {
   const std::string bound = best["bound"];
   EXPECT_TRUE(bound == "disk-bound" || bound == "copy-bound" || bound == "overlap lost") << bound;
   // The best is the fastest point measured, the next the second.
-  std::vector<double> bw;
+  std::vector<double> bw, quiet;
   std::set<std::string> staging;
   for (const json& p : load["points"]) {
     ASSERT_FALSE(p.contains("error")) << p.dump();
     bw.push_back(p["gib_s"]);
+    if (!p["noisy"].get<bool>()) quiet.push_back(p["gib_s"]);
     staging.insert(p["config"]["staging"].dump());
     EXPECT_EQ(p["command"].get<std::string>().rfind("dev-sandbox load --workspace " + ws.path + " -s 256K -n 64 ", 0), 0u)
         << p["command"];
     EXPECT_TRUE(p["bottleneck"].is_string()) << p.dump();
   }
   std::sort(bw.rbegin(), bw.rend());
+  std::sort(quiet.rbegin(), quiet.rend());
   ASSERT_GE(bw.size(), 2u);
-  EXPECT_DOUBLE_EQ(best["gib_s"].get<double>(), bw[0]);
-  EXPECT_DOUBLE_EQ(best["next"]["gib_s"].get<double>(), bw[1]);
+  // The fastest quiet point (the fastest of all when every one is noisy), or, in a
+  // tie within 5% of it, a cheaper one; the next is another point.
+  const double top = quiet.empty() ? bw[0] : quiet[0];
+  if (best["tie"].get<bool>())
+    EXPECT_GE(best["gib_s"].get<double>(), 0.95 * top);
+  else
+    EXPECT_DOUBLE_EQ(best["gib_s"].get<double>(), top);
+  EXPECT_TRUE(best["next"].is_object()) << best.dump();
   EXPECT_GE(staging.size(), 2u) << "staging buffers 2, 4, 8 in the coarse grid";
   EXPECT_LT(doc["elapsed_s"].get<double>(), 12.0 * 1.1 + 2.0);
   EXPECT_LT(took, 40.0);
@@ -179,7 +188,7 @@ TEST(TuneSearchE2E, LoadRecommendsTheKnobsOnSim) {
   EXPECT_NE(t.out.find("Engine    Copy    Staging  Iodepth  BW(GiB/s)"), std::string::npos) << t.out;
   const size_t use = t.out.find("\n" + ws.path + ", 256 KiB blocks: use ");
   ASSERT_NE(use, std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("GiB/s (+", use), std::string::npos) << "the next best and by how much: " << t.out;
+  EXPECT_NE(t.out.find("; next ", use), std::string::npos) << "the next best and by how much: " << t.out;
   EXPECT_NE(t.out.find("\n  as: dev-sandbox load --workspace " + ws.path, use), std::string::npos) << t.out;
 }
 
@@ -337,5 +346,45 @@ TEST(TuneSearchE2E, LoadBadCombinationsAreOneLineExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << c.first[1];
     EXPECT_EQ(r.err, c.second);
     EXPECT_TRUE(r.out.empty());
+  }
+}
+
+// `tune --what load` checks each block shape against the machine before it starts: a
+// shape whose staging RLIMIT_MEMLOCK cannot lock is skipped with one note, not failed
+// (the run exits 0); the other shapes are measured; the equivalent command quotes a
+// workspace path with a space in it.
+TEST(TuneSearchE2E, LoadSkipsAShapeThatDoesNotFitAndQuotesTheWorkspace) {
+  Workspace base;
+  ASSERT_FALSE(base.path.empty());
+  const std::string ws = base.path + "/my kv";
+  ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+  RunOptions o;
+  // The 1 MiB shape's 8 staging buffers (8 MiB) do not fit; 64 KiB's and 256 KiB's (2 MiB) do.
+  o.memlock_limit = 4 << 20;
+  o.drop_ipc_lock = true;
+  const RunResult r = run_tool_opts({"--backend", "sim", "tune", "--budget", "8s", "--what", "load", "--workspace", ws,
+                                     "--sizes", "64K:1M", "-i", "1", "--format", "json"},
+                                    o);
+  rmdir(ws.c_str());
+  if (r.exit_code == 126) GTEST_SKIP() << "cannot drop CAP_IPC_LOCK here";
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string note = "dev-sandbox: note: tune: load of 1 MiB blocks on " + ws +
+                           " skipped: memory locking refused for its staging: it locks 8.00 MiB per process but RLIMIT_MEMLOCK "
+                           "is 4.00 MiB; raise it with `ulimit -l unlimited`\n";
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  const json doc = json::parse(r.out);
+  expect_valid(doc);
+  const json& load = doc["load"];
+  bool big = false, small = false;
+  for (const json& s : load["searches"]) {
+    if (s["shape"] == "1 MiB") big = !s["unfit"].is_null() && s["coarse_measured"] == 0;
+    if (s["shape"] == "64 KiB") small = s["unfit"].is_null();
+  }
+  EXPECT_TRUE(big && small) << load["searches"].dump();
+  ASSERT_FALSE(load["points"].empty());
+  for (const json& p : load["points"]) {
+    EXPECT_NE(p["shape"], "1 MiB");
+    EXPECT_EQ(p["command"].get<std::string>().rfind("dev-sandbox load --workspace '" + ws + "' -s ", 0), 0u)
+        << p["command"];
   }
 }

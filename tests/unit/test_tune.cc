@@ -9,6 +9,8 @@
 #include <map>
 
 #include "tune/tune_aio.h"
+#include "tune/tune_load.h"
+#include "staging/staged_stages.h"
 #include "tune/tune_plan.h"
 #include "tune/tune_run.h"
 #include "tune/tune_report.h"
@@ -150,11 +152,29 @@ TEST(TuneAio, AWorkspacesFirstPointIsEstimatedFromTheOthers) {
   EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/c", one, req), 1.0);
   EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/b", one, req), 3.0) << "none there yet: the dearest elsewhere";
   EXPECT_DOUBLE_EQ(aio_point_estimate({}, "/b", one, req), 0.0);
-  // A point moving twice the I/Os (8 workers of 16 shards per file: 128 shards, one
-  // file each, against 64) costs twice; one moving fewer is not estimated lower.
-  TuneAioConfig more;
-  more.workers = 8, more.shards_per_file = 16;
-  EXPECT_DOUBLE_EQ(aio_point_estimate(pts, "/a", more, req), 6.0);
+}
+
+// Every aio point moves the same bytes an epoch; a combination that cannot (16 shards
+// per file x 8 workers: 128 shards, more than the epoch's 64) is left out, said why.
+TEST(TuneAio, EveryPointMovesTheSameBytesOrIsLeftOut) {
+  const TuneAioRequest req;
+  size_t left_out = 0;
+  for (unsigned depth : {1u, 4u, 64u, 128u})
+    for (int workers : {1, 2, 4, 8})
+      for (uint64_t shards : {1ULL, 4ULL, 16ULL}) {
+        TuneAioConfig c;
+        c.iodepth = depth, c.workers = workers, c.shards_per_file = shards;
+        if (aio_left_out(req, c).empty())
+          EXPECT_EQ(aio_epoch_bytes(req, c), req.bytes) << aio_config_text(c);
+        else
+          ++left_out;
+      }
+  EXPECT_EQ(left_out, 4u) << "only 8 workers x 16 shards per file, at each iodepth";
+  TuneAioConfig big;
+  big.workers = 8, big.shards_per_file = 16;
+  EXPECT_EQ(aio_left_out(req, big),
+            "tune: aio's 8 workers x 16 shards per file left out: at least 128 shards (128.00 MiB) an epoch, and every "
+            "point moves 64.00 MiB");
 }
 
 TEST(TunePlan, ATieDoesNotMoveTheBest) {
@@ -304,6 +324,8 @@ TEST(TuneSearch, ASkippedPointIsNotOfferedAgain) {
   const std::optional<SearchPoint> q = s.next();
   ASSERT_TRUE(q);
   EXPECT_NE(q->knobs, p->knobs);
+  s.record(q->knobs, {1.0});
+  EXPECT_EQ(s.coarse_measured(), 1u);
   EXPECT_EQ(s.coarse_skipped(), 1u);
 }
 
@@ -326,4 +348,210 @@ TEST(TuneSearch, ACoarseGridTheBudgetLeftIsCountedWhole) {
     measured = true;
   }
   EXPECT_EQ(one.coarse_skipped(), one.coarse_planned() - 1) << "1 of 15 in the budget";
+}
+
+namespace {
+
+// A measured stage of `bytes` at `gib_s`, with P90/P50 = spread.
+CaseResult result_at(double gib_s, double spread = 1.0, uint64_t bytes = 1ULL << 30) {
+  CaseResult r;
+  r.bytes = bytes;
+  Stats st;
+  st.avg = static_cast<double>(bytes) / (gib_s * (1ULL << 30)) * 1e9;
+  st.p50 = static_cast<int64_t>(st.avg);
+  st.p90 = static_cast<int64_t>(st.avg * spread);
+  st.samples = 8;
+  r.stages.push_back({r.measured, st, {}});
+  return r;
+}
+
+TuneLoadPoint load_point(size_t shape, unsigned staging, double gib_s, double spread = 1.0) {
+  TuneLoadPoint p;
+  p.workspace = "/ws";
+  p.shape = shape;
+  p.config.staging = staging;
+  p.config.iodepth = staging;
+  p.result = result_at(gib_s, spread);
+  p.blocks = 8;
+  return p;
+}
+
+}  // namespace
+
+// The load's estimate of a shape's first point: a 4 KiB shape's point (64 blocks, 256
+// KiB, 0.2 s, nearly all setup) says little of a 64 MiB shape's (8 blocks, 512 MiB):
+// not 2048 x 0.2 s, but its setup plus its measured passes scaled by the bytes.
+TEST(TuneLoad, AShapesFirstEstimateIsNotASetupBoundPointScaledByBytes) {
+  std::vector<TuneLoadShape> shapes(3);
+  shapes[0].fragments = {4096};
+  shapes[1].fragments = {1ULL << 20};
+  shapes[2].fragments = {64ULL << 20};
+  TuneLoadPoint small;
+  small.workspace = "/ws";
+  small.shape = 0;
+  small.blocks = tune_load_blocks(shapes[0]);
+  small.seconds = 0.2;
+  // Its measured passes: pipelined, disk alone and copy alone, 8 rounds of 1 ms each.
+  small.result = result_at(0.25, 1.0, small.blocks * 4096);
+  small.result.stages[0].ns.avg = 1e6;
+  auto st = std::make_shared<LoadStages>();
+  st->disk_alone.ns.avg = st->copy_alone.ns.avg = 1e6;
+  st->disk_alone.ns.samples = st->copy_alone.ns.samples = 8;
+  small.result.extras.put(std::shared_ptr<const ResultExtra>(st));
+  const double est = load_point_estimate({small}, shapes, "/ws", 2);
+  EXPECT_LT(est, 60.0) << "scaled by bytes from a setup-bound point: 0.2 s x 2048 = 410 s";
+  EXPECT_NEAR(est, 0.176 + 0.024 * 2048, 1e-6) << "its 0.176 s of setup, its 24 ms of passes per 256 KiB";
+  // With two shapes measured: the line through them.
+  TuneLoadPoint mid = small;
+  mid.shape = 1;
+  mid.blocks = tune_load_blocks(shapes[1]);  // 32 blocks, 32 MiB
+  mid.seconds = 0.2 + 0.8 * (32.0 - 0.25) / 32.0;
+  const double line = load_point_estimate({small, mid}, shapes, "/ws", 2);
+  const double per_byte = (mid.seconds - 0.2) / (32.0 * (1 << 20) - 256.0 * 1024);
+  EXPECT_NEAR(line, mid.seconds + per_byte * (512.0 - 32.0) * (1 << 20), 1e-6);
+  // A point of the same shape: the dearest of them, not a fit.
+  TuneLoadPoint same = mid;
+  same.shape = 2, same.seconds = 3.0, same.blocks = tune_load_blocks(shapes[2]);
+  EXPECT_DOUBLE_EQ(load_point_estimate({small, mid, same}, shapes, "/ws", 2), 3.0);
+  EXPECT_DOUBLE_EQ(load_point_estimate({same}, shapes, "/other", 2), 3.0) << "the same shape on another workspace";
+  EXPECT_DOUBLE_EQ(load_point_estimate({}, shapes, "/ws", 2), 0.0);
+}
+
+// The recommendation, as copy's: a noisy point ranks after the quiet ones (and is
+// named, faster but noisy); within the tie margin the cheaper configuration is picked
+// and the pick says it is a tie.
+TEST(TuneLoad, APickPrefersQuietThenTheCheaperWithinTheTieMargin) {
+  TuneLoadRun run;
+  run.shapes.resize(1);
+  run.searches.push_back({"/ws", 0, 0, 0, 0, {}, ""});
+  run.points = {load_point(0, 8, 1.01), load_point(0, 2, 1.00), load_point(0, 4, 0.70), load_point(0, 16, 2.0, 3.0)};
+  const auto picks = run.picks();
+  ASSERT_EQ(picks.size(), 1u);
+  EXPECT_EQ(picks[0].r.best, 1) << "2 staging buffers within 1% of 8: the cheaper";
+  EXPECT_EQ(picks[0].r.next, 0);
+  EXPECT_TRUE(picks[0].r.tie);
+  EXPECT_EQ(picks[0].r.noisy_faster, 3) << "the noisy 2.0 GiB/s point is named, not picked";
+  const std::vector<std::string> lines = tune_load_part_lines(run, run.searches[0]);
+  bool said = false;
+  for (const std::string& l : lines)
+    said = said || l.find("(-1%, a tie within 5%: the cheaper one); faster but noisy: libaio, CE copies, 16 staging "
+                          "buffers, iodepth 16, 2.000 GiB/s~") != std::string::npos;
+  EXPECT_TRUE(said) << ::testing::PrintToString(lines);
+  // Beyond the margin the faster wins; with only noisy points, the fastest of them.
+  run.points = {load_point(0, 8, 1.10), load_point(0, 2, 1.00)};
+  EXPECT_EQ(run.picks()[0].r.best, 0);
+  EXPECT_FALSE(run.picks()[0].r.tie);
+  run.points = {load_point(0, 8, 1.10, 2.0), load_point(0, 2, 1.00, 2.0)};
+  EXPECT_EQ(run.picks()[0].r.best, 0);
+  EXPECT_EQ(run.picks()[0].r.noisy_faster, -1);
+}
+
+TEST(TuneAio, APickPrefersQuietThenFewerWorkersWithinTheTieMargin) {
+  TuneAioRun run;
+  const auto point = [](int workers, unsigned depth, double gib_s, double spread) {
+    TuneAioPoint p;
+    p.workspace = "/ws";
+    p.config.workers = workers, p.config.iodepth = depth;
+    p.load = result_at(gib_s, spread);
+    p.dump = result_at(gib_s, spread);
+    return p;
+  };
+  run.points = {point(4, 64, 2.02, 1.0), point(1, 64, 2.00, 1.0), point(1, 4, 1.99, 1.0), point(8, 64, 3.0, 2.0)};
+  const auto picks = run.picks();
+  ASSERT_EQ(picks.size(), 1u);
+  EXPECT_EQ(picks[0].load.best, 2) << "1 worker at iodepth 4, within 5% of 4 workers: the cheapest";
+  EXPECT_TRUE(picks[0].load.tie);
+  EXPECT_EQ(picks[0].load.noisy_faster, 3);
+  EXPECT_EQ(picks[0].dump.best, 2);
+}
+
+// A failed coarse point drops its arm (unless it holds the best); a failed refining
+// point is only that point: its arm, the best, goes on being refined.
+TEST(TuneSearch, AFailedRefiningPointDoesNotDropItsArm) {
+  KnobSearch s(2, aio_like_axes());
+  bool failed_one = false;
+  size_t after = 0;
+  while (const std::optional<SearchPoint> p = s.next()) {
+    const double v = p->knobs[0] == 1 ? 4.0 : 1.0;  // arm 1 is the best
+    if (p->phase != "coarse" && p->knobs[0] == 1 && !failed_one) {
+      failed_one = true;
+      s.record(p->knobs, {0, 0});
+      continue;
+    }
+    after += failed_one && p->knobs[0] == 1;
+    s.record(p->knobs, {v, v});
+  }
+  ASSERT_TRUE(failed_one);
+  EXPECT_FALSE(s.dropped(1)) << s.drop_reason(1);
+  EXPECT_GT(after, 0u) << "refined on after its point failed";
+  KnobSearch c(2, aio_like_axes());
+  const std::optional<SearchPoint> first = c.next();
+  ASSERT_TRUE(first);
+  c.record(first->knobs, {0, 0});
+  EXPECT_TRUE(c.dropped(first->knobs[0]));
+  EXPECT_EQ(c.drop_reason(first->knobs[0]), "its coarse point failed");
+}
+
+// The coarse counts: what ran, what the budget left, what dropped arms never got.
+TEST(TuneSearch, CoarseCountsSayWhatWasMeasured) {
+  KnobSearch s(3, aio_like_axes());
+  size_t n = 0;
+  while (const std::optional<SearchPoint> p = s.next()) {
+    if (++n > 8) {
+      s.skip(p->knobs);
+      continue;
+    }
+    const double v = p->knobs[0] == 2 ? 0.1 : 1.0;
+    s.record(p->knobs, {v, v});
+  }
+  ASSERT_TRUE(s.dropped(2));
+  EXPECT_EQ(s.coarse_planned(), 15u);
+  EXPECT_EQ(s.coarse_measured(), 8u);
+  EXPECT_EQ(s.coarse_dropped(), 5u - 2u) << "psync's 5 coarse points, 2 of them measured before its drop";
+  EXPECT_EQ(s.coarse_skipped(), 15u - 8u - 3u);
+  EXPECT_EQ(tune_coarse_words(15, 8, 4, "engines"),
+            "8 of 15 coarse points measured, 4 over the budget, 3 of dropped engines");
+}
+
+// A failed refining point leaves the run standing with a note; a failed coarse one fails it.
+TEST(TuneFailures, OnlyACoarseFailureFailsTheRun) {
+  TuneAioRun aio;
+  aio.points.resize(2);
+  aio.points[0].phase = "coarse";
+  aio.points[1].phase = "near-best";
+  aio.points[1].error = "io_uring_queue_init: Cannot allocate memory";
+  TuneFailures f = tune_failures(nullptr, &aio, nullptr);
+  EXPECT_EQ(f.error, "");
+  EXPECT_EQ(f.note, "tune: 1 refining point failed (each named above, marked failed in the output); the coarse "
+                    "comparison is whole and the recommendations rest on the points that ran");
+  aio.points[0].error = "x";
+  f = tune_failures(nullptr, &aio, nullptr);
+  EXPECT_EQ(f.error, "tune: some points failed (each named above); the rest are in the output");
+}
+
+// The load's equivalent command quotes the workspace and keeps the --model words as given.
+TEST(TuneLoad, TheEquivalentCommandQuotesTheWorkspace) {
+  TuneLoadShape s;
+  s.fragments = {1ULL << 20};
+  TuneLoadRequest req;
+  req.iterations = 2;
+  const TuneLoadConfig c;
+  EXPECT_EQ(tune_load_command("/data/my kv", s, c, 32, req),
+            "dev-sandbox load --workspace '/data/my kv' -s 1M -n 32 --engine libaio --iodepth 4 --staging 4 --sdma "
+            "false -i 2 --warmup 1");
+  s.model_args = "--model '/models/my model' --tp 8 --block-size 128";
+  s.block_tokens = 128;
+  EXPECT_EQ(tune_load_command("/kv", s, c, 8, req),
+            "dev-sandbox load --workspace /kv --model '/models/my model' --tp 8 --block-size 128 --input-len 1024 "
+            "--engine libaio --iodepth 4 --staging 4 --sdma false -i 2 --warmup 1");
+}
+
+// The load's shapes: the smallest, middle and largest of --sizes, at least 4 KiB.
+TEST(TuneLoad, ShapesAreTheEndsAndMiddleOfTheSizesFromFourKiB) {
+  const auto shapes = tune_load_shapes(size_steps(1024, 1ULL << 20), nullptr, "");
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0].fragments[0], 4096u);
+  EXPECT_EQ(shapes[1].fragments[0], 64u << 10);
+  EXPECT_EQ(shapes[2].fragments[0], 1u << 20);
+  EXPECT_EQ(tune_load_shapes(size_steps(1024, 2048), nullptr, "").at(0).fragments[0], 4096u);
 }
