@@ -648,14 +648,7 @@ class CopyMeasurement : public Measurement {
   // A block table: the Paged line, and with --compare-contiguous the contiguous
   // pass's times (one of each iteration's two loop iterations: CopyParams::contiguous_pass).
   PagedFigure paged_figure(const LoopResult& both) const {
-    PagedFigure f;
-    const bool device = !p_.device_table.slots.empty();
-    const BlockTable& t = device ? p_.device_table : p_.host_table;
-    f.option = device ? "--block-table" : "--host-block-table";
-    f.table = t.label;
-    f.pool_blocks = t.pool;
-    f.compared = p_.compare_contiguous;
-    f.contiguous.name = "Contiguous";
+    PagedFigure f = paged_figure_head(p_.device_table, p_.host_table, p_.compare_contiguous);
     if (f.compared) {
       f.contiguous.samples = pass_values(both.measured, p_, true);
       f.contiguous.ns = compute_stats(f.contiguous.samples);

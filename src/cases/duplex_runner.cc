@@ -453,14 +453,7 @@ void DuplexMeasurement::describe(size_t, const LoopResult& loop, CaseResult& r, 
 // --compare-contiguous the contiguous pass's Copy, and a line per direction with its
 // own chunks, its paged Copy (the together pass's) and its contiguous one.
 PagedFigure DuplexMeasurement::paged_figure(const LoopResult& loop) const {
-  PagedFigure f;
-  const bool device = !p_.device_table.slots.empty();
-  const BlockTable& t = device ? p_.device_table : p_.host_table;
-  f.option = device ? "--block-table" : "--host-block-table";
-  f.table = t.label;
-  f.pool_blocks = t.pool;
-  f.compared = p_.compare_contiguous;
-  f.contiguous.name = "Contiguous";
+  PagedFigure f = paged_figure_head(p_.device_table, p_.host_table, p_.compare_contiguous);
   if (!f.compared) return f;
   f.contiguous = stage_of("Contiguous", pass_samples(loop.measured, p_, kContiguous));
   const auto d = static_cast<uint64_t>(p_.devices);

@@ -80,4 +80,16 @@ void put_tables(CaseResult& r, const BlockTable& device, const BlockTable& host)
 
 void register_table_result() { register_extra_decoder(TableShape::kKey, &decode_table); }
 
+PagedFigure paged_figure_head(const BlockTable& device, const BlockTable& host, bool compared) {
+  PagedFigure f;
+  const bool on_device = !device.slots.empty();
+  const BlockTable& t = on_device ? device : host;
+  f.option = on_device ? "--block-table" : "--host-block-table";
+  f.table = t.label;
+  f.pool_blocks = t.pool;
+  f.compared = compared;
+  f.contiguous.name = "Contiguous";
+  return f;
+}
+
 }  // namespace ds

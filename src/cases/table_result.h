@@ -8,6 +8,7 @@
 #include <string>
 
 #include "layout/block_table.h"
+#include "measurement/paged_figure.h"
 #include "output/result.h"
 
 namespace ds {
@@ -43,5 +44,10 @@ void put_tables(CaseResult& r, const BlockTable& device, const BlockTable& host)
 
 // Registers TableShape's decoder; called at the start of the program and by tests.
 void register_table_result();
+
+// The Paged line's head for a case placed by these tables (the device side's when it
+// has one, else the host side's): which option and table, its pool, whether the
+// contiguous pass runs beside it; its figures are the measurement's to fill.
+PagedFigure paged_figure_head(const BlockTable& device, const BlockTable& host, bool compared);
 
 }  // namespace ds
