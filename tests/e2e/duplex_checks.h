@@ -20,6 +20,15 @@
 
 namespace dstest {
 
+// How far below a task's cost a measured Copy may read. A stream's own events never
+// do (each is stamped by the stream's worker before and after its tasks), but the
+// ascend backend times several streams by twins on one timing stream
+// (AscendDevice::record), and the double's timing-stream thread stamps each twin
+// when it wakes after the copy stream reached the event: every stamp is a wake-up
+// late, the start's sometimes more than the end's (CI once read 299967 us for a
+// 300 ms task on a loaded machine). Far below the gaps the checks tell apart.
+constexpr double kTimingStreamSlackUs = 20e3;
+
 // A stream of one process, as the trace and the call logs name it.
 using StreamKey = std::pair<long, std::string>;  // pid, handle as %p prints it
 
@@ -150,7 +159,7 @@ inline void expect_own_streams_and_overlap(const json& res, const std::string& t
     const double avg = r.us.at("avg").get<double>();
     // A task never takes less than its cost; the other direction's (twice or half
     // this one's) is 100 ms away.
-    EXPECT_GE(avg, r.injected_us);
+    EXPECT_GE(avg, r.injected_us - kTimingStreamSlackUs);
     EXPECT_LT(avg, r.injected_us + 90e3);
     // The figure is its own streams' events: the trace's span of them, within what
     // recording an event around the copies adds.
@@ -169,7 +178,7 @@ inline void expect_own_streams_and_overlap(const json& res, const std::string& t
   const double together = res.at("copy_us").at("avg").get<double>();
   EXPECT_LT(together, dx.at("h2d").at("alone_copy_us").at("avg").get<double>() +
                           dx.at("d2h").at("alone_copy_us").at("avg").get<double>());
-  EXPECT_GE(together, 200e3);
+  EXPECT_GE(together, 200e3 - kTimingStreamSlackUs);
   expect_duplex_arithmetic(res, 2.0);
 }
 
@@ -182,10 +191,10 @@ inline void expect_alone_is_the_alone_pass(const json& res) {
   const json& dx = res.at("duplex");
   for (const char* k : {"h2d", "d2h"}) {
     SCOPED_TRACE(k);
-    EXPECT_GE(dx.at(k).at("copy_us").at("avg").get<double>(), 300e3);
+    EXPECT_GE(dx.at(k).at("copy_us").at("avg").get<double>(), 300e3 - kTimingStreamSlackUs);
     EXPECT_LT(dx.at(k).at("alone_copy_us").at("avg").get<double>(), 150e3);
   }
-  EXPECT_GE(res.at("copy_us").at("avg").get<double>(), 300e3);
+  EXPECT_GE(res.at("copy_us").at("avg").get<double>(), 300e3 - kTimingStreamSlackUs);
 }
 
 }  // namespace dstest
