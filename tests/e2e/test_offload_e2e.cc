@@ -559,14 +559,17 @@ TEST(OffloadBackends, CudaValidatesCeAndDirectPathAndNamesAFailingCopy) {
   EXPECT_FALSE(exists(ws));
 }
 
-// The two stages overlap: with the double's copies taking 2 ms a MiB (a stream's
-// thread sleeps, it does not spin) the pipelined pass beats the two stages run one
-// after the other, by a margin. A pass thread that spun on the copies' events took
-// the CPUs the copy threads and the disk's completions needed and fell below it.
+// The two stages overlap: with the double's copies taking 2 ms a MiB on one stream
+// (a stream's thread sleeps, it does not spin; 128 ms a pass, about what the disk
+// takes here, so that overlap can gain the most and a noisy disk still leaves a
+// margin: with 4 streams the copies took 35 ms against 80-210 ms of disk, and the
+// most overlap could gain was about 1.2) the pipelined pass beats the two stages run
+// one after the other, by a margin. A pass thread that spun on the copies' events
+// took the CPUs the copy threads and the disk's completions needed and fell below it.
 TEST(OffloadBackends, CudaCopiesAndWritesOverlap) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
   const std::string ws = disk_base() + "/" + unique_name("cuda-overlap");
-  JsonRun r = run_json(offload_args(ws, {"-s", "1M", "-n", "64"}, "cuda"),
+  JsonRun r = run_json(offload_args(ws, {"-s", "4M", "-n", "16", "--streams", "1"}, "cuda"),
                        {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
                         {"DS_CUDA_DOUBLE_DEVICES", "2"},
                         {"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "2000"}});
