@@ -12,8 +12,14 @@
 // contiguous host side of a block layout has it instead (chunk j of block b at
 // (j x blocks + b) x CHUNK_BYTES: each chunk kind its own region), for `copy`'s
 // host_to_device_ce with --kv-layout and --block-table.
+// REFILL_FILE (optional, with SOURCE staging): before every iteration, outside its
+// time, the staging buffers are read from this file with O_DIRECT, as load's disk
+// passes leave them for its copy-alone pass: just written by the disk's DMA, not in
+// the CPU's caches (the file must hold the staging buffers' bytes).
 // Prints {"copy_gib_s": ..., "copy_us": {"avg", "p50", "min"}}, bytes = blocks x C x CHUNK_BYTES.
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -52,13 +58,18 @@ struct Chunk {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 9 && argc != 10) {
+  if (argc < 9 || argc > 11) {
     std::fprintf(stderr,
                  "usage: scatter_memcpy CHUNK_BYTES CHUNKS_PER_BLOCK TABLE_FILE POOL STAGING_K THREADS ITERS WARMUP "
-                 "[staging|regions]\n");
+                 "[staging|regions [REFILL_FILE]]\n");
     return 2;
   }
-  const std::string source = argc == 10 ? argv[9] : "staging";
+  const std::string source = argc >= 10 ? argv[9] : "staging";
+  const char* refill = argc == 11 ? argv[10] : nullptr;
+  if (refill && source != "staging") {
+    std::fprintf(stderr, "scatter_memcpy: REFILL_FILE refills the staging buffers: SOURCE staging only\n");
+    return 2;
+  }
   if (source != "staging" && source != "regions") {
     std::fprintf(stderr, "scatter_memcpy: SOURCE is staging or regions, not '%s'\n", source.c_str());
     return 2;
@@ -99,9 +110,28 @@ int main(int argc, char** argv) {
     }
     while (generation.load() == gen) std::this_thread::yield();
   };
+  // The staging buffers as a disk pass leaves them (REFILL_FILE), untimed.
+  auto refill_staging = [&] {
+    if (!refill) return;
+    const int fd = open(refill, O_RDONLY | O_DIRECT);
+    if (fd < 0) {
+      std::perror(refill);
+      std::exit(1);
+    }
+    for (size_t off = 0; off < source_bytes;) {
+      const ssize_t n = pread(fd, staging + off, std::min<size_t>(size_t{4} << 20, source_bytes - off),
+                              static_cast<off_t>(off));
+      if (n <= 0) {
+        std::fprintf(stderr, "scatter_memcpy: %s holds fewer than the staging's %zu bytes\n", refill, source_bytes);
+        std::exit(1);
+      }
+      off += static_cast<size_t>(n);
+    }
+    close(fd);
+  };
   auto body = [&](int t) {
     for (int it = 0; it < warmup + iters; ++it) {
-      barrier([] {});
+      barrier(refill_staging);
       start[static_cast<size_t>(t)] = now_ns();
       for (size_t b = static_cast<size_t>(t); b < blocks; b += static_cast<size_t>(threads))
         for (const Chunk* c = &list[b * per_block]; c != &list[b * per_block] + per_block; ++c)

@@ -47,6 +47,10 @@ std::unique_ptr<StreamGate> Device::create_gate() {
 
 std::unique_ptr<Event> Device::create_polling_event() { return create_event(); }
 
+void Device::copy_async_each(const CopyDesc* descs, size_t n, CopyDir dir, Stream& stream) {
+  for (size_t i = 0; i < n; ++i) copy_async(descs[i], dir, stream);
+}
+
 bool Device::enable_peer_access(int, std::string*) { return true; }
 void Device::prepare_batch(const CopyDesc*, size_t, CopyDir) {}
 void Device::prepare_direct(const CopyDesc*, size_t) {}

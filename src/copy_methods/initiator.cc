@@ -108,8 +108,7 @@ void PreparedTasks::issue(size_t task, Stream& stream) {
       for (size_t i = 0; i < n; ++i) device_.kernel_copy(d[i], stream);
       return;
     default:
-      for (size_t i = 0; i < n; ++i) device_.copy_async(d[i], dir_, stream);
-      return;
+      return device_.copy_async_each(d, n, dir_, stream);
   }
 }
 

@@ -108,6 +108,7 @@ class SimDevice : public Device {
   }
 
   void copy_async(const CopyDesc& d, CopyDir, Stream& s) override { copier_of(s).copy(d); }
+  void copy_async_each(const CopyDesc* d, size_t n, CopyDir, Stream& s) override { copier_of(s).copy_each(d, n); }
   void copy_batch(const CopyDesc* d, size_t n, CopyDir, Stream& s) override {
     copier_of(s).copy_list(d, n);
   }

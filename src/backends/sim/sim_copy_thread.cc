@@ -1,5 +1,6 @@
 #include "backends/sim/sim_copy_thread.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/clock.h"
@@ -42,8 +43,8 @@ uint32_t SimCopyThread::reserve() {
   return pushed_ % kRing;
 }
 
-void SimCopyThread::publish() {
-  ++pushed_;
+void SimCopyThread::publish(uint32_t ops) {
+  pushed_ += ops;
   tail_.store(pushed_, std::memory_order_seq_cst);
   if (hook_) hook_(hook_context_, HookPoint::kPublished);
   // One wake per sleep: clear the flag so the pushes before the copy thread runs
@@ -68,6 +69,27 @@ void SimCopyThread::push(Kind kind, void* a, const void* b, size_t n, uint32_t v
 }
 
 void SimCopyThread::copy(const CopyDesc& desc) { push(Kind::kCopy, desc.dst, desc.src, desc.bytes, 0); }
+
+void SimCopyThread::copy_each(const CopyDesc* descs, size_t n) {
+  while (n > 0) {
+    // reserve() leaves at least one slot free, everything pushed being published
+    // (a full ring's wait is for the copy thread to go through published ops).
+    const uint32_t first = reserve();
+    const uint32_t room = kRing - (pushed_ - done_seen_);
+    const uint32_t k = static_cast<uint32_t>(std::min<size_t>({n, room, kBatch}));
+    for (uint32_t i = 0; i < k; ++i) {
+      Op& op = ring_[(first + i) % kRing];
+      op.a = descs[i].dst;
+      op.b = descs[i].src;
+      op.n = descs[i].bytes;
+      op.kind = Kind::kCopy;
+      op.value = 0;
+    }
+    publish(k);
+    descs += k;
+    n -= k;
+  }
+}
 
 void SimCopyThread::copy_list(const CopyDesc* descs, size_t n) {
   const uint32_t slot = reserve();

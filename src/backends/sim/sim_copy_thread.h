@@ -38,6 +38,9 @@ class SimCopyThread {
   SimCopyThread& operator=(const SimCopyThread&) = delete;
 
   void copy(const CopyDesc& desc);                     // one copy
+  // n copies, each its own op as copy() queues it, handed over up to kBatch at a
+  // time (one store of the tail, one look at the copy thread's sleep flag).
+  void copy_each(const CopyDesc* descs, size_t n);
   void copy_list(const CopyDesc* descs, size_t n);     // one submission of n copies (descs copied)
   void stamp(SimEventStamp* event);                    // an event marker: the copy thread's clock when reached
   // A gate: when the copy thread reaches it (in FIFO order), it waits until
@@ -71,7 +74,7 @@ class SimCopyThread {
   static constexpr uint32_t kBatch = 64;    // ops the copy thread runs between looks at the shared words
 
   uint32_t reserve();                       // a free slot's index (waits while the ring is full)
-  void publish();
+  void publish(uint32_t ops = 1);           // the next `ops` slots written: hand them over
   void push(Kind kind, void* a, const void* b, size_t n, uint32_t value);
   void wait_done(uint32_t target);          // until done_ has reached target
   void run();
