@@ -59,12 +59,7 @@ void SimCopyThread::publish(uint32_t ops) {
 }
 
 void SimCopyThread::push(Kind kind, void* a, const void* b, size_t n, uint32_t value) {
-  Op& op = ring_[reserve()];
-  op.a = a;
-  op.b = b;
-  op.n = n;
-  op.kind = kind;
-  op.value = value;
+  ring_[reserve()] = Op{a, b, n, kind, value};
   publish();
 }
 
@@ -77,14 +72,8 @@ void SimCopyThread::copy_each(const CopyDesc* descs, size_t n) {
     const uint32_t first = reserve();
     const uint32_t room = kRing - (pushed_ - done_seen_);
     const uint32_t k = static_cast<uint32_t>(std::min<size_t>({n, room, kBatch}));
-    for (uint32_t i = 0; i < k; ++i) {
-      Op& op = ring_[(first + i) % kRing];
-      op.a = descs[i].dst;
-      op.b = descs[i].src;
-      op.n = descs[i].bytes;
-      op.kind = Kind::kCopy;
-      op.value = 0;
-    }
+    for (uint32_t i = 0; i < k; ++i)
+      ring_[(first + i) % kRing] = Op{descs[i].dst, descs[i].src, descs[i].bytes, Kind::kCopy, 0};
     publish(k);
     descs += k;
     n -= k;
@@ -94,12 +83,7 @@ void SimCopyThread::copy_each(const CopyDesc* descs, size_t n) {
 void SimCopyThread::copy_list(const CopyDesc* descs, size_t n) {
   const uint32_t slot = reserve();
   lists_[slot].assign(descs, descs + n);  // the slot is free: the copy thread is done with it
-  Op& op = ring_[slot];
-  op.a = nullptr;
-  op.b = nullptr;
-  op.n = n;
-  op.kind = Kind::kList;
-  op.value = 0;
+  ring_[slot] = Op{nullptr, nullptr, n, Kind::kList, 0};
   publish();
 }
 
