@@ -116,8 +116,10 @@ class Device {
   virtual void copy_async(const CopyDesc& desc, CopyDir dir, Stream& stream) = 0;
   // n copies in order on `stream`, each its own copy_async() call (one CE call per
   // copy, as the runtime sees it). The default makes the n calls; sim queues the n
-  // copies for its copy thread with one hand-over (the same n memcpys), so that its
-  // submitting thread does not share the CPUs with the copies longer than it must.
+  // copies for its copy thread as one op (the same n memcpys) that reads `descs` in
+  // place, so that its submitting thread does not share the CPUs with the copies
+  // longer than it must. `descs` must stay valid and unchanged until the stream
+  // has run them (prepared tasks: for the life of their plan).
   virtual void copy_async_each(const CopyDesc* descs, size_t n, CopyDir dir, Stream& stream);
   // All descriptors in one submission.
   virtual void copy_batch(const CopyDesc* descs, size_t n, CopyDir dir, Stream& stream) = 0;

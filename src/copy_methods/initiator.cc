@@ -136,22 +136,7 @@ class StreamInitiator : public Initiator {
     if (gate) gate_ = device_.create_gate();
   }
 
-  // Nothing queued may outlive the events and buffers it refers to, also when
-  // an iteration failed between submit() and wait(): let held streams go first.
-  ~StreamInitiator() override {
-    if (gate_) {
-      try {
-        gate_->release();
-      } catch (const std::exception&) {
-      }
-    }
-    for (auto& s : streams_) {
-      try {
-        device_.synchronize(*s);
-      } catch (const std::exception&) {
-      }
-    }
-  }
+  ~StreamInitiator() override { settle(); }
 
   void submit() override {
     if (gate_)
@@ -181,6 +166,26 @@ class StreamInitiator : public Initiator {
  protected:
   virtual void issue(size_t plan) = 0;
   Stream& stream(size_t i) { return *streams_[i]; }
+  // Nothing queued may outlive the events, buffers and descriptors it refers to,
+  // also when an iteration failed between submit() and wait(): let held streams
+  // go first, then wait for every stream. A subclass whose members are queued by
+  // reference (prepared descriptors) settles in its own destructor, before they go.
+  void settle() noexcept {
+    if (settled_) return;
+    settled_ = true;
+    if (gate_) {
+      try {
+        gate_->release();
+      } catch (const std::exception&) {
+      }
+    }
+    for (auto& s : streams_) {
+      try {
+        device_.synchronize(*s);
+      } catch (const std::exception&) {
+      }
+    }
+  }
   Device& device_;
 
  private:
@@ -189,6 +194,7 @@ class StreamInitiator : public Initiator {
   std::vector<std::unique_ptr<Event>> starts_, ends_;
   std::vector<std::unique_ptr<Stream>> streams_;
   std::unique_ptr<StreamGate> gate_;
+  bool settled_ = false;
 };
 
 // CE, CE-BATCH, the direct path, SM and SM-GATHER: one stream, a plan's tasks in order.
@@ -199,6 +205,8 @@ class TaskInitiator : public StreamInitiator {
     tasks_.reserve(plans.size());
     for (CopyPlan& p : plans) tasks_.push_back(make_tasks(kind, d, p));
   }
+  // The streams may still read the tasks' descriptors (Device::copy_async_each).
+  ~TaskInitiator() override { settle(); }
   void issue(size_t plan) override {
     PreparedTasks& tasks = tasks_[plan];
     for (size_t t = 0; t < tasks.tasks(); ++t) tasks.issue(t, stream(0));
@@ -242,20 +250,39 @@ std::vector<std::pair<size_t, size_t>> submission_order(const CopyPlan& plan) {
   return order;
 }
 
+// The submission order as runs: consecutive copies of the plan on one stream,
+// each run one copy_async_each (the same copy calls, in the same order).
+struct CopyRun {
+  size_t first, count, stream;
+};
+std::vector<CopyRun> submission_runs(const CopyPlan& plan) {
+  std::vector<CopyRun> runs;
+  for (const auto& o : submission_order(plan)) {
+    if (!runs.empty() && runs.back().stream == o.second && runs.back().first + runs.back().count == o.first)
+      ++runs.back().count;
+    else
+      runs.push_back({o.first, 1, o.second});
+  }
+  return runs;
+}
+
 class MultiStreamInitiator : public StreamInitiator {
  public:
   MultiStreamInitiator(Device& d, std::vector<CopyPlan> plans)
       : StreamInitiator(d, plans.size(), plans.front().gate, plans.front().streams), plans_(std::move(plans)) {
-    for (const CopyPlan& p : plans_) orders_.push_back(submission_order(p));
+    for (const CopyPlan& p : plans_) runs_.push_back(submission_runs(p));
   }
+  // The streams may still read the plans' descriptors (Device::copy_async_each).
+  ~MultiStreamInitiator() override { settle(); }
   void issue(size_t plan) override {
     const CopyPlan& p = plans_[plan];
-    for (const auto& o : orders_[plan]) device_.copy_async(p.copies[o.first], p.dir, stream(o.second));
+    for (const CopyRun& r : runs_[plan])
+      device_.copy_async_each(p.copies.data() + r.first, r.count, p.dir, stream(r.stream));
   }
 
  private:
   std::vector<CopyPlan> plans_;
-  std::vector<std::vector<std::pair<size_t, size_t>>> orders_;  // per plan: (copy, stream) in submission order
+  std::vector<std::vector<CopyRun>> runs_;  // per plan, in submission order
 };
 
 // The CPU does the copy: the copy is done when submit() returns.

@@ -1,6 +1,5 @@
 #include "backends/sim/sim_copy_thread.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "core/clock.h"
@@ -43,8 +42,8 @@ uint32_t SimCopyThread::reserve() {
   return pushed_ % kRing;
 }
 
-void SimCopyThread::publish(uint32_t ops) {
-  pushed_ += ops;
+void SimCopyThread::publish() {
+  ++pushed_;
   tail_.store(pushed_, std::memory_order_seq_cst);
   if (hook_) hook_(hook_context_, HookPoint::kPublished);
   // One wake per sleep: clear the flag so the pushes before the copy thread runs
@@ -66,18 +65,11 @@ void SimCopyThread::push(Kind kind, void* a, const void* b, size_t n, uint32_t v
 void SimCopyThread::copy(const CopyDesc& desc) { push(Kind::kCopy, desc.dst, desc.src, desc.bytes, 0); }
 
 void SimCopyThread::copy_each(const CopyDesc* descs, size_t n) {
-  while (n > 0) {
-    // reserve() leaves at least one slot free, everything pushed being published
-    // (a full ring's wait is for the copy thread to go through published ops).
-    const uint32_t first = reserve();
-    const uint32_t room = kRing - (pushed_ - done_seen_);
-    const uint32_t k = static_cast<uint32_t>(std::min<size_t>({n, room, kBatch}));
-    for (uint32_t i = 0; i < k; ++i)
-      ring_[(first + i) % kRing] = Op{descs[i].dst, descs[i].src, descs[i].bytes, Kind::kCopy, 0};
-    publish(k);
-    descs += k;
-    n -= k;
-  }
+  // One op, read in place: the submitting thread writes 32 bytes for the run, not
+  // 32 per copy, and the copy thread reads the descriptors from lines nobody writes
+  // (a ring slot per copy was a cache line moved between the two threads for every
+  // two copies: about 5% of a load of 4 KiB chunks).
+  if (n > 0) push(Kind::kEach, nullptr, descs, n, 0);
 }
 
 void SimCopyThread::copy_list(const CopyDesc* descs, size_t n) {
@@ -201,6 +193,11 @@ void SimCopyThread::run() {
       case Kind::kList:
         for (const CopyDesc& d : lists_[head % kRing]) std::memcpy(d.dst, d.src, d.bytes);
         break;
+      case Kind::kEach: {
+        const CopyDesc* d = static_cast<const CopyDesc*>(op.b);
+        for (size_t i = 0; i < op.n; ++i) std::memcpy(d[i].dst, d[i].src, d[i].bytes);
+        break;
+      }
       case Kind::kStamp:
         static_cast<SimEventStamp*>(op.a)->ns.store(now_ns(), std::memory_order_release);
         break;

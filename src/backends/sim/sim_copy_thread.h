@@ -38,8 +38,9 @@ class SimCopyThread {
   SimCopyThread& operator=(const SimCopyThread&) = delete;
 
   void copy(const CopyDesc& desc);                     // one copy
-  // n copies, each its own op as copy() queues it, handed over up to kBatch at a
-  // time (one store of the tail, one look at the copy thread's sleep flag).
+  // n copies in order, each its own memcpy, handed over as one op that the copy
+  // thread reads in place: descs must stay valid and unchanged until the copy
+  // thread has run them (wait_idle(), or a stamp queued after them reached).
   void copy_each(const CopyDesc* descs, size_t n);
   void copy_list(const CopyDesc* descs, size_t n);     // one submission of n copies (descs copied)
   void stamp(SimEventStamp* event);                    // an event marker: the copy thread's clock when reached
@@ -62,11 +63,11 @@ class SimCopyThread {
  private:
   // One queued operation, 32 bytes (two per cache line): the producer writes it,
   // the copy thread reads it once.
-  enum class Kind : uint32_t { kCopy, kList, kStamp, kGate, kStop };
+  enum class Kind : uint32_t { kCopy, kList, kEach, kStamp, kGate, kStop };
   struct Op {
     void* a;        // kCopy: dst; kStamp: the SimEventStamp; kGate: the word
-    const void* b;  // kCopy: src
-    size_t n;       // kCopy: bytes; kList: descriptors (in lists_[slot])
+    const void* b;  // kCopy: src; kEach: the caller's descriptors
+    size_t n;       // kCopy: bytes; kList: descriptors (in lists_[slot]); kEach: descriptors
     Kind kind;
     uint32_t value;  // kGate: the value to reach
   };
@@ -74,7 +75,7 @@ class SimCopyThread {
   static constexpr uint32_t kBatch = 64;    // ops the copy thread runs between looks at the shared words
 
   uint32_t reserve();                       // a free slot's index (waits while the ring is full)
-  void publish(uint32_t ops = 1);           // the next `ops` slots written: hand them over
+  void publish();                           // the next slot written: hand it over
   void push(Kind kind, void* a, const void* b, size_t n, uint32_t value);
   void wait_done(uint32_t target);          // until done_ has reached target
   void run();
