@@ -1,5 +1,6 @@
 // The sim copy copy thread on its own: FIFO order across ring wrap-around, copy lists,
-// runs of copies handed over as one op read in place (copy_each),
+// runs of copies handed over as one op read in place (copy_each), the producer
+// running the queue itself when it waits for everything with the copy thread asleep,
 // event stamps in stream order, the gate, backpressure, draining on destruction,
 // and the two sleep/wake hand-offs under interleavings forced through its hooks.
 // No test asserts a duration: order and content only (deadlines are generous
@@ -207,6 +208,90 @@ TEST(SimCopyThread, WakeBetweenTheWaitersLastLookAndItsSleepIsNotLost) {
   waiter.join();
   EXPECT_EQ(2, race.steps.now()) << "the interleaving was not forced (a hook not reached)";
   EXPECT_TRUE(stamped(after_gate));
+}
+
+// The producer runs the queue itself: it waits for everything it queued while the
+// copy thread, woken by the submissions, has not yet taken the queue (held here just
+// before its sleep). Forced: the copy thread, let go while the producer holds the
+// queue, must go back to sleep without running anything (the first op is not yet
+// stamped then); the producer runs every op; later work queued without a wait is run
+// by the copy thread, from where the producer stopped (an op it ran is not run again).
+struct WaiterRuns {
+  Steps steps;
+  std::atomic<bool> hold_copier{true};
+  std::atomic<long> runner_tid{0};
+  std::atomic<int> copier_sleeps{0};
+  SimEventStamp* first = nullptr;
+  std::atomic<bool> first_stamped_when_copier_slept{false};
+
+  static void hook(void* context, SimCopyThread::HookPoint point) {
+    auto& r = *static_cast<WaiterRuns*>(context);
+    if (point == SimCopyThread::HookPoint::kCopierSleeping) {
+      const int n = ++r.copier_sleeps;
+      if (n == 1 && r.hold_copier) {
+        r.steps.reach(1);     // 1: the copy thread is about to sleep, with nothing queued
+        r.steps.wait_for(2);  // held until the producer has taken the queue
+      } else if (r.steps.now() == 2) {
+        r.first_stamped_when_copier_slept = stamped(*r.first);
+        r.steps.reach(3);     // 3: it woke, found the queue taken, and goes back to sleep
+      }
+    } else if (point == SimCopyThread::HookPoint::kWaiterRuns) {
+      r.runner_tid = syscall(SYS_gettid);
+      r.steps.reach(2);     // 2: the producer holds the queue; the copy thread goes on
+      r.steps.wait_for(3);  // until it has gone back to sleep
+    }
+  }
+};
+
+TEST(SimCopyThread, AProducerWaitingForEverythingRunsTheQueueTheCopyThreadHasNotTaken) {
+  const std::vector<uint8_t> x = bytes_of(4096, 31), y = bytes_of(4096, 47);
+  std::vector<uint8_t> d(x.size(), 0), e(y.size(), 0);
+  SimEventStamp first, last, later;
+  WaiterRuns race;
+  race.first = &first;
+  SimCopyThread copier(&WaiterRuns::hook, &race);
+  ASSERT_TRUE(race.steps.wait_for(1)) << "the copy thread never went to sleep";
+  copier.stamp(&first);
+  copier.copy({d.data(), x.data(), x.size()});
+  copier.stamp(&last);
+  copier.wait_idle();
+  EXPECT_EQ(syscall(SYS_gettid), race.runner_tid.load()) << "the producer did not run the queue";
+  EXPECT_EQ(3, race.steps.now()) << "the interleaving was not forced (a hook not reached)";
+  EXPECT_FALSE(race.first_stamped_when_copier_slept.load()) << "the copy thread ran ops the producer held";
+  EXPECT_TRUE(stamped(first) && stamped(last));
+  EXPECT_EQ(d, x);
+  // Later work, not waited for: the copy thread runs it, and only it.
+  std::fill(d.begin(), d.end(), 0);
+  copier.copy({e.data(), y.data(), y.size()});
+  copier.stamp(&later);
+  ASSERT_TRUE(eventually([&] { return stamped(later); })) << "the copy thread never ran work queued after";
+  EXPECT_EQ(e, y);
+  EXPECT_TRUE(std::all_of(d.begin(), d.end(), [](uint8_t b) { return b == 0; }))
+      << "an op the producer ran was run again by the copy thread";
+  copier.wait_idle();
+}
+
+// Many short rounds, the copy thread asleep or awake when each is queued and the
+// producer waiting at once or later: every round's bytes, in order, whoever runs it.
+TEST(SimCopyThread, EveryRoundIsRunOnceInOrderWhoeverRunsIt) {
+  const std::vector<uint8_t> a = bytes_of(16384, 3), b = bytes_of(16384, 4);
+  std::vector<uint8_t> dst(a.size(), 0), tail(a.size(), 0);
+  SimCopyThread copier;
+  for (int it = 0; it < 3000; ++it) {
+    const auto& s1 = (it & 1) ? a : b;
+    const auto& s2 = (it & 1) ? b : a;
+    const CopyDesc run[2] = {{dst.data(), s2.data(), s2.size()}, {dst.data(), s1.data(), s1.size()}};
+    SimEventStamp done;
+    copier.copy({tail.data(), s2.data(), s2.size()});
+    copier.copy_each(run, 2);
+    copier.stamp(&done);
+    if (it % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(50));  // the copy thread gets there first
+    copier.wait_idle();
+    ASSERT_TRUE(stamped(done)) << "round " << it;
+    ASSERT_EQ(dst, s1) << "round " << it << ": out of order";
+    ASSERT_EQ(tail, s2) << "round " << it;
+    if (it % 500 == 499) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // let it sleep
+  }
 }
 
 TEST(SimCopyThread, CopiesEveryBlockAcrossRingWrapAround) {

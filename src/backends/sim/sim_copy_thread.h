@@ -1,6 +1,11 @@
-// A simulated copy copy thread as one thread that executes submitted work in FIFO order
+// A simulated copy engine: one thread that executes submitted work in FIFO order
 // with memcpy and stamps events with the monotonic clock as it reaches them.
-// One producer (the worker thread that owns the stream) submits and waits.
+// One producer (the worker thread that owns the stream) submits and waits. The
+// queue is run by one thread at a time: the copy thread, or the producer when it
+// waits for everything it queued and finds the copy thread not running the queue
+// (asleep, or not yet awake from the wake-up its first submission sent): then the
+// producer runs the ops itself, in the same order, with the same memcpy and clock,
+// rather than wait for the copy thread to wake up and then be woken by it.
 #pragma once
 
 #include <atomic>
@@ -25,6 +30,7 @@ class SimCopyThread {
     kCopierSleeping,  // copy thread, waiting for work: flag raised, nothing new seen, futex_wait next
     kWaiterSleeping,  // producer, waiting for completion: flag raised, not done, futex_wait next
     kWokeWaiter,      // copy thread, report_done(): it has just woken the sleeping producer
+    kWaiterRuns,      // producer, wait_done(): it has taken the queue to run it, nothing run yet
   };
   // Tests only: called on the thread that reaches each HookPoint. Every copy thread the
   // sim backend makes has none: a test of a member that is always null.
@@ -79,6 +85,7 @@ class SimCopyThread {
   void push(Kind kind, void* a, const void* b, size_t n, uint32_t value);
   void wait_done(uint32_t target);          // until done_ has reached target
   void run();
+  bool execute(uint32_t index);             // runs op `index` (the queue's owner); false: the stop op
   uint32_t wait_for_work(uint32_t head, bool poll);  // the copy thread, idle: returns the new tail
   void pass_gate(const Op& op);
   bool report_done(uint32_t head);          // the copy thread: done_ = head, wake a waiter it satisfies (true: it did)
@@ -99,6 +106,11 @@ class SimCopyThread {
   // (Sleeping on tail_ lost wake-ups: a publish preempted between storing tail_
   // and clearing the flag could clear the flag of the copy thread's next sleep, whose
   // futex_wait then found tail_ unchanged and slept with no one left to wake it.)
+  // Who runs the queue now (taken with a compare-and-swap from kFree), and the
+  // next op to run: read and written only by the thread that has taken the queue.
+  enum : uint32_t { kFree = 0, kCopier = 1, kWaiter = 2 };
+  alignas(64) std::atomic<uint32_t> owner_{kFree};
+  uint32_t head_ = 0;
   alignas(64) std::atomic<uint32_t> tail_{0};   // ops published
   std::atomic<uint32_t> copier_sleeping_{0};
   std::atomic<uint32_t> copier_wake_{0};        // futex word for the copy thread
