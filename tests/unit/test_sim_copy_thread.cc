@@ -272,12 +272,22 @@ TEST(SimCopyThread, AProducerWaitingForEverythingRunsTheQueueTheCopyThreadHasNot
 }
 
 // Many short rounds, the copy thread asleep or awake when each is queued and the
-// producer waiting at once or later: every round's bytes, in order, whoever runs it.
+// producer waiting at once or later: every round's bytes, in order, whoever runs it;
+// both ran some (the producer ran at least part of the rounds it counts).
+struct CountRuns {
+  std::atomic<int> producer_runs{0};
+  static void hook(void* context, SimCopyThread::HookPoint point) {
+    if (point == SimCopyThread::HookPoint::kWaiterRuns) ++static_cast<CountRuns*>(context)->producer_runs;
+  }
+};
+
 TEST(SimCopyThread, EveryRoundIsRunOnceInOrderWhoeverRunsIt) {
   const std::vector<uint8_t> a = bytes_of(16384, 3), b = bytes_of(16384, 4);
   std::vector<uint8_t> dst(a.size(), 0), tail(a.size(), 0);
-  SimCopyThread copier;
-  for (int it = 0; it < 3000; ++it) {
+  CountRuns runs;
+  SimCopyThread copier(&CountRuns::hook, &runs);
+  constexpr int kRounds = 3000;
+  for (int it = 0; it < kRounds; ++it) {
     const auto& s1 = (it & 1) ? a : b;
     const auto& s2 = (it & 1) ? b : a;
     const CopyDesc run[2] = {{dst.data(), s2.data(), s2.size()}, {dst.data(), s1.data(), s1.size()}};
@@ -292,6 +302,8 @@ TEST(SimCopyThread, EveryRoundIsRunOnceInOrderWhoeverRunsIt) {
     ASSERT_EQ(tail, s2) << "round " << it;
     if (it % 500 == 499) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // let it sleep
   }
+  EXPECT_GT(runs.producer_runs.load(), 0) << "the producer never ran the queue";
+  EXPECT_LT(runs.producer_runs.load(), kRounds) << "the copy thread never ran a whole round";
 }
 
 TEST(SimCopyThread, CopiesEveryBlockAcrossRingWrapAround) {

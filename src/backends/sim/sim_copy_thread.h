@@ -44,19 +44,21 @@ class SimCopyThread {
   SimCopyThread& operator=(const SimCopyThread&) = delete;
 
   void copy(const CopyDesc& desc);                     // one copy
-  // n copies in order, each its own memcpy, handed over as one op that the copy
-  // thread reads in place: descs must stay valid and unchanged until the copy
-  // thread has run them (wait_idle(), or a stamp queued after them reached).
+  // n copies in order, each its own memcpy, handed over as one op whose
+  // descriptors are read in place when it is run: descs must stay valid and
+  // unchanged until then (wait_idle(), or a stamp queued after them reached).
   void copy_each(const CopyDesc* descs, size_t n);
   void copy_list(const CopyDesc* descs, size_t n);     // one submission of n copies (descs copied)
-  void stamp(SimEventStamp* event);                    // an event marker: the copy thread's clock when reached
-  // A gate: when the copy thread reaches it (in FIFO order), it waits until
+  void stamp(SimEventStamp* event);                    // an event marker: the clock when the queue reaches it
+  // A gate: when the queue reaches it (in FIFO order), its runner waits until
   // (int32_t)(word->load(acquire) - value) >= 0, spinning briefly, then sleeping
   // on word's futex. The releaser stores the value, then futex_wake_all(word).
   // Work queued after the gate starts only once it is open. `word` must outlive
   // the wait; a process-shared word works between processes.
   void wait_gate(const std::atomic<uint32_t>* word, uint32_t value);
-  void wait_idle();                                    // every submission done
+  // Every submission done. The producer's thread only: it may run the queue
+  // itself up to what it has queued, which no other thread can know.
+  void wait_idle();
   // Tests only: wakes the copy thread thread and a producer asleep waiting for
   // completion, whatever word they sleep on, as a wake-up would; each looks again
   // and sleeps again if nothing changed. Lets a test that caught a lost wake-up
@@ -88,7 +90,7 @@ class SimCopyThread {
   bool execute(uint32_t index);             // runs op `index` (the queue's owner); false: the stop op
   uint32_t wait_for_work(uint32_t head, bool poll);  // the copy thread, idle: returns the new tail
   void pass_gate(const Op& op);
-  bool report_done(uint32_t head);          // the copy thread: done_ = head, wake a waiter it satisfies (true: it did)
+  bool report_done(uint32_t head);          // the queue's runner: done_ = head, wake a waiter it satisfies (true: it did)
 
   std::vector<Op> ring_;
   std::vector<std::vector<CopyDesc>> lists_;  // kList descriptors by slot (capacity kept)
