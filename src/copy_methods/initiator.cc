@@ -228,40 +228,32 @@ class TaskInitiator : public StreamInitiator {
   std::vector<PreparedTasks> tasks_;  // per plan; reserved, so none moves once made
 };
 
-// A multi-stream plan's submission order: (copy, stream) pairs.
-std::vector<std::pair<size_t, size_t>> submission_order(const CopyPlan& plan) {
-  // Each IO task (its fragments) stays on one stream; the order of submission
-  // is the mode's: stream by stream, or task by task.
-  std::vector<std::pair<size_t, size_t>> order;
+// A multi-stream plan's submission order as runs: consecutive copies of the plan
+// on one stream, each run one copy_async_each (the same copy calls, in the same
+// order). Each IO task (its fragments) stays on one stream; the order of
+// submission is the mode's: stream by stream, or task by task.
+struct CopyRun {
+  size_t first, count, stream;
+};
+std::vector<CopyRun> submission_runs(const CopyPlan& plan) {
+  std::vector<CopyRun> runs;
   const size_t k = std::max<size_t>(1, plan.fragments_per_task);
   const size_t tasks = (plan.copies.size() + k - 1) / k;
   const size_t streams = static_cast<size_t>(plan.streams);
   std::vector<std::vector<size_t>> of_stream(streams);
   for (size_t t = 0; t < tasks; ++t) of_stream[stream_of_task(plan.submit_mode, t, tasks, streams)].push_back(t);
   auto add = [&](size_t t, size_t s) {
-    for (size_t i = t * k; i < std::min(plan.copies.size(), (t + 1) * k); ++i) order.push_back({i, s});
+    const size_t first = t * k, count = std::min(plan.copies.size(), first + k) - first;
+    if (!runs.empty() && runs.back().stream == s && runs.back().first + runs.back().count == first)
+      runs.back().count += count;
+    else
+      runs.push_back({first, count, s});
   };
   if (plan.submit_mode == SubmitMode::kRoundRobin) {
     for (size_t t = 0; t < tasks; ++t) add(t, t % streams);
   } else {
     for (size_t s = 0; s < streams; ++s)
       for (size_t t : of_stream[s]) add(t, s);
-  }
-  return order;
-}
-
-// The submission order as runs: consecutive copies of the plan on one stream,
-// each run one copy_async_each (the same copy calls, in the same order).
-struct CopyRun {
-  size_t first, count, stream;
-};
-std::vector<CopyRun> submission_runs(const CopyPlan& plan) {
-  std::vector<CopyRun> runs;
-  for (const auto& o : submission_order(plan)) {
-    if (!runs.empty() && runs.back().stream == o.second && runs.back().first + runs.back().count == o.first)
-      ++runs.back().count;
-    else
-      runs.push_back({o.first, 1, o.second});
   }
   return runs;
 }
