@@ -106,6 +106,7 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   if (nap.nap && !host_copies) notes_ += (notes_.empty() ? "" : "\n") + nap.line;
   pipeline_ = make_pipeline(kv_, nap.nap);
   if (p_.compare_contiguous) contiguous_ = make_pipeline(p_.contiguous_layout(), nap.nap);
+  for (const std::string& n : dev_.notes()) notes_ += (notes_.empty() ? "" : "\n") + n;  // how its copies run
   disk_alone_ = std::make_unique<TransferPass>(*engine_, c_.dir == StagedDir::kLoad ? IoOp::kRead : IoOp::kWrite,
                                                extents_, ring_);
 }

@@ -384,4 +384,42 @@ TEST(Container, UnprivilegedOffloadAndLoadWithOffloadsInsideTheProfile) {
   chmod(disk_base().c_str(), 0700);
 }
 
+// A stricter profile that also refuses sched_setscheduler: sim's copy threads keep
+// the default scheduling policy (not SCHED_BATCH), the runs complete, validated,
+// and each says so once, beside the NUMA note: copy, and a load with offloads (two
+// pipelines a card, each with its streams).
+TEST(Container, ARefusedSchedulingPolicyIsOneNote) {
+  std::vector<std::string> wrap = docker_profile(true);
+  if (wrap.empty()) GTEST_SKIP() << "no seccomp launcher in this build";
+  wrap.insert(wrap.end(), {"--refuse", "sched_setscheduler"});
+  const std::string note = "sim: copy threads at the default scheduling policy (pthread_setschedparam SCHED_BATCH: "
+                           "Operation not permitted)";
+  std::vector<std::vector<std::string>> runs = {{"--backend", "sim", "copy", "-t",
+                                                 "all_host_to_all_device_ce_multi_stream", "--streams", "2", "-s",
+                                                 "64K", "-n", "8", "-i", "2", "-d", "2", "--validate"}};
+  std::string ws;
+  if (!disk_base().empty()) {
+    ws = disk_base() + "/" + unique_name("sched");
+    ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+    runs.push_back(staged_args(staged_runs()[1], ws));
+  }
+  for (const auto& args : runs) {
+    SCOPED_TRACE(args[2]);
+    RunOptions o;
+    o.wrap = wrap;
+    o.env = {{"DEV_SANDBOX_SIM_DEVICES", "2"}};
+    const RunResult r = run_tool_opts(args, o);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+    const auto lines = stderr_lines(r.err);
+    ASSERT_EQ(lines.size(), 2u) << r.err;
+    EXPECT_EQ(lines[0].rfind(kPolicyNote, 0), 0u) << lines[0];
+    EXPECT_NE(lines[1].find(note), std::string::npos) << lines[1];
+  }
+  if (!ws.empty()) {
+    EXPECT_TRUE(entries(ws).empty()) << "block files left behind";
+    rmdir(ws.c_str());
+  }
+}
+
 }  // namespace

@@ -8,7 +8,7 @@
 // bench/gpu-check only: it is how the suite runs the tool "inside a container"
 // on a machine that has no container engine.
 //
-//   ds-docker-seccomp [--no-io-uring] [--] CMD [ARGS...]
+//   ds-docker-seccomp [--no-io-uring] [--refuse NAME]... [--] CMD [ARGS...]
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -27,7 +27,8 @@ static int refuse(scmp_filter_ctx ctx, const char* name) {
 }
 
 int main(int argc, char** argv) {
-  int i = 1, no_uring = 0;
+  int i = 1, no_uring = 0, extra = 0;
+  const char* more[16];
   for (; i < argc && argv[i][0] == '-'; ++i) {
     if (strcmp(argv[i], "--") == 0) {
       ++i;
@@ -37,12 +38,18 @@ int main(int argc, char** argv) {
       no_uring = 1;
       continue;
     }
-    fprintf(stderr, "ds-docker-seccomp: unknown option '%s' (usage: ds-docker-seccomp [--no-io-uring] [--] CMD ARGS...)\n",
+    if (strcmp(argv[i], "--refuse") == 0 && i + 1 < argc && extra < 16) {
+      more[extra++] = argv[++i];
+      continue;
+    }
+    fprintf(stderr,
+            "ds-docker-seccomp: unknown option '%s' (usage: ds-docker-seccomp [--no-io-uring] [--refuse NAME]... [--] "
+            "CMD ARGS...)\n",
             argv[i]);
     return 2;
   }
   if (i >= argc) {
-    fprintf(stderr, "usage: ds-docker-seccomp [--no-io-uring] [--] CMD ARGS...\n");
+    fprintf(stderr, "usage: ds-docker-seccomp [--no-io-uring] [--refuse NAME]... [--] CMD ARGS...\n");
     return 2;
   }
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -58,6 +65,13 @@ int main(int argc, char** argv) {
   if (no_uring)
     for (size_t k = 0; k < sizeof kUring / sizeof kUring[0]; ++k)
       if (refuse(ctx, kUring[k]) != 0) return 1;
+  for (int k = 0; k < extra; ++k) {
+    if (seccomp_syscall_resolve_name(more[k]) == __NR_SCMP_ERROR) {
+      fprintf(stderr, "ds-docker-seccomp: --refuse %s: no such system call here\n", more[k]);
+      return 2;
+    }
+    if (refuse(ctx, more[k]) != 0) return 1;
+  }
   const int rc = seccomp_load(ctx);  // sets no_new_privs first (libseccomp's default), so it works unprivileged
   seccomp_release(ctx);
   if (rc != 0) {

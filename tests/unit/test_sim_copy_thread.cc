@@ -6,6 +6,7 @@
 // No test asserts a duration: order and content only (deadlines are generous
 // bounds on waits for conditions, never measurements).
 #include <dirent.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -547,6 +548,34 @@ TEST(SimCopyThread, WaitIdleSeesEveryRepeatedSubmission) {
     ASSERT_EQ(dst, s) << "iteration " << it;
     if (it % 500 == 499) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // let it sleep
   }
+}
+
+// The copy thread runs as SCHED_BATCH, so a submission that wakes it onto the
+// submitter's CPU does not preempt the submitter (which would hand the CPU back and
+// forth one op at a time while another CPU idles); every other thread keeps its own.
+TEST(SimCopyThread, RunsAsABatchThreadAndLeavesItsProducerAlone) {
+  auto batch_threads = [] {
+    std::vector<long> tids;
+    for (long tid : other_threads())
+      if (sched_getscheduler(static_cast<pid_t>(tid)) == SCHED_BATCH) tids.push_back(tid);
+    return tids;
+  };
+  const size_t before = batch_threads().size();
+  const int mine = sched_getscheduler(0);
+  {
+    SimCopyThread first, second;
+    EXPECT_EQ(first.batch_policy_error(), 0) << std::strerror(first.batch_policy_error());
+    EXPECT_EQ(second.batch_policy_error(), 0);
+    EXPECT_EQ(batch_threads().size(), before + 2) << "each copy thread is SCHED_BATCH";
+    EXPECT_EQ(sched_getscheduler(0), mine) << "the producer's policy is its own";
+    // And it still copies.
+    const std::vector<uint8_t> src = bytes_of(4096, 3);
+    std::vector<uint8_t> dst(4096, 0);
+    first.copy({dst.data(), src.data(), src.size()});
+    first.wait_idle();
+    EXPECT_EQ(dst, src);
+  }
+  EXPECT_EQ(batch_threads().size(), before);
 }
 
 }  // namespace

@@ -87,7 +87,15 @@ class SimDevice : public Device {
     return lock_pages(ptr, bytes);
   }
 
-  std::unique_ptr<Stream> create_stream() override { return std::make_unique<SimStream>(); }
+  std::unique_ptr<Stream> create_stream() override {
+    auto s = std::make_unique<SimStream>();
+    const int e = s->copier.batch_policy_error();
+    if (e != 0 && batch_refused_.empty())
+      batch_refused_ = std::string("sim: copy threads at the default scheduling policy (pthread_setschedparam "
+                                   "SCHED_BATCH: ") +
+                       std::strerror(e) + "): a copy thread woken by a submission may take the submitting thread's CPU";
+    return s;
+  }
   std::unique_ptr<Event> create_event() override { return std::make_unique<SimEvent>(); }
   std::unique_ptr<StreamGate> create_gate() override { return std::make_unique<SimGate>(); }
   void record(Event& e, Stream& s) override {
@@ -116,9 +124,14 @@ class SimDevice : public Device {
     copier_of(s).copy_list(d, n);
   }
   void copy_sync(const CopyDesc& d, CopyDir) override { std::memcpy(d.dst, d.src, d.bytes); }
+  std::vector<std::string> notes() const override {
+    if (batch_refused_.empty()) return {};
+    return {batch_refused_};
+  }
 
  private:
   int index_;
+  std::string batch_refused_;  // the first stream's refusal, said once
 };
 
 class SimBackend : public Backend {

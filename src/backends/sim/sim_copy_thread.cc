@@ -1,5 +1,8 @@
 #include "backends/sim/sim_copy_thread.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <cstring>
 
 #include "core/clock.h"
@@ -21,6 +24,10 @@ bool reached(uint32_t now, uint32_t target) { return static_cast<int32_t>(now - 
 SimCopyThread::SimCopyThread(Hook hook, void* hook_context)
     : ring_(kRing), lists_(kRing), hook_(hook), hook_context_(hook_context) {
   thread_ = std::thread([this] { run(); });
+  // Set from here so that the constructor knows the outcome; until then the new
+  // thread only waits for work.
+  sched_param none{};  // priority 0, the only one SCHED_BATCH has
+  batch_error_ = pthread_setschedparam(thread_.native_handle(), SCHED_BATCH, &none);
 }
 
 SimCopyThread::~SimCopyThread() {

@@ -36,6 +36,10 @@ class SimCopyThread {
   // sim backend makes has none: a test of a member that is always null.
   using Hook = void (*)(void* context, HookPoint point);
 
+  // The thread runs as SCHED_BATCH: woken by a submission, it does not preempt the
+  // thread that submitted, which goes on queueing rather than hand its CPU back and
+  // forth with the copy thread one op at a time (where the scheduler puts the woken
+  // thread on the submitter's CPU). Where that is refused, batch_policy_error() says why.
   explicit SimCopyThread(Hook hook = nullptr, void* hook_context = nullptr);
   // Waits for everything queued, then stops the thread. A gate queued with
   // wait_gate() must have been released (or be released by another thread).
@@ -67,6 +71,9 @@ class SimCopyThread {
   // Operations that can be queued behind a closed gate before the producer would
   // wait for a full ring (which the closed gate never drains): the gate's limit.
   static constexpr uint32_t capacity() { return kRing - 1; }
+  // 0, or the error number pthread_setschedparam(SCHED_BATCH) returned: the thread
+  // then runs at the policy it was created with.
+  int batch_policy_error() const { return batch_error_; }
 
  private:
   // One queued operation, 32 bytes (two per cache line): the producer writes it,
@@ -121,6 +128,7 @@ class SimCopyThread {
   std::atomic<uint32_t> waiter_target_{0};      // done_ value the sleeping producer waits for
   std::atomic<uint32_t> waiter_wake_{0};        // futex word for the producer
   std::thread thread_;
+  int batch_error_ = 0;
 };
 
 }  // namespace ds
