@@ -566,20 +566,29 @@ TEST(OffloadBackends, CudaValidatesCeAndDirectPathAndNamesAFailingCopy) {
 // most overlap could gain was about 1.2) the pipelined pass beats the two stages run
 // one after the other, by a margin. A pass thread that spun on the copies' events
 // took the CPUs the copy threads and the disk's completions needed and fell below it.
+// Up to three runs: a disk slowed by another test's I/O during the pipelined pass
+// only (the suite runs two at a time) once halved the writes there (131 ms busy,
+// against 67 ms alone); a pipeline that does not overlap falls short in every run.
 TEST(OffloadBackends, CudaCopiesAndWritesOverlap) {
   if (disk_base().empty()) GTEST_SKIP() << "no disk filesystem with O_DIRECT here";
-  const std::string ws = disk_base() + "/" + unique_name("cuda-overlap");
-  JsonRun r = run_json(offload_args(ws, {"-s", "4M", "-n", "16", "--streams", "1"}, "cuda"),
-                       {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
-                        {"DS_CUDA_DOUBLE_DEVICES", "2"},
-                        {"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "2000"}});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json x = r.result("offload");
-  const json& s = x["offload_stages"];
-  const double disk = s["disk_alone_gib_s"], copy = s["copy_alone_gib_s"], piped = s["pipelined_gib_s"];
-  const double one_after_the_other = 1.0 / (1.0 / disk + 1.0 / copy);
-  EXPECT_GT(piped, 1.2 * one_after_the_other) << s.dump();
-  EXPECT_FALSE(exists(ws));
+  std::string tries;
+  bool overlapped = false;
+  for (int t = 0; t < 3 && !overlapped; ++t) {
+    const std::string ws = disk_base() + "/" + unique_name("cuda-overlap");
+    JsonRun r = run_json(offload_args(ws, {"-s", "4M", "-n", "16", "--streams", "1"}, "cuda"),
+                         {{"DEV_SANDBOX_CUDA_LIB", DS_CUDA_DOUBLE},
+                          {"DS_CUDA_DOUBLE_DEVICES", "2"},
+                          {"DS_CUDA_DOUBLE_COPY_NS_PER_KIB", "2000"}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_FALSE(exists(ws));
+    const json x = r.result("offload");
+    const json& s = x["offload_stages"];
+    const double disk = s["disk_alone_gib_s"], copy = s["copy_alone_gib_s"], piped = s["pipelined_gib_s"];
+    const double one_after_the_other = 1.0 / (1.0 / disk + 1.0 / copy);
+    overlapped = piped > 1.2 * one_after_the_other;
+    tries += "\n" + std::to_string(piped) + " vs " + std::to_string(one_after_the_other) + ": " + s.dump();
+  }
+  EXPECT_TRUE(overlapped) << "pipelined never 1.2x the stages one after the other:" << tries;
 }
 
 // Through the AscendCL and runtime doubles: CE copies validated (the staging our own
