@@ -103,10 +103,10 @@ StagedSide::StagedSide(Device& dev, Backend& backend, const StagedSideConfig& co
   const LookNapRule nap = look_nap_rule(usable_cpus(), look_nap_threads(p_, c_.pipelines_per_card, host_copies),
                                         host_copies);
   // Said where it costs: a card's DMA copies seen up to a nap late, for want of CPUs.
-  if (nap.nap && !host_copies) notes_ += (notes_.empty() ? "" : "\n") + nap.line;
+  if (nap.nap && !host_copies) add_note(nap.line);
   pipeline_ = make_pipeline(kv_, nap.nap);
   if (p_.compare_contiguous) contiguous_ = make_pipeline(p_.contiguous_layout(), nap.nap);
-  for (const std::string& n : dev_.notes()) notes_ += (notes_.empty() ? "" : "\n") + n;  // how its copies run
+  for (const std::string& n : dev_.notes()) add_note(n);  // how its copies run
   disk_alone_ = std::make_unique<TransferPass>(*engine_, c_.dir == StagedDir::kLoad ? IoOp::kRead : IoOp::kWrite,
                                                extents_, ring_);
 }
@@ -241,7 +241,7 @@ void StagedSide::check_files(const std::string& when) {
     std::string said;
     read_back(files_.extents[b].fd, files_.files->path(b), host_, fb, said);
     if (!said.empty() && notes_.find("--validate: an O_DIRECT read of") == std::string::npos)
-      notes_ += (notes_.empty() ? "" : "\n") + said;  // the first file's: one line
+      add_note(said);  // the first file's: one line
     uint64_t i = 0, off = 0;
     if (check_block(p_, at, files_.owner, b, host_, &i, &off))
       mismatch(when, i, off - at.file_offset(i), "in the file differs from the device");

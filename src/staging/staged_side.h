@@ -79,8 +79,9 @@ class StagedSide {
   void check(const std::string& when, bool contiguous = false);
 
   void finish();  // the pipeline and the disk-alone pass gone (drained)
-  // What the worker has to say, a line each: the staging buffers' note, and a
-  // read-back that had to go buffered (read_back below).
+  // What the worker has to say, a line each: the staging buffers' note, the
+  // transfer loop's nap where it delays a card's copies, the device's notes (how its
+  // copies run), and a read-back that had to go buffered (read_back below).
   const std::string& note() const { return notes_; }
   Memory& region() { return *region_; }
 
@@ -91,6 +92,7 @@ class StagedSide {
   void check_region(const std::string& when, const Layout& at);
   void check_files(const std::string& when);
   [[noreturn]] void mismatch(const std::string& when, uint64_t fragment, uint64_t offset, const char* where);
+  void add_note(const std::string& line) { notes_ += (notes_.empty() ? "" : "\n") + line; }
 
   Device& dev_;
   StagedSideConfig c_;

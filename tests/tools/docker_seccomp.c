@@ -27,8 +27,7 @@ static int refuse(scmp_filter_ctx ctx, const char* name) {
 }
 
 int main(int argc, char** argv) {
-  int i = 1, no_uring = 0, extra = 0;
-  const char* more[16];
+  int i = 1, no_uring = 0;
   for (; i < argc && argv[i][0] == '-'; ++i) {
     if (strcmp(argv[i], "--") == 0) {
       ++i;
@@ -38,8 +37,8 @@ int main(int argc, char** argv) {
       no_uring = 1;
       continue;
     }
-    if (strcmp(argv[i], "--refuse") == 0 && i + 1 < argc && extra < 16) {
-      more[extra++] = argv[++i];
+    if (strcmp(argv[i], "--refuse") == 0 && i + 1 < argc) {
+      ++i;  // applied below, once the filter exists
       continue;
     }
     fprintf(stderr,
@@ -65,12 +64,14 @@ int main(int argc, char** argv) {
   if (no_uring)
     for (size_t k = 0; k < sizeof kUring / sizeof kUring[0]; ++k)
       if (refuse(ctx, kUring[k]) != 0) return 1;
-  for (int k = 0; k < extra; ++k) {
-    if (seccomp_syscall_resolve_name(more[k]) == __NR_SCMP_ERROR) {
-      fprintf(stderr, "ds-docker-seccomp: --refuse %s: no such system call here\n", more[k]);
+  for (int k = 1; k + 1 < i; ++k) {
+    if (strcmp(argv[k], "--refuse") != 0) continue;
+    const char* name = argv[++k];
+    if (seccomp_syscall_resolve_name(name) == __NR_SCMP_ERROR) {
+      fprintf(stderr, "ds-docker-seccomp: --refuse %s: no such system call here\n", name);
       return 2;
     }
-    if (refuse(ctx, more[k]) != 0) return 1;
+    if (refuse(ctx, name) != 0) return 1;
   }
   const int rc = seccomp_load(ctx);  // sets no_new_privs first (libseccomp's default), so it works unprivileged
   seccomp_release(ctx);
