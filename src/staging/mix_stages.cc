@@ -24,7 +24,11 @@ MixOverlapCpu mix_overlap_cpu(const MixSideRun& load, const MixSideRun& offload,
   MixOverlapCpu o;
   o.overlap_ns = std::max<int64_t>(0, first_end_ns - later.start_ns);
   o.cpu_ns = std::max<int64_t>(0, first.at_first_end.process_ns - later.at_start.process_ns);
-  o.loop_cpu_ns = std::max<int64_t>(0, first.at_first_end.loops_ns - later.at_start.loops_ns);
+  // At the first end the other side's loop thread is still running on another CPU:
+  // its own clock, read from here, is current, while the process clock counts a
+  // running thread of another CPU only up to its last scheduler update (a tick at
+  // most). The loops' CPU is part of the process's: capped at it.
+  o.loop_cpu_ns = std::min(o.cpu_ns, std::max<int64_t>(0, first.at_first_end.loops_ns - later.at_start.loops_ns));
   return o;
 }
 

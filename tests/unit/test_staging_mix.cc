@@ -309,6 +309,24 @@ TEST(MixStagesFigures, OverlapCpuIsReadFromTheOverlapsStart) {
   EXPECT_EQ(c.cpu_ns, 250);
 }
 
+// The other side's loop thread, still running at the first end, is read current by
+// its own clock while the process clock has counted it only to its last update: the
+// loops' CPU over the overlap is never more than the process's (CI once read 65 us of
+// loops against 60 us of process).
+TEST(MixStagesFigures, OverlapLoopCpuIsCappedAtTheProcess) {
+  MixSideRun l, o;
+  l.ran = o.ran = true;
+  l.start_ns = 100;
+  l.at_start = {10, 1};
+  o.start_ns = 300;
+  o.at_start = {50, 5};
+  l.ended_first = true;
+  l.at_first_end = {110, 70};  // 60 of process CPU, 65 of the loops'
+  const MixOverlapCpu c = mix_overlap_cpu(l, o, 1000);
+  EXPECT_EQ(c.cpu_ns, 60);
+  EXPECT_EQ(c.loop_cpu_ns, 60);
+}
+
 // --offload-ratio 0.25: the load alone 1 s (1 GiB), the offload alone 0.25 s (0.25
 // GiB); together the offload takes 0.26 s and the load 1.05 s. Summing the alone
 // speeds (2 GiB/s) no overlap could reach: even a perfect one gives 1.25 GiB in 1 s.
