@@ -278,15 +278,21 @@ TEST(MixStagesFigures, AFractionalQuotaIsTheShareBound) {
 // overlap's start), not the pass's: the load starts at 100 (process CPU 10 then),
 // the offload at 300 (CPU 50), the load ends first at 1000 (CPU 200): 150 of CPU in
 // an overlap of 700.
-TEST(MixStagesFigures, OverlapCpuIsReadFromTheOverlapsStart) {
-  MixSideRun l, o;
+// The load from 100 (process CPU 10, loops 1), the offload from 300 (50, 5), the
+// load ending first with the CPU marks `at_end`.
+void load_ends_first(MixSideRun& l, MixSideRun& o, MixCpuMark at_end) {
   l.ran = o.ran = true;
   l.start_ns = 100;
   l.at_start = {10, 1};
   o.start_ns = 300;
   o.at_start = {50, 5};
   l.ended_first = true;
-  l.at_first_end = {200, 20};
+  l.at_first_end = at_end;
+}
+
+TEST(MixStagesFigures, OverlapCpuIsReadFromTheOverlapsStart) {
+  MixSideRun l, o;
+  load_ends_first(l, o, {200, 20});
   MixOverlapCpu c = mix_overlap_cpu(l, o, 1000);
   EXPECT_EQ(c.overlap_ns, 700);
   EXPECT_EQ(c.cpu_ns, 150);
@@ -315,13 +321,7 @@ TEST(MixStagesFigures, OverlapCpuIsReadFromTheOverlapsStart) {
 // loops against 60 us of process).
 TEST(MixStagesFigures, OverlapLoopCpuIsCappedAtTheProcess) {
   MixSideRun l, o;
-  l.ran = o.ran = true;
-  l.start_ns = 100;
-  l.at_start = {10, 1};
-  o.start_ns = 300;
-  o.at_start = {50, 5};
-  l.ended_first = true;
-  l.at_first_end = {110, 70};  // 60 of process CPU, 65 of the loops'
+  load_ends_first(l, o, {110, 70});  // 60 of process CPU, 65 of the loops'
   const MixOverlapCpu c = mix_overlap_cpu(l, o, 1000);
   EXPECT_EQ(c.cpu_ns, 60);
   EXPECT_EQ(c.loop_cpu_ns, 60);
