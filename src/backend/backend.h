@@ -105,6 +105,12 @@ class Device {
   virtual std::unique_ptr<Event> create_polling_event();
   virtual void record(Event& event, Stream& stream) = 0;
   virtual void synchronize(Stream& stream) = 0;
+  // Untimed, just before a timed pass that submits on these streams at once (load's
+  // and offload's copy-alone pass): a backend whose copy engines sleep between
+  // passes has them up when the pass begins, so that the pass does not time a
+  // wake-up that a card's copy engine does not have. sim readies its copy threads
+  // (SimDevice); a card's runtime has nothing to do (the default).
+  virtual void ready_streams(Stream* const* /*streams*/, size_t /*n*/) {}
   // Whether everything queued on `stream` before `event` was last recorded there
   // has completed, without waiting (the load pipeline polls one per staging
   // buffer). The default waits for the stream (synchronize) and says true: correct

@@ -109,6 +109,7 @@ class Pipeline {
 
   PipelineConfig c_;
   std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<Stream*> stream_list_;  // the same, for Device::ready_streams
   std::vector<std::unique_ptr<Event>> events_;  // one per staging buffer
   std::unique_ptr<PreparedTasks> tasks_;        // task b: block b's copies to or from buffer b % K
   std::unique_ptr<TransferLoop> loop_;

@@ -578,5 +578,140 @@ TEST(SimCopyThread, RunsAsABatchThreadAndLeavesItsProducerAlone) {
   EXPECT_EQ(batch_threads().size(), before);
 }
 
+TEST(SimCopyThread, FewestReadiedIsTheLeastCountedAllowedCpuWithTheSubmittersCountingOne) {
+  std::vector<uint32_t> counts(CPU_SETSIZE, 0);
+  cpu_set_t two;
+  CPU_ZERO(&two);
+  CPU_SET(0, &two);
+  CPU_SET(1, &two);
+  // Up on the submitting thread's CPU with the other free: moves; on the other: stays.
+  EXPECT_EQ(SimCopyThread::fewest_readied(0, two, 0, counts.data()), 1);
+  EXPECT_EQ(SimCopyThread::fewest_readied(1, two, 0, counts.data()), 1);
+  // As many on each (the submitter on 0, another readied thread on 1): stays.
+  counts[1] = 1;
+  EXPECT_EQ(SimCopyThread::fewest_readied(0, two, 0, counts.data()), 0);
+  EXPECT_EQ(SimCopyThread::fewest_readied(1, two, 0, counts.data()), 1);
+  // Two readied on 1, none on 0 where the submitter is: the one up on 1 moves to 0.
+  counts[1] = 2;
+  EXPECT_EQ(SimCopyThread::fewest_readied(1, two, 0, counts.data()), 0);
+  // Only allowed CPUs: 3 is free but not in the set; 2 is, and the first of the fewest.
+  cpu_set_t four;
+  CPU_ZERO(&four);
+  for (int c : {0, 1, 2}) CPU_SET(c, &four);
+  counts[0] = 1;
+  EXPECT_EQ(SimCopyThread::fewest_readied(1, four, 0, counts.data()), 2);
+  // A CPU not in the set (the thread cannot tell where it is allowed): where it is.
+  EXPECT_EQ(SimCopyThread::fewest_readied(5, four, 0, counts.data()), 5);
+}
+
+// The copy thread's TID: the thread that appeared while `make` ran.
+template <typename Make>
+long new_thread(Make make) {
+  const std::vector<long> before = other_threads();
+  make();
+  for (long tid : other_threads())
+    if (std::find(before.begin(), before.end(), tid) == before.end()) return tid;
+  return 0;
+}
+
+uint32_t readied_total() {
+  uint32_t n = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c) n += SimCopyThread::readied_on(c);
+  return n;
+}
+
+struct CountSleeps {
+  std::atomic<int> sleeps{0};
+  static void hook(void* context, SimCopyThread::HookPoint point) {
+    if (point == SimCopyThread::HookPoint::kCopierSleeping) static_cast<CountSleeps*>(context)->sleeps++;
+  }
+};
+
+// ready(): the sleeping copy thread wakes with nothing queued, polls (it runs what
+// is then queued without sleeping in between) and is counted in the tally until
+// the deadline has passed and it sleeps again.
+TEST(SimCopyThread, AReadiedThreadPollsUntilItsDeadlineAndThenSleepsOutOfTheTally) {
+  CountSleeps count;
+  std::unique_ptr<SimCopyThread> copier;
+  const long tid = new_thread([&] { copier = std::make_unique<SimCopyThread>(&CountSleeps::hook, &count); });
+  ASSERT_NE(tid, 0);
+  ASSERT_TRUE(eventually([&] { return count.sleeps.load() > 0 && thread_state(tid) == 'S'; }));
+  const uint32_t tally = readied_total();
+  const int slept = count.sleeps.load();
+  EXPECT_FALSE(copier->readied());
+
+  copier->ready(now_ns() + 60 * 1000000000LL, -1);
+  ASSERT_TRUE(eventually([&] { return copier->readied(); })) << "ready() did not wake the copy thread";
+  EXPECT_EQ(readied_total(), tally + 1);
+  SimEventStamp first, second;
+  copier->stamp(&first);
+  ASSERT_TRUE(eventually([&] { return stamped(first); }));
+  copier->stamp(&second);  // queued after it went idle again: still polling
+  ASSERT_TRUE(eventually([&] { return stamped(second); }));
+  EXPECT_EQ(count.sleeps.load(), slept) << "a readied copy thread slept before its deadline";
+  EXPECT_EQ(copier->move_error(), 0) << std::strerror(copier->move_error());
+
+  copier->ready_until(now_ns());
+  ASSERT_TRUE(eventually([&] { return count.sleeps.load() > slept; })) << "it polls past its deadline";
+  EXPECT_EQ(readied_total(), tally) << "asleep, it is no longer counted";
+  copier.reset();
+}
+
+// The CPU a thread last ran on (field 39 of its stat).
+int last_cpu(long tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t paren = s.rfind(')');
+  if (paren == std::string::npos) return -1;
+  size_t at = paren + 2;  // field 3
+  for (int field = 3; field < 39; ++field) {
+    at = s.find(' ', at);
+    if (at == std::string::npos) return -1;
+    ++at;
+  }
+  return std::atoi(s.c_str() + at);
+}
+
+// A copy thread readied by a thread on CPU a, last run on a, polls on the other
+// allowed CPU b: the submitting thread's CPU counts one, b none.
+TEST(SimCopyThread, AReadiedThreadUpOnTheSubmittersCpuMovesToAFreeOne) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  int a = -1, b = -1;
+  for (int c = 0; c < CPU_SETSIZE && b < 0; ++c)
+    if (CPU_ISSET(c, &saved)) (a < 0 ? a : b) = c;
+  if (b < 0) GTEST_SKIP() << "one CPU allowed here";
+  cpu_set_t both, only_a;
+  CPU_ZERO(&both);
+  CPU_SET(a, &both);
+  CPU_SET(b, &both);
+  CPU_ZERO(&only_a);
+  CPU_SET(a, &only_a);
+  ASSERT_EQ(sched_setaffinity(0, sizeof both, &both), 0);
+  CountSleeps count;
+  std::unique_ptr<SimCopyThread> copier;
+  const long tid = new_thread([&] { copier = std::make_unique<SimCopyThread>(&CountSleeps::hook, &count); });
+  ASSERT_NE(tid, 0);
+  ASSERT_TRUE(eventually([&] { return count.sleeps.load() > 0 && thread_state(tid) == 'S'; }));
+  // Asleep on a (its mask only a, then both again: a sleeping thread stays where it was).
+  ASSERT_EQ(sched_setaffinity(static_cast<pid_t>(tid), sizeof only_a, &only_a), 0);
+  ASSERT_EQ(sched_setaffinity(static_cast<pid_t>(tid), sizeof both, &both), 0);
+  ASSERT_EQ(sched_setaffinity(0, sizeof only_a, &only_a), 0);
+  const uint32_t on_a = SimCopyThread::readied_on(a), on_b = SimCopyThread::readied_on(b);
+
+  copier->ready(now_ns() + 60 * 1000000000LL, a);
+  const bool up = eventually([&] { return copier->readied(); });
+  const bool moved = up && eventually([&] { return last_cpu(tid) == b; }, std::chrono::seconds(5));
+  const int where = last_cpu(tid);
+  const uint32_t now_a = SimCopyThread::readied_on(a), now_b = SimCopyThread::readied_on(b);
+  copier->ready_until(now_ns());
+  copier.reset();
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+  ASSERT_TRUE(up);
+  EXPECT_TRUE(moved) << "polls on CPU " << where << ", the submitter is on " << a << ", " << b << " is free";
+  EXPECT_EQ(now_a, on_a);
+  EXPECT_EQ(now_b, on_b + 1);
+}
+
 }  // namespace
 }  // namespace ds

@@ -1,5 +1,7 @@
 #include "backends/sim/sim_backend.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 
 #include "backends/sim/sim_copy_thread.h"
 #include "topology/topology.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/futex.h"
 #include "core/sysinfo.h"
@@ -104,6 +107,36 @@ class SimDevice : public Device {
     copier_of(s).stamp(&ev);
   }
   void synchronize(Stream& s) override { copier_of(s).wait_idle(); }
+  // All streams but the first, as many as the CPUs this thread may run on leave
+  // beside it: the first is this thread's, which runs a queue itself when it
+  // waits and finds its copy thread not yet at it (SimCopyThread::wait_done). The
+  // readied threads poll from their wake-up until kReadyPollNs after the last is
+  // up; this thread yields while it waits for them (at most kReadyWaitNs), so that
+  // one the scheduler put on this CPU runs, and moves off it.
+  void ready_streams(Stream* const* streams, size_t n) override {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (n < 2 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    const size_t k = std::min(n, static_cast<size_t>(CPU_COUNT(&allowed))) - 1;
+    if (k == 0) return;
+    const int primer = sched_getcpu();
+    const int64_t start = now_ns();
+    for (size_t i = n - k; i < n; ++i) copier_of(*streams[i]).ready(start + kReadyWaitNs + kReadyPollNs, primer);
+    for (;;) {
+      bool up = true;
+      for (size_t i = n - k; i < n && up; ++i) up = copier_of(*streams[i]).readied();
+      if (up || now_ns() - start > kReadyWaitNs) break;
+      sched_yield();
+    }
+    const int64_t until = now_ns() + kReadyPollNs;
+    for (size_t i = n - k; i < n; ++i) {
+      SimCopyThread& c = copier_of(*streams[i]);
+      c.ready_until(until);
+      if (const int e = c.move_error(); e != 0 && move_refused_.empty())
+        move_refused_ = std::string("sim: readied copy threads stay where the scheduler woke them (sched_setaffinity: ") +
+                        std::strerror(e) + "): two may take turns on one CPU while another idles";
+    }
+  }
   // The copy thread stamps the event when it reaches it, after everything queued before.
   bool query(Event& e, Stream&) override {
     return static_cast<SimEvent&>(e).stamp.ns.load(std::memory_order_acquire) >= 0;
@@ -125,13 +158,21 @@ class SimDevice : public Device {
   }
   void copy_sync(const CopyDesc& d, CopyDir) override { std::memcpy(d.dst, d.src, d.bytes); }
   std::vector<std::string> notes() const override {
-    if (batch_refused_.empty()) return {};
-    return {batch_refused_};
+    std::vector<std::string> lines;
+    for (const std::string* line : {&batch_refused_, &move_refused_})
+      if (!line->empty()) lines.push_back(*line);
+    return lines;
   }
 
  private:
+  // ready_streams(): the longest the submitting thread waits for the readied copy
+  // threads to be up (untimed; a loaded machine may not run them sooner), and how
+  // long they poll for the pass's first submissions once they are.
+  static constexpr int64_t kReadyWaitNs = 1000000;
+  static constexpr int64_t kReadyPollNs = 100000;
   int index_;
   std::string batch_refused_;  // the first stream's refusal, said once
+  std::string move_refused_;   // the first readied thread's refused move, said once
 };
 
 class SimBackend : public Backend {

@@ -19,6 +19,46 @@ namespace {
 
 bool reached(uint32_t now, uint32_t target) { return static_cast<int32_t>(now - target) >= 0; }
 
+// Copy threads readied for a timed pass and up, by the CPU they poll or copy on:
+// one tally for the process (every device's streams), read and moved without a
+// lock (two that settle at once may pick the same CPU: a hint, not a placement).
+std::atomic<uint32_t> g_readied[CPU_SETSIZE];
+
+// The calling copy thread's CPU for the pass: its own, unless an allowed CPU has
+// fewer readied threads (SimCopyThread::fewest_readied), where it moves. A refused
+// sched_setaffinity is kept in `error` (the first) and the thread stays. Returns
+// the CPU it counted itself on, -1 when it cannot tell.
+int settle_readied(int primer_cpu, std::atomic<int>* error) {
+  int cpu = sched_getcpu();
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return -1;
+  auto refused = [&] {
+    int none = 0;
+    error->compare_exchange_strong(none, errno, std::memory_order_release);
+  };
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    uint32_t counts[CPU_SETSIZE];
+    for (int c = 0; c < CPU_SETSIZE; ++c) counts[c] = g_readied[c].load(std::memory_order_relaxed);
+    const int best = SimCopyThread::fewest_readied(cpu, allowed, primer_cpu, counts);
+    if (best != cpu) {
+      // Pinned to the chosen CPU (the kernel moves a running thread off a CPU its
+      // mask no longer has before the call returns), then free again where it is.
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(best, &one);
+      if (sched_setaffinity(0, sizeof one, &one) != 0) {
+        refused();
+      } else {
+        cpu = best;
+        if (sched_setaffinity(0, sizeof allowed, &allowed) != 0) refused();
+      }
+    }
+  }
+  g_readied[cpu].fetch_add(1, std::memory_order_relaxed);
+  return cpu;
+}
+
 }  // namespace
 
 SimCopyThread::SimCopyThread(Hook hook, void* hook_context)
@@ -94,6 +134,38 @@ void SimCopyThread::wait_gate(const std::atomic<uint32_t>* word, uint32_t value)
 
 void SimCopyThread::wait_idle() { wait_done(pushed_); }
 
+void SimCopyThread::ready(int64_t poll_until_ns, int primer_cpu) {
+  up_.store(0, std::memory_order_relaxed);
+  primer_cpu_.store(primer_cpu, std::memory_order_relaxed);
+  // As publish(): the deadline and the copy thread's sleep flag are a store-load
+  // pair on each side, so either the copy thread sees the deadline before it
+  // sleeps, or this sees the flag and wakes it (moving copier_wake_).
+  ready_until_.store(poll_until_ns, std::memory_order_seq_cst);
+  if (copier_sleeping_.load(std::memory_order_seq_cst) && copier_sleeping_.exchange(0)) {
+    copier_wake_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&copier_wake_);
+  }
+}
+
+int SimCopyThread::fewest_readied(int cpu, const cpu_set_t& allowed, int primer_cpu, const uint32_t* counts) {
+  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) return cpu;
+  auto count = [&](int c) { return counts[c] + (c == primer_cpu ? 1u : 0u); };
+  int best = cpu;
+  uint32_t fewest = count(cpu);
+  for (int c = 0; c < CPU_SETSIZE && fewest > 0; ++c) {
+    if (c == cpu || !CPU_ISSET(c, &allowed)) continue;
+    if (count(c) < fewest) {
+      best = c;
+      fewest = count(c);
+    }
+  }
+  return best;
+}
+
+uint32_t SimCopyThread::readied_on(int cpu) {
+  return cpu >= 0 && cpu < CPU_SETSIZE ? g_readied[cpu].load(std::memory_order_relaxed) : 0;
+}
+
 void SimCopyThread::kick() {
   copier_wake_.fetch_add(1, std::memory_order_release);
   futex_wake_all(&copier_wake_);
@@ -161,6 +233,26 @@ bool SimCopyThread::report_done(uint32_t head) {
   return false;
 }
 
+bool SimCopyThread::poll_readied(uint32_t head) {
+  if (ready_until_.load(std::memory_order_seq_cst) - now_ns() <= 0) return false;
+  if (tally_cpu_ < 0) tally_cpu_ = settle_readied(primer_cpu_.load(std::memory_order_relaxed), &move_error_);
+  for (int i = 0;; ++i) {
+    if (tail_.load(std::memory_order_acquire) != head) return true;
+    if ((i & 63) == 0) {
+      // Said again while it polls: a ready() for the next pass clears it.
+      up_.store(1, std::memory_order_release);
+      if (ready_until_.load(std::memory_order_acquire) - now_ns() <= 0) return false;
+    }
+    cpu_relax();
+  }
+}
+
+void SimCopyThread::leave_tally() {
+  if (tally_cpu_ < 0) return;
+  g_readied[tally_cpu_].fetch_sub(1, std::memory_order_relaxed);
+  tally_cpu_ = -1;
+}
+
 uint32_t SimCopyThread::wait_for_work(uint32_t head, bool poll) {
   auto ready = [&] { return tail_.load(std::memory_order_acquire) != head; };
   if (poll && spin_until(ready)) return tail_.load(std::memory_order_acquire);
@@ -169,7 +261,10 @@ uint32_t SimCopyThread::wait_for_work(uint32_t head, bool poll) {
   // on copier_wake_, read before the flag is raised, which every wake moves. A
   // publish that clears the flag of this sleep after storing tail_ before it
   // (the lost wake-up of sleeping on tail_ itself) moves copier_wake_ too.
+  // Readied for a pass (ready()), it polls until the deadline instead; the flag
+  // and the deadline are a store-load pair like the flag and tail_.
   for (;;) {
+    if (poll_readied(head)) return tail_.load(std::memory_order_acquire);
     const uint32_t seq = copier_wake_.load(std::memory_order_acquire);
     copier_sleeping_.store(1, std::memory_order_seq_cst);
     const uint32_t tail = tail_.load(std::memory_order_seq_cst);
@@ -177,6 +272,11 @@ uint32_t SimCopyThread::wait_for_work(uint32_t head, bool poll) {
       copier_sleeping_.store(0, std::memory_order_relaxed);
       return tail;
     }
+    if (ready_until_.load(std::memory_order_seq_cst) - now_ns() > 0) {
+      copier_sleeping_.store(0, std::memory_order_relaxed);
+      continue;
+    }
+    leave_tally();
     if (hook_) hook_(hook_context_, HookPoint::kCopierSleeping);
     futex_wait(&copier_wake_, seq, -1);
   }
@@ -255,6 +355,7 @@ void SimCopyThread::run() {
         limit = tail - head > kBatch ? head + kBatch : tail;
       }
       if (!execute(head)) {
+        leave_tally();
         report_done(head + 1);
         return;
       }

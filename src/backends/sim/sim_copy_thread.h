@@ -8,6 +8,8 @@
 // rather than wait for the copy thread to wake up and then be woken by it.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -63,6 +65,34 @@ class SimCopyThread {
   // Every submission done. The producer's thread only: it may run the queue
   // itself up to what it has queued, which no other thread can know.
   void wait_idle();
+  // Readying for a timed pass (SimDevice::ready_streams). ready() makes an idle copy
+  // thread poll for work until the clock reaches poll_until_ns instead of sleeping
+  // until the pass's first submission wakes it (a wake-up that a card's copy engine
+  // does not have: 30 to 130 us across vCPUs on a VM), waking it if it sleeps. When
+  // it is up it counts itself on its CPU in a process-wide tally of readied copy
+  // threads, where `primer_cpu` (the submitting thread's CPU) counts one too, and
+  // first moves to the allowed CPU with the fewest, where its own has more
+  // (sched_setaffinity to that CPU, then back to the whole set): a scheduler that
+  // woke it onto the submitting thread's CPU, or onto one another readied thread
+  // polls on, would otherwise have two of them take turns on one CPU while another
+  // idles. It leaves the tally when it next waits for work.
+  void ready(int64_t poll_until_ns, int primer_cpu);
+  // Moves the end of the poll ready() began (the thread re-reads it while it polls).
+  void ready_until(int64_t poll_until_ns) { ready_until_.store(poll_until_ns, std::memory_order_release); }
+  // Up since the last ready(): polling, or running the queue.
+  bool readied() const {
+    return up_.load(std::memory_order_acquire) || owner_.load(std::memory_order_acquire) == kCopier;
+  }
+  // 0, or the error number the first refused sched_setaffinity of a readied thread
+  // returned (it then polls where the scheduler put it). Read after ready() returned
+  // and readied() held, or after wait_idle().
+  int move_error() const { return move_error_.load(std::memory_order_acquire); }
+  // Where a readied copy thread up on `cpu` polls: `cpu`, unless an allowed CPU has
+  // fewer readied threads (counts[c], one more on primer_cpu); the first of the
+  // fewest then. counts has CPU_SETSIZE entries.
+  static int fewest_readied(int cpu, const cpu_set_t& allowed, int primer_cpu, const uint32_t* counts);
+  // Tests only: the number of readied copy threads counted on `cpu` in this process.
+  static uint32_t readied_on(int cpu);
   // Tests only: wakes the copy thread thread and a producer asleep waiting for
   // completion, whatever word they sleep on, as a wake-up would; each looks again
   // and sleeps again if nothing changed. Lets a test that caught a lost wake-up
@@ -98,6 +128,8 @@ class SimCopyThread {
   uint32_t wait_for_work(uint32_t head, bool poll);  // the copy thread, idle: returns the new tail
   void pass_gate(const Op& op);
   bool report_done(uint32_t head);          // the queue's runner: done_ = head, wake a waiter it satisfies (true: it did)
+  bool poll_readied(uint32_t head);         // the copy thread, idle: a ready() poll; true: work came
+  void leave_tally();                       // the copy thread: out of the readied tally, if in it
 
   std::vector<Op> ring_;
   std::vector<std::vector<CopyDesc>> lists_;  // kList descriptors by slot (capacity kept)
@@ -127,6 +159,13 @@ class SimCopyThread {
   alignas(64) std::atomic<uint32_t> waiter_sleeping_{0};
   std::atomic<uint32_t> waiter_target_{0};      // done_ value the sleeping producer waits for
   std::atomic<uint32_t> waiter_wake_{0};        // futex word for the producer
+  // ready(): the poll's end, the submitting thread's CPU, and the copy thread's
+  // answer (up_), each written by one side; tally_cpu_ is the copy thread's own.
+  alignas(64) std::atomic<int64_t> ready_until_{0};
+  std::atomic<int> primer_cpu_{-1};
+  std::atomic<uint32_t> up_{0};
+  std::atomic<int> move_error_{0};
+  int tally_cpu_ = -1;
   std::thread thread_;
   int batch_error_ = 0;
 };
