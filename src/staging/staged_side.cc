@@ -152,6 +152,10 @@ void StagedSide::finish() {
   contiguous_.reset();
   pipeline_.reset();
   disk_alone_.reset();
+  // What the device found out only while the passes ran (sim: a readied copy
+  // thread's refused move), once.
+  for (const std::string& n : dev_.notes())
+    if (notes_.find(n) == std::string::npos) add_note(n);
 }
 
 PipelineTimes StagedSide::disk_alone() {

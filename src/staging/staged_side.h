@@ -81,7 +81,8 @@ class StagedSide {
   void finish();  // the pipeline and the disk-alone pass gone (drained)
   // What the worker has to say, a line each: the staging buffers' note, the
   // transfer loop's nap where it delays a card's copies, the device's notes (how its
-  // copies run), and a read-back that had to go buffered (read_back below).
+  // copies run: read when it is set up and again by finish(), for what the device
+  // learned during the passes), and a read-back that had to go buffered (read_back below).
   const std::string& note() const { return notes_; }
   Memory& region() { return *region_; }
 

@@ -654,7 +654,12 @@ TEST(SimCopyThread, AReadiedThreadPollsUntilItsDeadlineAndThenSleepsOutOfTheTall
   copier->ready_until(now_ns());
   ASSERT_TRUE(eventually([&] { return count.sleeps.load() > slept; })) << "it polls past its deadline";
   EXPECT_EQ(readied_total(), tally) << "asleep, it is no longer counted";
+
+  // Stopped while it polls: out of the tally too.
+  copier->ready(now_ns() + 60 * 1000000000LL, -1);
+  ASSERT_TRUE(eventually([&] { return readied_total() == tally + 1; }));
   copier.reset();
+  EXPECT_EQ(readied_total(), tally) << "a copy thread stopped while readied is still counted";
 }
 
 // The CPU a thread last ran on (field 39 of its stat).
@@ -687,14 +692,23 @@ TEST(SimCopyThread, AReadiedThreadUpOnTheSubmittersCpuMovesToAFreeOne) {
   CPU_SET(b, &both);
   CPU_ZERO(&only_a);
   CPU_SET(a, &only_a);
-  ASSERT_EQ(sched_setaffinity(0, sizeof both, &both), 0);
+  if (sched_setaffinity(0, sizeof both, &both) != 0) GTEST_SKIP() << "sched_setaffinity refused here";
+  struct Restore {
+    cpu_set_t set;
+    ~Restore() { (void)sched_setaffinity(0, sizeof set, &set); }
+  } restore{saved};
   CountSleeps count;
   std::unique_ptr<SimCopyThread> copier;
   const long tid = new_thread([&] { copier = std::make_unique<SimCopyThread>(&CountSleeps::hook, &count); });
   ASSERT_NE(tid, 0);
   ASSERT_TRUE(eventually([&] { return count.sleeps.load() > 0 && thread_state(tid) == 'S'; }));
-  // Asleep on a (its mask only a, then both again: a sleeping thread stays where it was).
+  // Run once on a only (woken with its mask a, it looks and sleeps again there),
+  // then allowed both: asleep on a, where a wake-up puts it first.
   ASSERT_EQ(sched_setaffinity(static_cast<pid_t>(tid), sizeof only_a, &only_a), 0);
+  const int slept = count.sleeps.load();
+  copier->kick();
+  ASSERT_TRUE(eventually([&] { return count.sleeps.load() > slept && thread_state(tid) == 'S'; }));
+  ASSERT_EQ(last_cpu(tid), a);
   ASSERT_EQ(sched_setaffinity(static_cast<pid_t>(tid), sizeof both, &both), 0);
   ASSERT_EQ(sched_setaffinity(0, sizeof only_a, &only_a), 0);
   const uint32_t on_a = SimCopyThread::readied_on(a), on_b = SimCopyThread::readied_on(b);
@@ -706,7 +720,6 @@ TEST(SimCopyThread, AReadiedThreadUpOnTheSubmittersCpuMovesToAFreeOne) {
   const uint32_t now_a = SimCopyThread::readied_on(a), now_b = SimCopyThread::readied_on(b);
   copier->ready_until(now_ns());
   copier.reset();
-  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
   ASSERT_TRUE(up);
   EXPECT_TRUE(moved) << "polls on CPU " << where << ", the submitter is on " << a << ", " << b << " is free";
   EXPECT_EQ(now_a, on_a);

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "backends/sim/sim_copy_thread.h"
-#include "topology/topology.h"
 #include "core/clock.h"
+#include "topology/topology.h"
 #include "core/error.h"
 #include "core/futex.h"
 #include "core/sysinfo.h"
@@ -133,7 +133,7 @@ class SimDevice : public Device {
       SimCopyThread& c = copier_of(*streams[i]);
       c.ready_until(until);
       if (const int e = c.move_error(); e != 0 && move_refused_.empty())
-        move_refused_ = std::string("sim: readied copy threads stay where the scheduler woke them (sched_setaffinity: ") +
+        move_refused_ = std::string("sim: readied copy threads not moved as meant (sched_setaffinity: ") +
                         std::strerror(e) + "): two may take turns on one CPU while another idles";
     }
   }

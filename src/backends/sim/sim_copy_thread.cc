@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "core/clock.h"
@@ -235,6 +236,9 @@ bool SimCopyThread::report_done(uint32_t head) {
 
 bool SimCopyThread::poll_readied(uint32_t head) {
   if (ready_until_.load(std::memory_order_seq_cst) - now_ns() <= 0) return false;
+  // Work already there (the pass began before this thread was up): run it where
+  // it is rather than settle while the pass is timed.
+  if (tail_.load(std::memory_order_acquire) != head) return true;
   if (tally_cpu_ < 0) tally_cpu_ = settle_readied(primer_cpu_.load(std::memory_order_relaxed), &move_error_);
   for (int i = 0;; ++i) {
     if (tail_.load(std::memory_order_acquire) != head) return true;
