@@ -65,7 +65,7 @@ void print_environment() {
   const int lock = mlock_probe();
   const std::string container = container_evidence();
   std::cout << "environment: placement calls "
-            << (a.all_allowed() ? "all allowed (set_mempolicy, mbind, get_mempolicy, move_pages)"
+            << (a.all_allowed() ? "all allowed (set_mempolicy, mbind, get_mempolicy, move_pages, sched_setaffinity)"
                                 : "refused: " + a.refused_text())
             << "; io_uring " << (uring.empty() ? "yes" : "no (" + uring.substr(0, uring.find(';')) + ")")
             << "; /dev/shm " << format_bytes(shm_free_bytes()) << " free of " << format_bytes(shm_total_bytes())
@@ -74,7 +74,10 @@ void print_environment() {
             << (container.empty() ? "none seen" : container) << "\n";
   std::string fixes;
   if (!a.all_allowed())
-    fixes += std::string("--numa auto runs unbound and the page census is unknown; ") + kPlacementFix;
+    fixes += std::string(a.pin_allowed() ? "" : "--numa auto leaves workers on the CPUs they were given; ") +
+             (a.policy_allowed() && a.census_allowed() && a.get_mempolicy == 0
+                  ? std::string("a seccomp profile that allows sched_setaffinity pins them")
+                  : std::string("--numa auto runs unbound and the page census is unknown; ") + kPlacementFix);
   if (!uring.empty()) fixes += std::string(fixes.empty() ? "" : "; ") + "aio/load --engine libaio or psync work";
   if (!fixes.empty()) std::cout << "environment: note: " << fixes << "\n";
 }

@@ -59,13 +59,22 @@ NumaPlan numa_plan_for(const NumaRequest& request, const SelectedBackend& select
         (used.empty() || std::find(used.begin(), used.end(), static_cast<int>(d)) != used.end()))
       placed.push_back(static_cast<int>(d));
   const PlacementAccess& a = plan.access;
+  // Pinning refused too (a profile stricter than Docker's default): the workers
+  // keep the CPUs they were given, and the fix names the call.
+  const std::string workers = a.pin_allowed() ? "workers are pinned to their cards' nodes' CPUs"
+                                              : "workers run on the CPUs they were given, not pinned to their "
+                                                "cards' nodes'";
+  const std::string pin_fix = a.pin_allowed() ? "" : "; a seccomp profile that allows sched_setaffinity pins them";
   if (!placed.empty() && !a.policy_allowed())
-    notes.note("NUMA: placement calls refused here (" + a.refused_text() +
-               "): workers are pinned to their cards' nodes' CPUs, buffers placed by first touch, neither bound nor "
-               "checked (JSON numa says so); " + kPlacementFix);
+    notes.note("NUMA: placement calls refused here (" + a.refused_text() + "): " + workers +
+               ", buffers placed by first touch, neither bound nor checked (JSON numa says so); " + kPlacementFix +
+               pin_fix);
   else if (!placed.empty() && !a.census_allowed())
     notes.note("NUMA: where the buffers' pages are is not checked (" + a.refused_text() +
-               "; JSON numa says unknown); " + kPlacementFix);
+               (a.pin_allowed() ? "" : "; " + workers) + "; JSON numa says unknown); " + kPlacementFix + pin_fix);
+  else if (!placed.empty() && !a.pin_allowed())
+    notes.note("NUMA: placement calls refused here (" + a.refused_text() + "): " + workers +
+               " (JSON numa cpus_from unchanged); their memory still bound to the nodes" + pin_fix);
   const std::string outside = cpus_outside_text(plan, placed);
   if (!outside.empty()) notes.note("NUMA: " + outside);
   std::vector<int> unknown;

@@ -62,6 +62,9 @@ PlacementAccess probe_placement_access() {
   int mode = 0;
   a.get_mempolicy = probe_call(get_mempolicy(&mode, nullptr, 0, nullptr, 1U << 20));  // no such flag
   a.move_pages = probe_call(move_pages(0, 0, nullptr, nullptr, nullptr, 0));  // no pages: a no-op
+  cpu_set_t none;
+  CPU_ZERO(&none);
+  a.sched_setaffinity = probe_call(sched_setaffinity(0, sizeof none, &none));  // no CPUs: EINVAL
   return a;
 }
 
@@ -76,7 +79,9 @@ std::string PlacementAccess::refused_text() const {
   std::string calls;
   int err = 0;
   const std::pair<const char*, int> each[] = {
-      {"set_mempolicy", set_mempolicy}, {"mbind", mbind}, {"get_mempolicy", get_mempolicy}, {"move_pages", move_pages}};
+      {"set_mempolicy", set_mempolicy}, {"mbind", mbind},
+      {"get_mempolicy", get_mempolicy}, {"move_pages", move_pages},
+      {"sched_setaffinity", sched_setaffinity}};
   for (const auto& c : each)
     if (c.second) {
       calls += (calls.empty() ? "" : ", ") + std::string(c.first);
@@ -135,6 +140,8 @@ NumaPlan make_numa_plan(const NumaRequest& request, const HostTopology& topology
   if (!request.map.empty() && request.mode == NumaMode::kAuto) {
     if (a.set_mempolicy) refuse("--numa-map", "places each worker's memory", "set_mempolicy", a.set_mempolicy);
     if (a.mbind) refuse("--numa-map", "binds each worker's buffers", "mbind", a.mbind);
+    if (a.sched_setaffinity)
+      refuse("--numa-map", "pins each worker to its node's CPUs", "sched_setaffinity", a.sched_setaffinity);
   }
   if (!request.shm_nodes.empty()) {
     if (a.mbind) refuse("--shm-numa-nodes", "binds the shared region's parts to their nodes", "mbind", a.mbind);
@@ -277,6 +284,10 @@ PlacementScope::PlacementScope(const NumaPlan& plan, int device) {
         }
       if (allowed == 0) {
         record_.cpu_choice = CpuChoice::kOutside;
+      } else if (!plan.access.pin_allowed()) {
+        // Refused here (a seccomp profile stricter than Docker's default): the
+        // worker keeps the CPUs it was given, said once (numa_plan_for).
+        record_.cpu_choice = CpuChoice::kUnchanged;
       } else {
         if (sched_setaffinity(0, sizeof set, &set) != 0)
           throw sys_error("sched_setaffinity(NUMA node " + std::to_string(node) + " CPUs " +

@@ -41,10 +41,14 @@ struct PlacementAccess {
   int mbind = 0;
   int get_mempolicy = 0;
   int move_pages = 0;
+  // Pinning a worker to its node's CPUs: Docker's default profile allows it; a
+  // stricter one may not (the workers then run on the CPUs they were given).
+  int sched_setaffinity = 0;
   bool policy_allowed() const { return set_mempolicy == 0 && mbind == 0; }
   bool census_allowed() const { return move_pages == 0; }
-  bool all_allowed() const { return policy_allowed() && census_allowed() && get_mempolicy == 0; }
-  // "set_mempolicy, mbind, get_mempolicy, move_pages (Operation not permitted)";
+  bool pin_allowed() const { return sched_setaffinity == 0; }
+  bool all_allowed() const { return policy_allowed() && census_allowed() && get_mempolicy == 0 && pin_allowed(); }
+  // "set_mempolicy, mbind, get_mempolicy, move_pages: Operation not permitted";
   // "" when every call is allowed.
   std::string refused_text() const;
 };

@@ -422,4 +422,70 @@ TEST(Container, ARefusedSchedulingPolicyIsOneNote) {
   }
 }
 
+// A profile stricter than Docker's default that also refuses sched_setaffinity:
+// the workers keep the CPUs they were given (JSON says unpinned, cpus_from
+// unchanged), one NUMA note names the call and the run passes; sim's readied copy
+// threads (load's copy-alone pass with two streams) stay where they woke, with at
+// most their own note. --numa-map, which asks for the pinning, is still refused (here
+// for set_mempolicy, which the profile refuses first).
+TEST(Container, ARefusedPinningLeavesTheWorkersOnTheirCpusWithOneNote) {
+  std::vector<std::string> wrap = docker_profile(true);
+  if (wrap.empty()) GTEST_SKIP() << "no seccomp launcher in this build";
+  wrap.insert(wrap.end(), {"--refuse", "sched_setaffinity"});
+  const std::string note =
+      "dev-sandbox: note: NUMA: placement calls refused here (set_mempolicy, mbind, get_mempolicy, move_pages, "
+      "sched_setaffinity: Operation not permitted): workers run on the CPUs they were given, not pinned to their "
+      "cards' nodes'";
+  RunOptions o;
+  o.wrap = wrap;
+  o.env = {{"DEV_SANDBOX_SIM_DEVICES", "2"}};
+  {
+    const RunResult r = run_tool_opts({"--backend", "sim", "copy", "-t", "all_host_to_all_device_ce_multi_stream",
+                                       "--streams", "2", "-s", "64K", "-n", "8", "-i", "2", "-d", "2", "--validate",
+                                       "--format", "json"},
+                                      o);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << r.out;
+    const json& workers = doc["results"][0]["numa"]["workers"];
+    ASSERT_EQ(workers.size(), 2u) << doc.dump();
+    for (const json& w : workers) {
+      EXPECT_EQ(w["cpus_pinned"], false) << w.dump();
+      EXPECT_EQ(w["cpus_from"], "unchanged") << w.dump();
+    }
+    const auto lines = stderr_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind(note, 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find("a seccomp profile that allows sched_setaffinity pins them"), std::string::npos)
+        << lines[0];
+  }
+  if (!disk_base().empty()) {
+    const std::string ws = disk_base() + "/" + unique_name("pin");
+    ASSERT_EQ(mkdir(ws.c_str(), 0755), 0);
+    const RunResult r = run_tool_opts({"--backend", "sim", "load", "--create-workspace", "--workspace", ws, "-s",
+                                       "64K", "-n", "16", "-d", "2", "--streams", "2", "-i", "3", "--warmup", "1",
+                                       "--validate"},
+                                      o);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+    const auto lines = stderr_lines(r.err);
+    ASSERT_GE(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0].rfind(note, 0), 0u) << lines[0];
+    for (size_t i = 1; i < lines.size(); ++i)
+      EXPECT_NE(lines[i].find("sim: readied copy threads not moved as meant (sched_setaffinity: Operation not "
+                              "permitted)"),
+                std::string::npos)
+          << lines[i];
+    EXPECT_TRUE(entries(ws).empty()) << "block files left behind";
+    rmdir(ws.c_str());
+  }
+  {
+    const RunResult r = run_tool_opts({"--backend", "sim", "trans", "-s", "4K", "-n", "4", "-i", "2", "-d", "1",
+                                       "--numa-map", "0:0"},
+                                      o);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("option --numa-map"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
