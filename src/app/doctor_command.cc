@@ -73,11 +73,14 @@ void print_environment() {
             << "; CPUs allowed " << format_id_list(allowed_cpus()) << " of " << online_cpus() << " online; container "
             << (container.empty() ? "none seen" : container) << "\n";
   std::string fixes;
-  if (!a.all_allowed())
-    fixes += std::string(a.pin_allowed() ? "" : "--numa auto leaves workers on the CPUs they were given; ") +
-             (a.policy_allowed() && a.census_allowed() && a.get_mempolicy == 0
-                  ? std::string("a seccomp profile that allows sched_setaffinity pins them")
-                  : std::string("--numa auto runs unbound and the page census is unknown; ") + kPlacementFix);
+  if (!a.all_allowed()) {
+    const bool memory = a.policy_allowed() && a.census_allowed() && a.get_mempolicy == 0;
+    if (!memory) fixes += std::string("--numa auto runs unbound and the page census is unknown; ") + kPlacementFix;
+    if (!a.pin_allowed())
+      fixes += std::string(memory ? "" : "; ") +
+               "--numa auto leaves workers on the CPUs they were given; a seccomp profile that allows "
+               "sched_setaffinity pins them";
+  }
   if (!uring.empty()) fixes += std::string(fixes.empty() ? "" : "; ") + "aio/load --engine libaio or psync work";
   if (!fixes.empty()) std::cout << "environment: note: " << fixes << "\n";
 }

@@ -486,6 +486,17 @@ TEST(Container, ARefusedPinningLeavesTheWorkersOnTheirCpusWithOneNote) {
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find("option --numa-map"), std::string::npos) << r.err;
   }
+  {
+    const RunResult r = run_tool_opts({"doctor"}, o);
+    EXPECT_NE(r.out.find("environment: placement calls refused: set_mempolicy, mbind, get_mempolicy, move_pages, "
+                         "sched_setaffinity: Operation not permitted;"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("--numa auto leaves workers on the CPUs they were given; a seccomp profile that allows "
+                         "sched_setaffinity pins them"),
+              std::string::npos)
+        << r.out;
+  }
 }
 
 }  // namespace
