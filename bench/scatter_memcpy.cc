@@ -16,6 +16,10 @@
 // time, the staging buffers are read from this file with O_DIRECT, as load's disk
 // passes leave them for its copy-alone pass: just written by the disk's DMA, not in
 // the CPU's caches (the file must hold the staging buffers' bytes).
+// IDLE_US (optional, after REFILL_FILE): then every thread sleeps this long before
+// the iteration starts, as the CPUs idle through load's disk-alone pass before its
+// copy-alone pass (on the development VM a pass after 40 ms of idle vCPUs ran 12-16%
+// slower than one after none: docs/development.md, "Readied copy threads").
 // Prints {"copy_gib_s": ..., "copy_us": {"avg", "p50", "min"}}, bytes = blocks x C x CHUNK_BYTES.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -23,6 +27,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,14 +63,19 @@ struct Chunk {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 9 || argc > 11) {
+  if (argc < 9 || argc > 12) {
     std::fprintf(stderr,
                  "usage: scatter_memcpy CHUNK_BYTES CHUNKS_PER_BLOCK TABLE_FILE POOL STAGING_K THREADS ITERS WARMUP "
-                 "[staging|regions [REFILL_FILE]]\n");
+                 "[staging|regions [REFILL_FILE [IDLE_US]]]\n");
     return 2;
   }
   const std::string source = argc >= 10 ? argv[9] : "staging";
-  const char* refill = argc == 11 ? argv[10] : nullptr;
+  const char* refill = argc >= 11 ? argv[10] : nullptr;
+  const long long idle_us = argc == 12 ? std::strtoll(argv[11], nullptr, 10) : 0;
+  if (idle_us < 0) {
+    std::fprintf(stderr, "scatter_memcpy: IDLE_US is a count of microseconds, not '%s'\n", argv[11]);
+    return 2;
+  }
   if (refill && source != "staging") {
     std::fprintf(stderr, "scatter_memcpy: REFILL_FILE refills the staging buffers: SOURCE staging only\n");
     return 2;
@@ -132,6 +142,10 @@ int main(int argc, char** argv) {
   auto body = [&](int t) {
     for (int it = 0; it < warmup + iters; ++it) {
       barrier(refill_staging);
+      if (idle_us > 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
+        barrier([] {});
+      }
       start[static_cast<size_t>(t)] = now_ns();
       for (size_t b = static_cast<size_t>(t); b < blocks; b += static_cast<size_t>(threads))
         for (const Chunk* c = &list[b * per_block]; c != &list[b * per_block] + per_block; ++c)
