@@ -2,7 +2,9 @@
 // runs of copies handed over as one op read in place (copy_each), the producer
 // running the queue itself when it waits for everything with the copy thread asleep,
 // event stamps in stream order, the gate, backpressure, draining on destruction,
-// and the two sleep/wake hand-offs under interleavings forced through its hooks.
+// the sleep/wake hand-offs under interleavings forced through its hooks (a
+// publish's, the waiter's, a ready()'s), and readying for a pass (it polls, is
+// counted, moves off the submitting thread's CPU).
 // No test asserts a duration: order and content only (deadlines are generous
 // bounds on waits for conditions, never measurements).
 #include <dirent.h>
@@ -660,6 +662,33 @@ TEST(SimCopyThread, AReadiedThreadPollsUntilItsDeadlineAndThenSleepsOutOfTheTall
   ASSERT_TRUE(eventually([&] { return readied_total() == tally + 1; }));
   copier.reset();
   EXPECT_EQ(readied_total(), tally) << "a copy thread stopped while readied is still counted";
+}
+
+// ready() lands after the copy thread raised its sleep flag and looked at tail_ and
+// the deadline (neither changed yet) but before it is asleep in futex_wait: it must
+// still come up, as publish() must (PublishThatClears... above).
+struct ReadyRace {
+  Steps steps;
+  std::atomic<bool> armed{false};
+  static void hook(void* context, SimCopyThread::HookPoint point) {
+    auto& r = *static_cast<ReadyRace*>(context);
+    if (point != SimCopyThread::HookPoint::kCopierSleeping || !r.armed.exchange(false)) return;
+    r.steps.reach(1);     // 1: about to futex_wait, nothing new seen
+    r.steps.wait_for(2);  // until ready() has returned
+  }
+};
+
+TEST(SimCopyThread, ReadyBetweenTheCopyThreadsLastLookAndItsSleepStillBringsItUp) {
+  ReadyRace race;
+  race.armed = true;  // the copy thread's first sleep, with nothing ever queued
+  SimCopyThread copier(&ReadyRace::hook, &race);
+  ASSERT_TRUE(race.steps.wait_for(1)) << "the copy thread never went to sleep";
+  copier.ready(now_ns() + 60 * 1000000000LL, -1);
+  race.steps.reach(2);
+  const bool up = eventually([&] { return copier.readied(); });
+  EXPECT_TRUE(up) << "lost wake-up: ready() cleared the flag of a sleep about to begin and it slept on";
+  copier.ready_until(now_ns());
+  if (!up) copier.kick();
 }
 
 // The CPU a thread last ran on (field 39 of its stat).
