@@ -90,6 +90,13 @@ uint32_t SimCopyThread::reserve() {
   return pushed_ % kRing;
 }
 
+void SimCopyThread::wake_copier() {
+  if (copier_sleeping_.load(std::memory_order_seq_cst) && copier_sleeping_.exchange(0)) {
+    copier_wake_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(&copier_wake_);
+  }
+}
+
 void SimCopyThread::publish() {
   ++pushed_;
   tail_.store(pushed_, std::memory_order_seq_cst);
@@ -99,10 +106,7 @@ void SimCopyThread::publish() {
   // that began after tail_ was stored (this thread was preempted here): moving
   // copier_wake_ makes that sleep's futex_wait return, and the copy thread then sees
   // the new tail_ (see wait_for_work).
-  if (copier_sleeping_.load(std::memory_order_seq_cst) && copier_sleeping_.exchange(0)) {
-    copier_wake_.fetch_add(1, std::memory_order_release);
-    futex_wake_all(&copier_wake_);
-  }
+  wake_copier();
 }
 
 void SimCopyThread::push(Kind kind, void* a, const void* b, size_t n, uint32_t value) {
@@ -142,10 +146,7 @@ void SimCopyThread::ready(int64_t poll_until_ns, int primer_cpu) {
   // pair on each side, so either the copy thread sees the deadline before it
   // sleeps, or this sees the flag and wakes it (moving copier_wake_).
   ready_until_.store(poll_until_ns, std::memory_order_seq_cst);
-  if (copier_sleeping_.load(std::memory_order_seq_cst) && copier_sleeping_.exchange(0)) {
-    copier_wake_.fetch_add(1, std::memory_order_release);
-    futex_wake_all(&copier_wake_);
-  }
+  wake_copier();
 }
 
 int SimCopyThread::fewest_readied(int cpu, const cpu_set_t& allowed, int primer_cpu, const uint32_t* counts) {

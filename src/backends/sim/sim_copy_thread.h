@@ -121,6 +121,7 @@ class SimCopyThread {
 
   uint32_t reserve();                       // a free slot's index (waits while the ring is full)
   void publish();                           // the next slot written: hand it over
+  void wake_copier();                       // after a seq_cst store the copy thread must see: wake it if it sleeps (once per sleep)
   void push(Kind kind, void* a, const void* b, size_t n, uint32_t value);
   void wait_done(uint32_t target);          // until done_ has reached target
   void run();
