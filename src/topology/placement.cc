@@ -133,9 +133,13 @@ NumaPlan make_numa_plan(const NumaRequest& request, const HostTopology& topology
   // What was asked for explicitly is refused when this process may not do it.
   plan.access = placement_access();
   const PlacementAccess& a = plan.access;
+  // The fix for pinning is the profile's alone: no capability lets a seccomp
+  // filter's refusal through.
   auto refuse = [](const std::string& option, const std::string& does, const char* call, int err) {
+    const bool pin = std::strcmp(call, "sched_setaffinity") == 0;
     throw RunError("option " + option + " " + does + " with " + call + ", which this process may not make (" + call +
-                   ": " + std::strerror(err) + "); " + kPlacementFix);
+                   ": " + std::strerror(err) + "); " +
+                   (pin ? std::string("a seccomp profile that allows sched_setaffinity lets it") : kPlacementFix));
   };
   if (!request.map.empty() && request.mode == NumaMode::kAuto) {
     if (a.set_mempolicy) refuse("--numa-map", "places each worker's memory", "set_mempolicy", a.set_mempolicy);

@@ -499,4 +499,59 @@ TEST(Container, ARefusedPinningLeavesTheWorkersOnTheirCpusWithOneNote) {
   }
 }
 
+// A profile that differs from Docker's in refusing sched_setaffinity alone (the
+// launcher's --only): the memory calls still bind, the workers stay on the CPUs
+// they were given, one note says so, and --numa-map's refusal names the call and
+// its own fix (a capability does not get past a seccomp filter).
+TEST(Container, PinningRefusedAloneKeepsTheMemoryBoundWithOneNote) {
+  std::vector<std::string> wrap = docker_profile();
+  if (wrap.empty()) GTEST_SKIP() << "no seccomp launcher in this build";
+  wrap = {wrap[0], "--only", "--refuse", "sched_setaffinity"};
+  RunOptions o;
+  o.wrap = wrap;
+  o.env = {{"DEV_SANDBOX_SIM_DEVICES", "2"}};
+  {
+    const RunResult r = run_tool_opts({"--backend", "sim", "copy", "-t", "all_host_to_all_device_ce_multi_stream",
+                                       "--streams", "2", "-s", "64K", "-n", "8", "-i", "2", "-d", "2", "--validate",
+                                       "--format", "json"},
+                                      o);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << r.out;
+    const json& workers = doc["results"][0]["numa"]["workers"];
+    ASSERT_EQ(workers.size(), 2u) << doc.dump();
+    for (const json& w : workers) {
+      EXPECT_EQ(w["cpus_pinned"], false) << w.dump();
+      EXPECT_EQ(w["cpus_from"], "unchanged") << w.dump();
+      EXPECT_EQ(w["memory_policy"], "preferred") << w.dump();
+      for (const json& b : w["buffers"]) EXPECT_EQ(b["census"], "made") << b.dump();
+    }
+    const auto lines = stderr_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0],
+              "dev-sandbox: note: NUMA: placement calls refused here (sched_setaffinity: Operation not permitted): "
+              "workers run on the CPUs they were given, not pinned to their cards' nodes' (JSON numa cpus_from "
+              "unchanged); their memory still bound to the nodes; a seccomp profile that allows sched_setaffinity "
+              "pins them");
+  }
+  {
+    const RunResult r = run_tool_opts({"--backend", "sim", "trans", "-s", "4K", "-n", "4", "-i", "2", "-d", "1",
+                                       "--numa-map", "0:0"},
+                                      o);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    const auto lines = stderr_lines(r.err);
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(lines[0],
+              "dev-sandbox: error: option --numa-map pins each worker to its node's CPUs with sched_setaffinity, which "
+              "this process may not make (sched_setaffinity: Operation not permitted); a seccomp profile that allows "
+              "sched_setaffinity lets it");
+  }
+  {
+    const RunResult r = run_tool_opts({"doctor"}, o);
+    EXPECT_NE(r.out.find("environment: placement calls refused: sched_setaffinity: Operation not permitted;"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
 }  // namespace

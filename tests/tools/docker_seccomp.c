@@ -4,11 +4,13 @@
 // (get_mempolicy, mbind, set_mempolicy, set_mempolicy_home_node) and the page
 // migration calls, which the profile does not list at all (move_pages,
 // migrate_pages). --no-io-uring also refuses io_uring_setup/enter/register, as
-// newer Docker releases do. Everything else is allowed. For tests and
+// newer Docker releases do. --only leaves Docker's calls out and refuses just what
+// --no-io-uring and --refuse name (a profile that differs from Docker's in one
+// call). Everything else is allowed. For tests and
 // bench/gpu-check only: it is how the suite runs the tool "inside a container"
 // on a machine that has no container engine.
 //
-//   ds-docker-seccomp [--no-io-uring] [--refuse NAME]... [--] CMD [ARGS...]
+//   ds-docker-seccomp [--only] [--no-io-uring] [--refuse NAME]... [--] CMD [ARGS...]
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -27,7 +29,7 @@ static int refuse(scmp_filter_ctx ctx, const char* name) {
 }
 
 int main(int argc, char** argv) {
-  int i = 1, no_uring = 0;
+  int i = 1, no_uring = 0, only = 0;
   for (; i < argc && argv[i][0] == '-'; ++i) {
     if (strcmp(argv[i], "--") == 0) {
       ++i;
@@ -37,18 +39,22 @@ int main(int argc, char** argv) {
       no_uring = 1;
       continue;
     }
+    if (strcmp(argv[i], "--only") == 0) {
+      only = 1;
+      continue;
+    }
     if (strcmp(argv[i], "--refuse") == 0 && i + 1 < argc) {
       ++i;  // applied below, once the filter exists
       continue;
     }
     fprintf(stderr,
-            "ds-docker-seccomp: unknown option '%s' (usage: ds-docker-seccomp [--no-io-uring] [--refuse NAME]... [--] "
+            "ds-docker-seccomp: unknown option '%s' (usage: ds-docker-seccomp [--only] [--no-io-uring] [--refuse NAME]... [--] "
             "CMD ARGS...)\n",
             argv[i]);
     return 2;
   }
   if (i >= argc) {
-    fprintf(stderr, "usage: ds-docker-seccomp [--no-io-uring] [--refuse NAME]... [--] CMD ARGS...\n");
+    fprintf(stderr, "usage: ds-docker-seccomp [--only] [--no-io-uring] [--refuse NAME]... [--] CMD ARGS...\n");
     return 2;
   }
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -59,7 +65,7 @@ int main(int argc, char** argv) {
   static const char* const kNuma[] = {"get_mempolicy", "mbind",        "set_mempolicy", "set_mempolicy_home_node",
                                       "move_pages",    "migrate_pages"};
   static const char* const kUring[] = {"io_uring_setup", "io_uring_enter", "io_uring_register"};
-  for (size_t k = 0; k < sizeof kNuma / sizeof kNuma[0]; ++k)
+  for (size_t k = 0; !only && k < sizeof kNuma / sizeof kNuma[0]; ++k)
     if (refuse(ctx, kNuma[k]) != 0) return 1;
   if (no_uring)
     for (size_t k = 0; k < sizeof kUring / sizeof kUring[0]; ++k)
