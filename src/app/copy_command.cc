@@ -74,17 +74,38 @@ int list_cases(const GlobalOptions& g) {
 // against it and run, into `writer` (`begun` once it got the run's header).
 // `steps`: --sweep's, each size's params (its layout, and its tables) made by
 // sweep_params.
+// `methods`: the names are gather_method_cases(), not the user's: those this backend
+// or machine cannot run are left out, one note naming them and why.
 void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
              const std::vector<std::string>& names, const std::vector<SweepStep>& steps,
              const std::vector<CopyParams>& step_params, const std::optional<Workload>& workload, ResultWriter& writer,
-             bool& begun) {
+             bool& begun, bool methods) {
   SelectedBackend selected = select_and_say(g.backend, kSimCopies);
   std::vector<CaseSpec> cases;
+  std::string left_out;
   for (const auto& n : names) {
     const CaseSpec* c = find_case(n);
+    if (methods && c) {
+      std::string why = unsupported_reason(*c, *selected.backend);
+      if (why.empty()) why = machine_unsupported_reason(*c, selected.probe);
+      if (!why.empty()) {
+        left_out += (left_out.empty() ? "" : "; ") + n + ": " + why;
+        continue;
+      }
+    }
     if (!c || !unsupported_reason(*c, *selected.backend).empty())
       throw UsageError(case_refusal(n, c, *selected.backend));
     cases.push_back(*c);
+  }
+  if (methods) {
+    std::string ran;
+    for (const CaseSpec& c : cases) ran += (ran.empty() ? "" : ", ") + c.name;
+    stderr_notes().note("copy --model with a block table and no -t: the gather methods for this layout on " +
+                        (p.devices == 1 ? std::string("one card") : std::to_string(p.devices) + " cards at once") +
+                        ", each against the same blocks contiguous: " + ran +
+                        (left_out.empty() ? "" : " (left out: " + left_out + ")") +
+                        (p.devices == 1 ? "; -d N compares those that run on N cards at once"
+                                        : "; -d 1 compares every method, the batched call and gather kernel too"));
   }
   check_against_backend(cases, p, selected, stderr_notes());
   if (!a.sweep.plot.empty()) check_plot_path(a.sweep.plot);
@@ -215,6 +236,7 @@ struct CopyRequest {
   bool list = false;  // --model list: print the presets
   bool list_cases = false;  // --list: print the cases
   bool each_combination = false;  // --model --dry-run without the selectors: a case per combination
+  bool methods = false;  // --model and a block table, no case named: the gather methods compared
 };
 
 CopyRequest parse_copy_request(const CopyArgs& a0) {
@@ -255,6 +277,16 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
     p.layout = Layout::block(workload->task_fragments, workload->tasks_per_card);
     if (!(a.devices_option && a.devices_option->count() > 0))
       p.devices = static_cast<int>(std::min<uint64_t>(workload->req.tp, kMaxDevices));  // -d defaults to the TP size
+    if (!(a.devices_option && a.devices_option->count() > 0)) p.devices_option = "-d (from --tp)";
+    // A paged layout and no case: which gather method to use for it, on one card
+    // unless -d says how many at once (docs/copy.md "Which gather method").
+    if (names.empty() && a.iodirect.empty() && a.sdma.empty() &&
+        (!a.block_table.empty() || !a.host_block_table.empty())) {
+      if (!(a.devices_option && a.devices_option->count() > 0)) p.devices = 1;
+      names = gather_method_cases(p.devices);
+      a.compare_contiguous = true;
+      plan.methods = true;
+    }
     if (!a.iodirect.empty() || !a.sdma.empty() || names.empty())
       model_type = workload->model.arch == KvArch::kGqa ? "gqa" : "mla";
   }
@@ -342,13 +374,13 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
         ranks, a.out,
         [&](ResultWriter& mine) {
           bool begun = false;
-          measure(a, g, across, plan.names, plan.steps, plan.step_params, workload, mine, begun);
+          measure(a, g, across, plan.names, plan.steps, plan.step_params, workload, mine, begun, plan.methods);
         },
         NodeLines::kPerResult, [](const CaseResult&) { return std::string(); });
   }
   auto writer = make_writer(a.out, std::cout);
   write_or_record_failure(*writer, g.command_line, [&](bool& begun, std::string&) {
-    measure(a, g, p, plan.names, plan.steps, plan.step_params, workload, *writer, begun);
+    measure(a, g, p, plan.names, plan.steps, plan.step_params, workload, *writer, begun, plan.methods);
   });
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "app/staged_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "aio/io_engine.h"
 #include "aio/workspace_set.h"
 #include "app/disk_options.h"
+#include "cases/case_runner.h"
 #include "backends/select.h"
 #include "cluster/across_ranks.h"
 #include "core/error.h"
@@ -55,6 +57,9 @@ void parse_blocks(StagedArgs& a, StagedRequest& plan) {
     if (!a.sweep.sweep.empty()) throw UsageError("option --model sets the blocks; it cannot go with --sweep");
     // One file per block holding all its layers, as aio --model stores it.
     a.params.blocks = std::to_string(plan.workload->tasks_per_card);
+    // Every card of the TP group, as copy --model: -d defaults to the TP size.
+    if (!(a.devices_option && a.devices_option->count() > 0))
+      a.params.devices = std::to_string(std::min<uint64_t>(plan.workload->req.tp, kMaxDevices));
   }
   const CopyParams c = parse_copy_params(a.params);
   p.layout = c.layout;
@@ -66,6 +71,7 @@ void parse_blocks(StagedArgs& a, StagedRequest& plan) {
   }
   p.iterations = c.iterations;
   p.devices = c.devices;
+  if (plan.workload && !(a.devices_option && a.devices_option->count() > 0)) p.devices_option = "-d (from --tp)";
   p.streams = c.streams;
   p.warmup = c.warmup;
   p.timeout_s = c.timeout_s;
@@ -225,7 +231,9 @@ void add_staged_options(CLI::App* c, StagedArgs& a) {
                                   std::string("instead of -s/-f: every block holds these fragments, each its own copy ") +
                                       (load ? "into" : "from") + " its own device region (e.g. 128K,16K,32K)")
                         ->type_name("SIZE[,SIZE...]");
-  c->add_option("-d", a.params.devices, "cards, one worker process each (default 1)")->type_name("N");
+  a.devices_option =
+      c->add_option("-d", a.params.devices, "cards, one worker process each (default 1; with --model, --tp)")
+          ->type_name("N");
   c->add_option("-i", a.params.iterations,
                 "measured rounds, each a pipelined pass and both stages alone (with --compare-contiguous also the "
                 "contiguous pass) (default 8)")

@@ -34,6 +34,7 @@ struct StagedArgs {
   CLI::Option* blocks_option = nullptr;
   CLI::Option* frags_option = nullptr;
   CLI::Option* layout_option = nullptr;
+  CLI::Option* devices_option = nullptr;  // -d: not given, --model's --tp sets it
   std::string block_table, pool_blocks = "0";  // --block-table (empty: none), --pool-blocks
   std::string host_block_table;  // --host-block-table: refused (the host side is the staging buffers)
   bool compare_contiguous = false;             // --compare-contiguous
@@ -42,7 +43,7 @@ struct StagedArgs {
   CLI::Option* offload_option = nullptr;
 };
 
-// The defaults (-s 1M -n 64 -i 8 -d 1 --warmup 1) for `dir`.
+// The defaults (-s 1M -n 64 -i 8 -d 1 --warmup 1) for `dir`; with --model, -d is --tp's.
 StagedArgs staged_defaults(StagedDir dir);
 
 // Every staged option onto `c`, its help in a.dir's words.

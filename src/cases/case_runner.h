@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "backend/backend.h"
 #include "backends/select.h"
@@ -29,6 +30,7 @@ struct CopyParams {
   Layout layout = Layout::uniform(512ULL << 20, 8, 0);  // -s, -n, -f
   int iterations = 128;                                 // -i
   int devices = 8;                                      // -d
+  std::string devices_option = "-d";  // what set `devices`, for a refusal: "-d", or "-d (from --tp)"
   int streams = 4;                                      // --streams, -S
   SubmitMode submit_mode = SubmitMode::kStreamMajor;    // --submit-mode
   bool gate = false;                                    // --stream-start-gate on

@@ -123,4 +123,12 @@ std::string quick_mode_case(const std::string& model_type, const std::string& io
          method;
 }
 
+std::vector<std::string> gather_method_cases(int devices) {
+  if (devices <= 1)
+    return {"host_to_device_ce", "host_to_device_ce_multi_stream", "host_to_device_batch_ce",
+            "host_to_device_sm_gather", "all_host_to_all_device_ffts_direct_h2d"};
+  return {"all_host_to_all_device_ce", "all_host_to_all_device_ce_multi_stream",
+          "all_host_to_all_device_ffts_direct_h2d"};
+}
+
 }  // namespace ds

@@ -62,7 +62,7 @@ void check_against_backend(const std::vector<CaseSpec>& cases, const CopyParams&
   // Single-card cases use device 0 whatever -d says (d is 1 in their formulas), so
   // the default -d 8 does not stop them on a one-GPU machine.
   if (multi)
-    check_device_count("-d", params.devices, params.devices, selected.probe.device_count, b.name());
+    check_device_count(params.devices_option, params.devices, params.devices, selected.probe.device_count, b.name());
   checked_mul(params.layout.bytes(), static_cast<uint64_t>(params.devices), "-s x -n x -f x -d");
 }
 

@@ -51,6 +51,7 @@ void add_summary(json& doc, const std::vector<CaseResult>& results, const std::s
                        {"block_bytes", g.block_bytes},
                        {"layout", g.layout.empty() ? json(nullptr) : json(g.layout)},
                        {"path", g.path.empty() ? json(nullptr) : json(g.path)},
+                       {"cards", g.cards > 0 ? json(g.cards) : json(nullptr)},
                        {"ranking", ranking}});
     // A paged layout's rankings: which method to use for it.
     Fastest f;

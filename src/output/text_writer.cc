@@ -167,7 +167,8 @@ std::string format_verdict_lines(const CaseResult& r) {
 std::string format_summary_line(const Ranking& g) {
   std::string out = "Summary (BW from " + printable(g.measured) + ", " + format_bytes(g.block_bytes) +
                     (g.layout.empty() ? " blocks" : " blocks of " + printable(g.layout)) +
-                    (g.path.empty() ? "" : ", " + printable(g.path)) + "):";
+                    (g.path.empty() ? "" : ", " + printable(g.path)) +
+                    (g.cards > 1 ? ", " + std::to_string(g.cards) + " cards at once" : "") + "):";
   bool marked = false;
   for (size_t i = 0; i < g.entries.size(); ++i) {
     const RankEntry& e = g.entries[i];

@@ -132,7 +132,9 @@ RankEntry rank_entry(const CaseResult& r) {
   e.method = r.method;
   e.gib_s = r.bandwidth_gib_s();
   for (const VerdictNote& n : verdict_of(r).notes) e.noted = e.noted || n.kind != "bw_vs_wallbw";
+  e.cards = r.kv_on_cards ? r.devices : 0;
   e.group = r.measured + "\n" + std::to_string(r.block_bytes) + "\n" + r.layout + "\n" + r.kv_request + "\n" + r.path +
+            "\n" + std::to_string(e.cards) +
             (r.measured == "Copy" ? std::string() : "\n" + r.from + "\n" + r.to);
   if (const ResultExtra* table = r.extras.find("block_table")) {  // the same tables, seed and pool
     e.paged = true;
@@ -148,7 +150,7 @@ std::vector<Ranking> rankings_of(const std::vector<RankEntry>& entries) {
     const auto at = std::find(groups.begin(), groups.end(), e.group);
     if (at == groups.end()) {
       groups.push_back(e.group);
-      out.push_back({e.measured, e.block_bytes, e.layout, e.path, {e}, e.paged});
+      out.push_back({e.measured, e.block_bytes, e.layout, e.path, {e}, e.paged, e.cards});
     } else {
       out[static_cast<size_t>(at - groups.begin())].entries.push_back(e);
     }

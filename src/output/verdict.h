@@ -54,13 +54,15 @@ struct RankEntry {
   double gib_s = 0;
   bool noted = false;  // a note says its figure may not hold (too short, spread)
   bool paged = false;  // its blocks placed by a block table (copy --block-table, --host-block-table)
+  int cards = 0;       // the cards it moved KV on at once (CaseResult::devices); 0: one store, not cards
 };
 RankEntry rank_entry(const CaseResult& r);
 
 // Results answer the same question when they measured the same stage over blocks of
 // the same size and layout, for the same request kind (--model), along the same path
-// (CaseResult::path: host memory -> device, device -> host memory, ...), and, outside
-// copy, between the same From and To: several -t cases, trans's combinations of one
+// (CaseResult::path: host memory -> device, device -> host memory, ...), on as many
+// cards at once (one card's figure against two cards' sum answers nothing), and,
+// outside copy, between the same From and To: several -t cases, trans's combinations of one
 // direction, aio engines; paged results (a block table's) only with the same tables,
 // seed and pool. Sweep points differ in block size, H2D and D2H (trans's, and
 // copy's -t cases) and aio's dump and load in direction, so none of them is ranked
@@ -72,6 +74,7 @@ struct Ranking {
   std::string path;
   std::vector<RankEntry> entries;  // best first
   bool paged = false;              // every entry placed by the same block tables
+  int cards = 0;                   // every entry's
 };
 // Every group of at least two results, in the order its first result came, each
 // best first (ties in the order they came).

@@ -23,6 +23,7 @@ struct StagedParams {
   // block, all its layers, as aio --model stores it).
   uint64_t tasks_per_file = 1;
   int devices = 1;     // -d: cards, one worker process each
+  std::string devices_option = "-d";  // what set `devices`, for a refusal: "-d", or "-d (from --tp)"
   int iterations = 8;  // -i
   int warmup = 1;      // --warmup
   AioEngineKind engine = AioEngineKind::kLibaio;

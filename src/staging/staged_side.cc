@@ -279,7 +279,7 @@ MemoryNeeds staged_needs(const StagedParams& p, const Backend& backend) {
 void check_staged_request(const StagedParams& p, const SelectedBackend& selected, bool offloads,
                           const std::string& d2h_hint) {
   const Backend& backend = *selected.backend;
-  check_device_count("-d", p.devices, p.devices, selected.probe.device_count, backend.name());
+  check_device_count(p.devices_option, p.devices, p.devices, selected.probe.device_count, backend.name());
   if (!p.sdma) return;
   if (!backend.has(Capability::kDirect))
     throw RunError("--sdma true: the " + backend.name() + " backend has no direct path");

@@ -55,9 +55,17 @@ inline bool is_tmpfs(const std::string& path) {
 }
 
 // A fresh directory on a disk filesystem that does O_DIRECT (the build tree,
-// else /var/tmp); empty when there is none.
+// else /var/tmp); empty when there is none. Removed, with what a test left in it,
+// when the test process that made it exits (not a forked child of it).
 inline std::string disk_base() {
-  static const std::string base = [] {
+  struct Made {
+    std::string dir;
+    pid_t by = getpid();
+    ~Made() {
+      if (!dir.empty() && getpid() == by) remove_tree(dir);
+    }
+  };
+  static const Made base{[] {
     for (const std::string cand : {std::string(DS_AIO_TEST_BASE), std::string("/var/tmp")}) {
       std::string tmpl = cand + "/aio-e2e-XXXXXX";
       if (!mkdtemp(&tmpl[0])) continue;
@@ -65,8 +73,8 @@ inline std::string disk_base() {
       rmdir(tmpl.c_str());
     }
     return std::string();
-  }();
-  return base;
+  }()};
+  return base.dir;
 }
 
 inline std::string unique_name(const std::string& stem) {

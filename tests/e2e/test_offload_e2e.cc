@@ -242,9 +242,22 @@ TEST(OffloadModel, DryRunTouchesNothing) {
                            "Qwen3-32B", "--tp", "8", "--input-len", "32K", "--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "equivalent: dev-sandbox --backend sim offload --workspace " + ws +
-                                  " --block-layout 32K,32K -n 16384 -d 1 (the same copies; it writes them to one file "
+                                  " --block-layout 32K,32K -n 16384 -d 8 (the same copies; it writes them to one file "
                                   "per layer and block, --model to 256 files of 64 layers each)\n"))
       << r.out;
+  EXPECT_FALSE(exists(ws));
+  // -d given is -d kept: --tp sets it only when it is not.
+  const auto one = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "--model",
+                             "Qwen3-32B", "--tp", "8", "--input-len", "32K", "-d", "1", "--dry-run"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_TRUE(contains(one.out, " --block-layout 32K,32K -n 16384 -d 1 (the same copies;")) << one.out;
+  // More cards than the backend sees: the refusal says --tp set them.
+  const auto many = run_tool({"offload", "--backend", "sim", "--create-workspace", "--workspace", ws, "--model",
+                              "Qwen3-32B", "--tp", "8", "--input-len", "2K", "-i", "1"},
+                             {{"DEV_SANDBOX_SIM_DEVICES", "2"}});
+  EXPECT_EQ(many.exit_code, 2) << many.err;
+  EXPECT_TRUE(contains(many.err, "dev-sandbox: error: option -d (from --tp) got 8 but the sim backend sees 2 devices\n"))
+      << many.err;
   EXPECT_FALSE(exists(ws));
 }
 

@@ -184,12 +184,10 @@ TEST(Summary, RanksOnlyResultsThatAnswerOneQuestion) {
   EXPECT_EQ(format_summary_line(g[0]),
             "Summary (BW from IO, 16.00 KiB blocks): 1. aio_load (LIBAIO) 2.44 GiB/s  2. aio_load (PSYNC) 1.22 GiB/s "
             "(-50%)\n");
-  // Copy cases rank across card counts (the -t cases one run was asked for), but never
-  // across directions: H2D with H2D, D2H with D2H (trans gives both in one run), each
-  // ranking naming its path.
+  // Copy cases rank across methods, but never across directions: H2D with H2D, D2H
+  // with D2H (trans gives both in one run), each ranking naming its path.
   CaseResult h2d = one_card(800), d2h = one_card(500), d2h_batch = one_card(1000);
   h2d.name = "host_to_device_ce";
-  h2d.devices = 2;
   d2h.name = "device_to_host_ce";
   d2h_batch.name = "device_to_host_batch_ce";
   for (CaseResult* r : {&d2h, &d2h_batch}) {
@@ -209,6 +207,21 @@ TEST(Summary, RanksOnlyResultsThatAnswerOneQuestion) {
             "2. host_to_device_ce 1.22 GiB/s (-50%)\n");
   // One of each direction ranks nothing.
   EXPECT_TRUE(rankings_of({rank_entry(a), rank_entry(d2h)}).empty());
+  // Nor one card against two cards at once (their sum): the two-card results rank
+  // with each other, the heading counting their cards.
+  CaseResult all_ce = one_card(1600), all_batch = one_card(900);
+  all_ce.name = "all_host_to_all_device_ce";
+  all_batch.name = "all_host_to_all_device_batch_ce";
+  for (CaseResult* r : {&all_ce, &all_batch}) {
+    r->devices = 2;
+    r->path = a.path;
+  }
+  EXPECT_TRUE(rankings_of({rank_entry(a), rank_entry(all_ce)}).empty());
+  const std::vector<Ranking> by_cards = rankings_of({rank_entry(all_batch), rank_entry(a), rank_entry(all_ce)});
+  ASSERT_EQ(by_cards.size(), 1u);
+  EXPECT_EQ(format_summary_line(by_cards[0]),
+            "Summary (BW from Copy, 16.00 KiB blocks, host memory -> device, 2 cards at once): "
+            "1. all_host_to_all_device_batch_ce 1.09 GiB/s  2. all_host_to_all_device_ce 0.610 GiB/s (-44%)\n");
 }
 
 TEST(Summary, TextWriterPrintsItLastAndNotAfterAFailure) {
