@@ -38,7 +38,10 @@ std::string host_sum_text(const MemoryNeeds& n, const NeedsText& t) {
 }  // namespace
 
 void check_host_needs(const MemoryNeeds& n, const NeedsText& t) {
-  const std::string lower = t.lower.empty() ? "" : "; " + t.lower;
+  std::string lower = t.lower.empty() ? "" : "; " + t.lower;
+  // A huge -i: the per-iteration records, not the buffers, are what does not fit.
+  for (const auto& part : n.host_parts)
+    if (part.first == "records" && part.second > n.host / 2) lower = "; lower -i: the per-iteration records are most of it";
   const uint64_t avail = mem_available_bytes();
   // Compared without adding to the need, which may be near 2^64 and would wrap.
   if (avail < kHostMargin || n.host > avail - kHostMargin)

@@ -431,6 +431,11 @@ MemoryNeeds mix_needs(const StagedParams& load, const StagedParams& offload, con
   n.device_per_device = l.device_per_device + o.device_per_device;
   n.device_in_host = l.device_in_host;
   n.disk = l.disk + o.disk;
+  // The records every card writes per loop iteration (the loop's and the mix's), in
+  // memory shared with this process.
+  n.add_host("records", static_cast<uint64_t>(load.devices) * kPasses *
+                            (static_cast<uint64_t>(load.warmup) + static_cast<uint64_t>(load.iterations)) *
+                            (sizeof(IterationRecord) + sizeof(MixRecord)));
   return n;
 }
 

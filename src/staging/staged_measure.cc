@@ -173,7 +173,15 @@ class StagedMeasurement : public Measurement {
   const NumaRequest* numa_request() const override { return &p_.numa_request; }
   std::vector<int> placed_devices() const override { return first_devices(p_.devices); }  // card c on c's node
   void placed(const NumaPlan& plan) override { numa_ = plan; }
-  MemoryNeeds needs() const override { return staged_needs(p_, backend_); }
+  // Beside the sides' buffers, the records every card writes per loop iteration
+  // (the loop's and its busy times), in memory shared with this process.
+  MemoryNeeds needs() const override {
+    MemoryNeeds n = staged_needs(p_, backend_);
+    n.add_host("records", static_cast<uint64_t>(p_.devices) * static_cast<uint64_t>(passes_of(p_)) *
+                              (static_cast<uint64_t>(p_.warmup) + static_cast<uint64_t>(p_.iterations)) *
+                              (sizeof(IterationRecord) + sizeof(BusyRecord)));
+    return n;
+  }
   // Each round is three passes (pipelined, disk alone, copy alone) of every card's
   // request; nominally the disk's 1 GiB/s bounds them.
   TimeEstimate estimate() const override {

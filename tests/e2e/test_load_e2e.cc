@@ -971,6 +971,27 @@ TEST(LoadBlockTable, AHugePoolIsRefusedUpFrontNotShuffled) {
   EXPECT_FALSE(exists(ws)) << "refused before the workspace was made";
 }
 
+// A huge -i: the per-iteration records every card writes (the loop's, the busy
+// times; with offloads beside, the mix's) are counted up front with the buffers, and
+// the refusal names -i; nothing is made. (They were not counted, and the mix's
+// mapping failed after the workspace was made.)
+TEST(LoadPreflight, AHugeIterationCountIsRefusedUpFrontNamingI) {
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{"load"}, {"offload"},
+                                                {"load", "--offload-ratio", "0.5"}}) {
+    const std::string ws = ::testing::TempDir() + unique_name("hugei");
+    std::vector<std::string> args = extra;
+    // The most -i takes, on 64 cards: 858 GiB of records for load alone, more than
+    // any machine this suite runs on has.
+    args.insert(args.end(), {"--backend", "sim", "--create-workspace", "--workspace", ws, "-s", "64K", "-n", "16",
+                             "-d", "64", "-i", "100000000"});
+    const auto r = run_tool(args, {{"DEV_SANDBOX_SIM_DEVICES", "64"}});
+    EXPECT_EQ(r.exit_code, 1) << extra[0] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, " + records ")) << r.err;
+    EXPECT_TRUE(contains(r.err, "; lower -i: the per-iteration records are most of it\n")) << r.err;
+    EXPECT_FALSE(exists(ws)) << "refused before the workspace was made";
+  }
+}
+
 // --compare-contiguous: each round a fourth pass, the same blocks at slots 0, 1, ...
 // of the same pool (the double's call log: the paged pass's and copy alone's copies
 // at the table's slots, the contiguous pass's at sequential ones), its own figures in

@@ -148,3 +148,48 @@ TEST(Watchdog, TimeoutValues) {
     EXPECT_EQ(r.exit_code, 0) << ok << ": " << r.err;
   }
 }
+
+// load/offload's workers in a fresh /dev/shm workspace (--buffered), `args` added,
+// card 1 of two stopped: exit 1 within the timeout and a few seconds naming the
+// card; every child gone, the workspace and its block files removed, nothing left
+// in /dev/shm.
+static void expect_stopped_staged_card_named(const std::string& tag, const std::vector<std::string>& args) {
+  const std::string ws = "/dev/shm/ds-" + tag + "-" + std::to_string(getpid());
+  const dstest::ScopedPath ws_guard(ws);
+  const auto before = our_shm_entries();
+  std::vector<std::string> cmd = args;
+  cmd.insert(cmd.end(), {"--backend", "sim", "--create-workspace", "--workspace", ws, "--buffered", "-s", "64K", "-n",
+                         "16", "-i", "100000", "-d", "2", "--timeout", "1"});
+  const Stalled s = stop_a_child(tag, cmd, 2, 1);
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_LT(s.seconds, 1 + 5.0);
+  EXPECT_NE(s.err.find("card 1: no progress for 1 s "), std::string::npos) << s.err;
+  expect_all_gone(s.children);
+  struct stat st;
+  EXPECT_NE(stat(ws.c_str(), &st), 0) << "the workspace the run created was left behind";
+  EXPECT_EQ(our_shm_entries(), before);
+}
+
+TEST(Watchdog, StoppedOffloadCardEndsTheRunAndItsFilesAreRemoved) {
+  expect_stopped_staged_card_named("wd-offload", {"offload"});
+}
+
+TEST(Watchdog, StoppedCardOfALoadWithOffloadsEndsTheRun) {
+  expect_stopped_staged_card_named("wd-mix", {"load", "--offload-ratio", "0.5"});
+}
+
+// A duplex case's worker: each direction on its own streams, in one process per card.
+TEST(Watchdog, StoppedDuplexWorkerEndsTheRun) {
+  const auto before = our_shm_entries();
+  const Stalled s = stop_a_child("wd-duplex",
+                                 {"copy", "--backend", "sim", "-t", "all_host_to_all_device_duplex_ce_multi_stream",
+                                  "-s", "64K", "-n", "16", "-i", "100000", "-d", "2", "--timeout", "1"},
+                                 2, 1);
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_LT(s.seconds, 1 + 5.0);
+  EXPECT_TRUE(s.err.find("device 1: no progress for 1 s in iteration ") != std::string::npos ||
+              s.err.find("device 1: no progress for 1 s in the barrier at iteration ") != std::string::npos)
+      << s.err;
+  expect_all_gone(s.children);
+  EXPECT_EQ(our_shm_entries(), before);
+}
