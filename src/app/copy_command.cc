@@ -104,8 +104,7 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
                         (p.devices == 1 ? std::string("one card") : std::to_string(p.devices) + " cards at once") +
                         ", each against the same blocks contiguous: " + ran +
                         (left_out.empty() ? "" : " (left out: " + left_out + ")") +
-                        (p.devices == 1 ? "; -d N compares those that run on N cards at once"
-                                        : "; -d 1 compares every method, the batched call and gather kernel too"));
+                        (p.devices == 1 ? "; -d N compares them on N cards at once" : ""));
   }
   check_against_backend(cases, p, selected, stderr_notes());
   if (!a.sweep.plot.empty()) check_plot_path(a.sweep.plot);

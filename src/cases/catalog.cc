@@ -12,8 +12,11 @@ using T = Topology;
 
 }  // namespace
 
-const std::vector<CaseSpec>& copy_cases() {
-  static const std::vector<CaseSpec> cases = {
+namespace {
+
+// Host to device, on one card and on every card (quick mode's among them).
+void add_h2d_cases(std::vector<CaseSpec>& cases) {
+  const std::vector<CaseSpec> h2d = {
       {"host_to_device_ce", "memcpy from host to device with ce",
        B::kPinned, B::kDevice, false, E::kCe, T::kSingle},
       {"host_to_device_batch_ce", "memcpy from host to device with ce using one batched submission",
@@ -50,6 +53,14 @@ const std::vector<CaseSpec>& copy_cases() {
       {"one_share_host_to_all_device_ffts_direct_h2d",
        "memcpy from one shared host to all device with direct h2d sdma and fork submit",
        B::kShm, B::kDevice, true, E::kDirect, T::kFork},
+  };
+  cases.insert(cases.end(), h2d.begin(), h2d.end());
+}
+
+// Device to host, both at once (duplex), the SM kernels, the batched call and the
+// gather kernel on every card, and the CPU's own copies.
+void add_other_cases(std::vector<CaseSpec>& cases) {
+  const std::vector<CaseSpec> other = {
       {"device_to_host_batch_ce", "memcpy from device to host with ce using one batched submission",
        B::kDevice, B::kPinned, false, E::kCeBatch, T::kSingle},
       {"all_device_to_all_host_ce", "memcpy from all device to all host with ce using thread submit",
@@ -94,11 +105,38 @@ const std::vector<CaseSpec>& copy_cases() {
       {"device_to_host_sm_gather",
        "memcpy from device to host with one gather kernel launch on the sm moving every block",
        B::kDevice, B::kPinned, false, E::kKernelGather, T::kSingle},
+      // Every card at once with the batched call and the gather kernel, each card in
+      // its own process as the other fork cases: what one card's method keeps when
+      // all of them copy (the methods a paged layout is compared over on N cards).
+      {"all_host_to_all_device_batch_ce",
+       "memcpy from all host to all device with ce using one batched submission per card and fork submit",
+       B::kPinned, B::kDevice, false, E::kCeBatch, T::kFork},
+      {"all_device_to_all_host_batch_ce",
+       "memcpy from all device to all host with ce using one batched submission per card and fork submit",
+       B::kDevice, B::kPinned, false, E::kCeBatch, T::kFork},
+      {"all_host_to_all_device_sm_gather",
+       "memcpy from all host to all device with one gather kernel launch per card on its sm and fork submit",
+       B::kPinned, B::kDevice, false, E::kKernelGather, T::kFork},
+      {"all_device_to_all_host_sm_gather",
+       "memcpy from all device to all host with one gather kernel launch per card on its sm and fork submit",
+       B::kDevice, B::kPinned, false, E::kKernelGather, T::kFork},
       {"host_to_anonymous_memcpy", "memcpy from host to anonymous host memory with the cpu",
        B::kPinned, B::kAnonymous, false, E::kMemcpy, T::kSingle},
       {"shm_to_all_host_memcpy", "memcpy from one shared host to all host with the cpu and fork submit",
        B::kShm, B::kPinned, true, E::kMemcpy, T::kFork},
   };
+  cases.insert(cases.end(), other.begin(), other.end());
+}
+
+}  // namespace
+
+const std::vector<CaseSpec>& copy_cases() {
+  static const std::vector<CaseSpec> cases = [] {
+    std::vector<CaseSpec> all;
+    add_h2d_cases(all);
+    add_other_cases(all);
+    return all;
+  }();
   return cases;
 }
 
@@ -127,8 +165,8 @@ std::vector<std::string> gather_method_cases(int devices) {
   if (devices <= 1)
     return {"host_to_device_ce", "host_to_device_ce_multi_stream", "host_to_device_batch_ce",
             "host_to_device_sm_gather", "all_host_to_all_device_ffts_direct_h2d"};
-  return {"all_host_to_all_device_ce", "all_host_to_all_device_ce_multi_stream",
-          "all_host_to_all_device_ffts_direct_h2d"};
+  return {"all_host_to_all_device_ce", "all_host_to_all_device_ce_multi_stream", "all_host_to_all_device_batch_ce",
+          "all_host_to_all_device_sm_gather", "all_host_to_all_device_ffts_direct_h2d"};
 }
 
 }  // namespace ds

@@ -18,10 +18,10 @@ std::string quick_mode_case(const std::string& model_type, const std::string& io
                             const std::string& sdma);
 
 // The gather methods a paged layout is compared over (copy --model with a block
-// table and no case named), host to device: on one card each method's case (one
-// copy per chunk, multi-stream, the batched call, cuda's gather kernel, the direct
-// path); on several at once the cases that run on every card (the batched call and
-// the gather kernel have none). A backend runs those it offers.
+// table and no case named), host to device, each method's case (one copy per
+// chunk, multi-stream, the batched call, cuda's gather kernel, the direct path): on
+// one card the single-card cases (the direct path's all-card case on one), on
+// several their all-card cases. A backend runs those it offers.
 std::vector<std::string> gather_method_cases(int devices);
 
 }  // namespace ds

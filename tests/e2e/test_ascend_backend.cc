@@ -210,6 +210,9 @@ const AscendCase kCases[] = {
     {"all_device_to_all_odirect_host_ce_multi_stream", true, true, "acl::device::all", "acl::odirect_mmap::all",
      "CE-MS-FORK"},
     {"all_device_to_one_share_host_ce_multi_stream", true, true, "acl::device::all", "acl::shm::0", "CE-MS-FORK"},
+    // The batched call on every card at once, a process per card.
+    {"all_host_to_all_device_batch_ce", true, true, "acl::host::all", "acl::device::all", "CE-BATCH-LOOP-FORK"},
+    {"all_device_to_all_host_batch_ce", true, true, "acl::device::all", "acl::host::all", "CE-BATCH-LOOP-FORK"},
 };
 
 class AscendCaseTest : public ::testing::TestWithParam<AscendCase> {};

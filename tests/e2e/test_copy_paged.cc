@@ -182,8 +182,8 @@ TEST(CopyCompareContiguous, TheCudaDoubleRanksTheGatherMethods) {
 // The command with copy and no case named: the gather methods this backend
 // offers for the layout, on one card unless -d says more, each with its Paged line
 // against the contiguous figure, ranked, the fastest named; those the backend lacks
-// left out in the one note that lists what ran. With -d 2 the cases that run on
-// every card, ranked as two cards at once.
+// left out in the one note that lists what ran. With -d 2 their cases that run on
+// every card at once, ranked as two cards at once.
 TEST(CopyCompareContiguous, WithoutACaseTheGatherMethodsAreCompared) {
   std::vector<std::string> args = done_when("cuda", {});
   args.erase(std::find(args.begin(), args.end(), "--compare-contiguous"));
@@ -204,7 +204,7 @@ TEST(CopyCompareContiguous, WithoutACaseTheGatherMethodsAreCompared) {
     EXPECT_NE(r.err.find("dev-sandbox: note: copy --model with a block table and no -t: the gather methods for this "
                          "layout on one card, each against the same blocks contiguous: host_to_device_ce, "
                          "host_to_device_ce_multi_stream, host_to_device_batch_ce, host_to_device_sm_gather, "
-                         "all_host_to_all_device_ffts_direct_h2d; -d N compares those that run on N cards at once\n"),
+                         "all_host_to_all_device_ffts_direct_h2d; -d N compares them on N cards at once\n"),
               std::string::npos)
         << r.err;
   }
@@ -220,15 +220,15 @@ TEST(CopyCompareContiguous, WithoutACaseTheGatherMethodsAreCompared) {
     two.insert(two.end(), {"-d", "2"});
     const RunResult r = run_tool(two, cuda_env());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(lines_starting(r.out, "  Paged: 488 chunks of 82176 B, ").size(), 3u) << r.out;
+    EXPECT_EQ(lines_starting(r.out, "  Paged: 488 chunks of 82176 B, ").size(), 5u) << r.out;
     const auto summary = lines_starting(r.out, "Summary (BW from Copy, ");
     ASSERT_EQ(summary.size(), 1u) << r.out;
     EXPECT_NE(summary[0].find(", host memory -> device, 2 cards at once): 1. all_host_to_all_device_"),
               std::string::npos)
         << summary[0];
     EXPECT_NE(r.err.find("on 2 cards at once, each against the same blocks contiguous: all_host_to_all_device_ce, "
-                         "all_host_to_all_device_ce_multi_stream, all_host_to_all_device_ffts_direct_h2d; -d 1 "
-                         "compares every method, the batched call and gather kernel too\n"),
+                         "all_host_to_all_device_ce_multi_stream, all_host_to_all_device_batch_ce, "
+                         "all_host_to_all_device_sm_gather, all_host_to_all_device_ffts_direct_h2d\n"),
               std::string::npos)
         << r.err;
   }

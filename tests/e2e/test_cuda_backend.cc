@@ -178,6 +178,11 @@ const CudaCase kCases[] = {
      "BATCH-FORK"},
     {"all_device_to_one_share_host_ffts_direct_d2h", true, true, "cuda::device::all", "cuda::shm::0",
      "BATCH-FORK"},
+    // The batched call and the gather kernel on every card at once, a process per card.
+    {"all_host_to_all_device_batch_ce", true, true, "cuda::host::all", "cuda::device::all", "CE-BATCH-FORK"},
+    {"all_device_to_all_host_batch_ce", true, true, "cuda::device::all", "cuda::host::all", "CE-BATCH-FORK"},
+    {"all_host_to_all_device_sm_gather", true, true, "cuda::host::all", "cuda::device::all", "SM-GATHER-FORK"},
+    {"all_device_to_all_host_sm_gather", true, true, "cuda::device::all", "cuda::host::all", "SM-GATHER-FORK"},
 };
 
 class CudaCaseTest : public ::testing::TestWithParam<std::tuple<CudaCase, bool>> {};
@@ -223,8 +228,8 @@ INSTANTIATE_TEST_SUITE_P(AllCudaCases, CudaCaseTest,
                          });
 
 // The batch-using cases again on a driver without cuMemcpyBatchAsync: CUDA graphs.
-const CudaCase kBatchCases[] = {kCases[1], kCases[12], kCases[13], kCases[14], kCases[17], kCases[22], kCases[23],
-                                 kCases[24]};
+const CudaCase kBatchCases[] = {kCases[1],  kCases[12], kCases[13], kCases[14], kCases[17],
+                                 kCases[22], kCases[23], kCases[24], kCases[25], kCases[26]};
 INSTANTIATE_TEST_SUITE_P(GraphFallback, CudaCaseTest,
                          ::testing::Combine(::testing::ValuesIn(kBatchCases), ::testing::Values(false)),
                          [](const ::testing::TestParamInfo<std::tuple<CudaCase, bool>>& i) {

@@ -48,6 +48,9 @@ const SimCase kCases[] = {
     {"all_device_to_all_host_ffts_direct_d2h", true, "sim::device::all", "sim::host_mapped::all", "SDMA-FORK"},
     {"all_device_to_all_odirect_host_ffts_direct_d2h", true, "sim::device::all", "sim::odirect_mmap::all", "SDMA-FORK"},
     {"all_device_to_one_share_host_ffts_direct_d2h", true, "sim::device::all", "sim::shm::0", "SDMA-FORK"},
+    // The batched call on every card at once, each card in its own process.
+    {"all_host_to_all_device_batch_ce", true, "sim::host::all", "sim::device::all", "CE-BATCH-FORK"},
+    {"all_device_to_all_host_batch_ce", true, "sim::device::all", "sim::host::all", "CE-BATCH-FORK"},
 };
 
 

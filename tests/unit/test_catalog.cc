@@ -51,13 +51,15 @@ TEST(Catalog, SpecCasesAndSimSupport) {
       "all_device_to_all_odirect_host_ce_multi_stream", "all_device_to_one_share_host_ce_multi_stream",
       "all_device_to_all_host_ffts_direct_d2h", "all_device_to_all_odirect_host_ffts_direct_d2h",
       "all_device_to_one_share_host_ffts_direct_d2h", "all_host_to_all_device_duplex_ce_multi_stream",
-      "all_odirect_host_to_all_device_duplex_ce_multi_stream", "one_share_host_to_all_device_duplex_ce_multi_stream"};
+      "all_odirect_host_to_all_device_duplex_ce_multi_stream", "one_share_host_to_all_device_duplex_ce_multi_stream",
+      "all_host_to_all_device_batch_ce", "all_device_to_all_host_batch_ce"};
   for (const char* n : sim_cases) {
     const CaseSpec* c = find_case(n);
     ASSERT_NE(c, nullptr) << n;
     EXPECT_EQ(unsupported_reason(*c, *sim), "") << n;
   }
-  for (const char* n : {"host_to_device_sm", "device_to_host_sm", "host_to_device_sm_gather", "device_to_host_sm_gather"}) {
+  for (const char* n : {"host_to_device_sm", "device_to_host_sm", "host_to_device_sm_gather", "device_to_host_sm_gather",
+                        "all_host_to_all_device_sm_gather", "all_device_to_all_host_sm_gather"}) {
     const CaseSpec* c = find_case(n);
     ASSERT_NE(c, nullptr) << n;
     EXPECT_EQ(unsupported_reason(*c, *sim), "SM copy kernels need the cuda backend") << n;
@@ -67,7 +69,12 @@ TEST(Catalog, SpecCasesAndSimSupport) {
   EXPECT_EQ(direction(*find_case("host_to_device_sm_gather")), CopyDir::kH2D);
   EXPECT_EQ(direction(*find_case("device_to_host_sm_gather")), CopyDir::kD2H);
   EXPECT_EQ(find_case("device_to_host_sm_gather")->topology, Topology::kSingle);
-  EXPECT_EQ(copy_cases().size(), 32u);
+  // Every card at once, each in its own process: the batched call and the gather kernel.
+  for (const char* n : {"all_host_to_all_device_batch_ce", "all_device_to_all_host_batch_ce",
+                        "all_host_to_all_device_sm_gather", "all_device_to_all_host_sm_gather"})
+    EXPECT_EQ(find_case(n)->topology, Topology::kFork) << n;
+  EXPECT_EQ(direction(*find_case("all_device_to_all_host_sm_gather")), CopyDir::kD2H);
+  EXPECT_EQ(copy_cases().size(), 36u);
   // The duplex cases: their H2D direction is the spec's; the only ones marked duplex,
   // each named ..._duplex_...
   size_t duplex = 0;
