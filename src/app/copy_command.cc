@@ -74,6 +74,37 @@ int list_cases(const GlobalOptions& g) {
 // against it and run, into `writer` (`begun` once it got the run's header).
 // `steps`: --sweep's, each size's params (its layout, and its tables) made by
 // sweep_params.
+// The gather methods' cases (gather_method_cases) this backend and machine run, and
+// those they do not, each with why ("" if none).
+struct OfferedMethods {
+  std::vector<std::string> names;
+  std::string left_out;
+};
+OfferedMethods offered_methods(const std::vector<std::string>& names, const SelectedBackend& selected) {
+  OfferedMethods o;
+  for (const std::string& n : names) {
+    const CaseSpec* c = find_case(n);
+    std::string why = c ? unsupported_reason(*c, *selected.backend) : std::string();
+    if (c && why.empty()) why = machine_unsupported_reason(*c, selected.probe);
+    if (why.empty())
+      o.names.push_back(n);
+    else
+      o.left_out += (o.left_out.empty() ? "" : "; ") + n + ": " + why;
+  }
+  return o;
+}
+
+// What the gather comparison runs, said once before it does (and by the dry run).
+std::string methods_text(const OfferedMethods& o, int devices) {
+  std::string ran;
+  for (const std::string& n : o.names) ran += (ran.empty() ? "" : ", ") + n;
+  return "copy --model with a block table and no -t: the gather methods for this layout on " +
+         (devices == 1 ? std::string("one card") : std::to_string(devices) + " cards at once") +
+         ", each against the same blocks contiguous: " + ran +
+         (o.left_out.empty() ? "" : " (left out: " + o.left_out + ")") +
+         (devices == 1 ? "; -d N compares them on N cards at once" : "");
+}
+
 // `methods`: the names are gather_method_cases(), not the user's: those this backend
 // or machine cannot run are left out, one note naming them and why.
 void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
@@ -81,32 +112,16 @@ void measure(const CopyArgs& a, const GlobalOptions& g, const CopyParams& p,
              const std::vector<CopyParams>& step_params, const std::optional<Workload>& workload, ResultWriter& writer,
              bool& begun, bool methods) {
   SelectedBackend selected = select_and_say(g.backend, kSimCopies);
+  const OfferedMethods offered = methods ? offered_methods(names, selected) : OfferedMethods{names, ""};
   std::vector<CaseSpec> cases;
-  std::string left_out;
-  for (const auto& n : names) {
+  for (const auto& n : offered.names) {
     const CaseSpec* c = find_case(n);
-    if (methods && c) {
-      std::string why = unsupported_reason(*c, *selected.backend);
-      if (why.empty()) why = machine_unsupported_reason(*c, selected.probe);
-      if (!why.empty()) {
-        left_out += (left_out.empty() ? "" : "; ") + n + ": " + why;
-        continue;
-      }
-    }
     if (!c || !unsupported_reason(*c, *selected.backend).empty())
       throw UsageError(case_refusal(n, c, *selected.backend));
     cases.push_back(*c);
   }
-  if (methods) {
-    std::string ran;
-    for (const CaseSpec& c : cases) ran += (ran.empty() ? "" : ", ") + c.name;
-    stderr_notes().note("copy --model with a block table and no -t: the gather methods for this layout on " +
-                        (p.devices == 1 ? std::string("one card") : std::to_string(p.devices) + " cards at once") +
-                        ", each against the same blocks contiguous: " + ran +
-                        (left_out.empty() ? "" : " (left out: " + left_out + ")") +
-                        (p.devices == 1 ? "; -d N compares them on N cards at once" : ""));
-  }
   check_against_backend(cases, p, selected, stderr_notes());
+  if (methods) stderr_notes().note(methods_text(offered, p.devices));
   if (!a.sweep.plot.empty()) check_plot_path(a.sweep.plot);
   RunInfo info = run_info(selected, g.command_line);
   if (workload) attach_workload(info, *workload);
@@ -329,15 +344,22 @@ int run_copy(const CopyArgs& a0, const GlobalOptions& g) {
   const CopyParams& p = plan.params;
   const std::optional<Workload>& workload = plan.workload;
   if (workload && a.model.dry_run) {
-    // One equivalent command per case (without a selection: per quick-mode combination).
+    // One equivalent command per case (without a selection: per quick-mode combination;
+    // the gather comparison: the methods this backend runs, said first).
+    std::vector<std::string> names = plan.names;
+    if (plan.methods) {
+      const OfferedMethods offered = offered_methods(names, select_backend(g.backend));
+      names = offered.names;
+      std::cout << methods_text(offered, p.devices) << "\n";
+    }
     const bool each = plan.each_combination;
     std::vector<std::string> cmds;
-    for (size_t i = 0; i < (each ? plan.names.size() : 1); ++i) {
+    for (size_t i = 0; i < (each ? names.size() : 1); ++i) {
       std::string cmd = "dev-sandbox";
       if (!g.backend.empty()) cmd += " --backend " + g.backend;
       cmd += " copy";
-      for (size_t k = 0; k < plan.names.size(); ++k)
-        if (!each || k == i) cmd += " -t " + plan.names[k];
+      for (size_t k = 0; k < names.size(); ++k)
+        if (!each || k == i) cmd += " -t " + names[k];
       cmd += " --block-layout " + task_label(*workload) + " -n " + std::to_string(workload->tasks_per_card) +
              " -d " + std::to_string(p.devices) + " -i " + std::to_string(p.iterations);
       // A table slots a logical block; without --model every task is one, so only then

@@ -89,7 +89,8 @@ void check_offload_shares(const StagedArgs& a, const StagedRequest& plan) {
                    ": " + std::to_string(p.files()) + " block file" + (p.files() == 1 ? "" : "s") +
                    " cannot give each of the " + std::to_string(p.devices) +
                    " cards its share (card c writes blocks c, c+d, ...); " +
-                   (plan.workload ? "raise --input-len" : "raise -n") + " or lower -d");
+                   (plan.workload ? "raise --input-len" : "raise -n") + " or lower -d" +
+                   (p.devices_option == "-d" ? "" : " (--tp set it to " + std::to_string(p.devices) + ")"));
 }
 
 }  // namespace

@@ -62,10 +62,14 @@ std::string plan_line(const std::string& what, const MemoryNeeds& n, const TimeE
     line += std::to_string(n.devices) + " x " + format_bytes(n.device_per_device) +
             (n.device_in_host ? " (host memory here, counted in host)" : "");
   line += ", disk " + (n.disk ? format_bytes(n.disk) : std::string("none"));
-  // Filled once at setup (/dev/shm is part of the host figure), then moved.
+  // Filled once at setup (/dev/shm is part of the host figure), then moved; the
+  // per-iteration records are written as the iterations run, not filled.
   const double gib = 1073741824.0;
+  uint64_t unfilled = t.unfilled;
+  for (const auto& part : n.host_parts)
+    if (part.first == "records") unfilled += part.second;
   const uint64_t allocated = allocated_bytes(n);
-  const double filled = static_cast<double>(allocated - std::min(t.unfilled, allocated));
+  const double filled = static_cast<double>(allocated - std::min(unfilled, allocated));
   const double s = filled / gib / kNominalFillGibS + static_cast<double>(t.moved) / gib / t.nominal_gib_s;
   line += "; " + about(s) + " (filling " + format_bytes(static_cast<uint64_t>(filled)) + " at a nominal " +
           gib_s(kNominalFillGibS) + ", then " + std::to_string(t.rounds) + " " + t.unit + (t.rounds == 1 ? "" : "s") +

@@ -142,8 +142,17 @@ NumaPlan make_numa_plan(const NumaRequest& request, const HostTopology& topology
                    (pin ? std::string("a seccomp profile that allows sched_setaffinity lets it") : kPlacementFix));
   };
   if (!request.map.empty() && request.mode == NumaMode::kAuto) {
-    if (a.set_mempolicy) refuse("--numa-map", "places each worker's memory", "set_mempolicy", a.set_mempolicy);
-    if (a.mbind) refuse("--numa-map", "binds each worker's buffers", "mbind", a.mbind);
+    // Pinning refused as well: said with the first refusal, so one fix is not followed
+    // by another refusal.
+    const std::string pin_too = a.sched_setaffinity ? "; sched_setaffinity, which pins the workers, is refused "
+                                                      "too: a seccomp profile that allows it"
+                                                    : "";
+    try {
+      if (a.set_mempolicy) refuse("--numa-map", "places each worker's memory", "set_mempolicy", a.set_mempolicy);
+      if (a.mbind) refuse("--numa-map", "binds each worker's buffers", "mbind", a.mbind);
+    } catch (const RunError& e) {
+      throw RunError(std::string(e.what()) + pin_too);
+    }
     if (a.sched_setaffinity)
       refuse("--numa-map", "pins each worker to its node's CPUs", "sched_setaffinity", a.sched_setaffinity);
   }

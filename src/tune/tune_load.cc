@@ -236,7 +236,8 @@ std::string tune_load_command(const std::string& ws, const TuneLoadShape& s, con
       for (uint64_t f : s.fragments) l += (l.empty() ? "" : ",") + size_label(f);
       return l;
     }()) + " -n " + std::to_string(blocks);
-  o += std::string(" --engine ") + engine_option_name(c.engine) + " --iodepth " + std::to_string(c.iodepth) +
+  // One card, as tune measured it (with --model, load's -d would be --tp's).
+  o += std::string(" -d 1 --engine ") + engine_option_name(c.engine) + " --iodepth " + std::to_string(c.iodepth) +
        " --staging " + std::to_string(c.staging) + " --sdma " + (c.sdma ? "true" : "false") + " -i " +
        std::to_string(req.iterations) + " --warmup " + std::to_string(req.warmup);
   return o + (req.validate ? " --validate" : "");

@@ -45,7 +45,10 @@ inline std::vector<std::string> entries(const std::string& dir) {
 }
 
 inline void remove_tree(const std::string& dir) {
-  for (const auto& e : entries(dir)) unlink((dir + "/" + e).c_str());
+  for (const auto& e : entries(dir)) {
+    const std::string path = dir + "/" + e;
+    if (unlink(path.c_str()) != 0 && errno == EISDIR) remove_tree(path);
+  }
   rmdir(dir.c_str());
 }
 

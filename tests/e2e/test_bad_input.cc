@@ -132,6 +132,11 @@ TEST(BadInput, Offload) {
       {{"offload", "--workspace", "/tmp/x", "--model", "DeepSeek-V3", "--input-len", "128", "-d", "2"},
        "dev-sandbox: error: offload --model DeepSeek-V3 (one latent on every card): 1 block file cannot give each "
        "of the 2 cards its share (card c writes blocks c, c+d, ...); raise --input-len or lower -d\n"},
+      // -d from --tp: the refusal says so.
+      {{"offload", "--workspace", "/tmp/x", "--model", "DeepSeek-V3", "--tp", "8", "--input-len", "512"},
+       "dev-sandbox: error: offload --model DeepSeek-V3 (one latent on every card): 4 block files cannot give each "
+       "of the 8 cards its share (card c writes blocks c, c+d, ...); raise --input-len or lower -d (--tp set it to "
+       "8)\n"},
       {{"offload", "--backend", "sim", "--create-workspace", "--workspace", "/tmp/ds-offload-bad", "-d", "9", "-s",
         "4K", "-n", "1"},
        "sees 8 devices"},

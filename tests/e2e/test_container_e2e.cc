@@ -485,6 +485,11 @@ TEST(Container, ARefusedPinningLeavesTheWorkersOnTheirCpusWithOneNote) {
                                       o);
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find("option --numa-map"), std::string::npos) << r.err;
+    // Both fixes in the one line: following the first does not meet a second refusal.
+    EXPECT_NE(r.err.find("; sched_setaffinity, which pins the workers, is refused too: a seccomp profile that "
+                         "allows it\n"),
+              std::string::npos)
+        << r.err;
   }
   {
     const RunResult r = run_tool_opts({"doctor"}, o);

@@ -214,6 +214,19 @@ TEST(CopyCompareContiguous, WithoutACaseTheGatherMethodsAreCompared) {
     EXPECT_EQ(lines_starting(r.out, "  Paged: ").size(), 4u) << r.out;
     EXPECT_NE(r.err.find("all_host_to_all_device_ffts_direct_h2d (left out: host_to_device_sm_gather: "), std::string::npos)
         << r.err;
+    // The dry run says the same first, and its equivalent command runs here: no case
+    // the backend lacks.
+    std::vector<std::string> dry = done_when("sim", {});
+    dry.push_back("--dry-run");
+    const RunResult d = run_tool(dry);
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    EXPECT_EQ(d.out.rfind("copy --model with a block table and no -t: the gather methods for this layout on one card", 0),
+              0u)
+        << d.out;
+    const auto equivalent = lines_starting(d.out, "equivalent: ");
+    ASSERT_EQ(equivalent.size(), 1u) << d.out;
+    EXPECT_NE(equivalent[0].find(" -t host_to_device_batch_ce "), std::string::npos) << equivalent[0];
+    EXPECT_EQ(equivalent[0].find("sm_gather"), std::string::npos) << equivalent[0];
   }
   {
     std::vector<std::string> two = args;

@@ -537,13 +537,13 @@ TEST(TuneLoad, TheEquivalentCommandQuotesTheWorkspace) {
   req.iterations = 2;
   const TuneLoadConfig c;
   EXPECT_EQ(tune_load_command("/data/my kv", s, c, 32, req),
-            "dev-sandbox load --workspace '/data/my kv' -s 1M -n 32 --engine libaio --iodepth 4 --staging 4 --sdma "
+            "dev-sandbox load --workspace '/data/my kv' -s 1M -n 32 -d 1 --engine libaio --iodepth 4 --staging 4 --sdma "
             "false -i 2 --warmup 1");
   s.model_args = "--model '/models/my model' --tp 8 --block-size 128";
   s.block_tokens = 128;
   EXPECT_EQ(tune_load_command("/kv", s, c, 8, req),
             "dev-sandbox load --workspace /kv --model '/models/my model' --tp 8 --block-size 128 --input-len 1024 "
-            "--engine libaio --iodepth 4 --staging 4 --sdma false -i 2 --warmup 1");
+            "-d 1 --engine libaio --iodepth 4 --staging 4 --sdma false -i 2 --warmup 1");
 }
 
 // The load's shapes: the smallest, middle and largest of --sizes, at least 4 KiB.
