@@ -136,9 +136,19 @@ class DuplexWorker : public LoopWorker {
     }
   }
 
-  // --validate each: the paged passes' (the contiguous pass is timed only).
+  // --validate each: the paged passes' (the contiguous pass is timed only). Then,
+  // untimed, the pass's streams readied (Device::ready_streams; sim: copy threads up
+  // and apart before the first submission), H2D's first: the one this thread runs
+  // itself when it waits.
   void before_iteration(int index) override {
     const Pass pass = pass_of(p_, index);
+    clear_before(pass);
+    ready_.clear();
+    if (pass != kD2HAlone) up_->add_streams(ready_);
+    if (pass != kH2DAlone) down_init_->add_streams(ready_);
+    dev_->ready_streams(ready_.data(), ready_.size());
+  }
+  void clear_before(Pass pass) {
     if (!p_.validate_each || pass == kContiguous) return;
     if (pass != kD2HAlone) clear_fragments(*dev_, up_dst_, up_owner_, up_at_.device, staging_.get());
     if (pass != kH2DAlone) clear_fragments(*dev_, down_dst_, kD2HOwner + w_, down_, staging_.get());
@@ -241,6 +251,7 @@ class DuplexWorker : public LoopWorker {
   int index_ = 0;
   std::string note_;
   std::vector<WorkerNote> notes_;
+  std::vector<Stream*> ready_;  // before_iteration's, kept to allocate once
 };
 
 // The pass's values of the measured rounds (`v`: one per measured loop iteration).

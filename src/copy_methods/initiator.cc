@@ -152,6 +152,9 @@ class StreamInitiator : public Initiator {
   }
 
   std::string ungated() const override { return gate_ ? gate_->let_go() : std::string(); }
+  void add_streams(std::vector<Stream*>& out) override {
+    for (auto& s : streams_) out.push_back(s.get());
+  }
 
   int64_t copy_ns() override {
     int64_t first = std::numeric_limits<int64_t>::max();

@@ -110,6 +110,9 @@ class Initiator {
   // With the gate: why it let the streams go early and held no more (empty: it
   // held every iteration, or there is no gate). Read after the last iteration.
   virtual std::string ungated() const { return {}; }
+  // Its streams, appended to `out` (Device::ready_streams before a timed pass); none
+  // for an initiator that copies on the CPU.
+  virtual void add_streams(std::vector<Stream*>& /*out*/) {}
 
  protected:
   explicit Initiator(size_t plans) : plans_(plans) {}

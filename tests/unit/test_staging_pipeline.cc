@@ -165,6 +165,9 @@ class LateDevice : public Device {
   void copy_batch(const CopyDesc* d, size_t n, CopyDir, Stream&) override { pending_.insert(pending_.end(), d, d + n); }
   void direct_task(const CopyDesc* d, size_t n, Stream&) override { pending_.insert(pending_.end(), d, d + n); }
   void copy_sync(const CopyDesc& d, CopyDir) override { std::memcpy(d.dst, d.src, d.bytes); }
+  // Each call's stream count, and how many copies were queued by then.
+  void ready_streams(Stream* const*, size_t n) override { readied.push_back({n, pending_.size() + copies_done}); }
+  std::vector<std::pair<size_t, size_t>> readied;
 
  private:
   void complete(FakeEvent& ev) {
@@ -307,6 +310,9 @@ TEST(LoadPipeline, CopyAloneCopiesEveryBlockFromItsBuffer) {
   for (unsigned s = 0; s < 3; ++s) std::memset(rig.host.data() + s * Rig::kBlock, static_cast<int>(100 + s), Rig::kBlock);
   Pipeline pipe(rig.config, 2);
   pipe.copy_alone();
+  // Its streams readied once, both, before any copy was queued (sim: its copy threads
+  // up and apart before the timed pass).
+  EXPECT_EQ(dev.readied, (std::vector<std::pair<size_t, size_t>>{{2, 0}}));
   EXPECT_EQ(dev.copies_done, 7u * 2u);
   const size_t frag = Rig::kBlock / 2;
   for (size_t b = 0; b < 7; ++b)
