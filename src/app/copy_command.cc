@@ -289,14 +289,16 @@ CopyRequest parse_copy_request(const CopyArgs& a0) {
     if (!a.params.block_layout.empty()) throw UsageError("option --model sets the blocks; drop --block-layout");
     if (!a.sweep.sweep.empty()) throw UsageError("option --model sets the blocks; it cannot go with --sweep");
     p.layout = Layout::block(workload->task_fragments, workload->tasks_per_card);
-    if (!(a.devices_option && a.devices_option->count() > 0))
+    const bool from_tp = tp_sets_devices(a.devices_option);
+    if (from_tp) {
       p.devices = static_cast<int>(std::min<uint64_t>(workload->req.tp, kMaxDevices));  // -d defaults to the TP size
-    if (!(a.devices_option && a.devices_option->count() > 0)) p.devices_option = "-d (from --tp)";
+      p.devices_option = kDevicesFromTp;
+    }
     // A paged layout and no case: which gather method to use for it, on one card
     // unless -d says how many at once (docs/copy.md "Which gather method").
     if (names.empty() && a.iodirect.empty() && a.sdma.empty() &&
         (!a.block_table.empty() || !a.host_block_table.empty())) {
-      if (!(a.devices_option && a.devices_option->count() > 0)) p.devices = 1;
+      if (from_tp) p.devices = 1;
       names = gather_method_cases(p.devices);
       a.compare_contiguous = true;
       plan.methods = true;

@@ -38,6 +38,11 @@ std::optional<Workload> parse_workload(const ModelOptionText& t);
 // or expand in single quotes). "" without --model.
 std::string model_option_words(const ModelOptionText& t);
 
+// With --model and no -d (`d_option` not given: copy, load, offload), the cards are
+// the TP group's; a refusal then names the option kDevicesFromTp.
+inline bool tp_sets_devices(const CLI::Option* d_option) { return !(d_option && d_option->count() > 0); }
+constexpr const char* kDevicesFromTp = "-d (from --tp)";
+
 // Puts the workload's line and JSON object into the run's header.
 void attach_workload(RunInfo& info, const Workload& w);
 

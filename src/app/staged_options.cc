@@ -58,7 +58,7 @@ void parse_blocks(StagedArgs& a, StagedRequest& plan) {
     // One file per block holding all its layers, as aio --model stores it.
     a.params.blocks = std::to_string(plan.workload->tasks_per_card);
     // Every card of the TP group, as copy --model: -d defaults to the TP size.
-    if (!(a.devices_option && a.devices_option->count() > 0))
+    if (tp_sets_devices(a.devices_option))
       a.params.devices = std::to_string(std::min<uint64_t>(plan.workload->req.tp, kMaxDevices));
   }
   const CopyParams c = parse_copy_params(a.params);
@@ -71,7 +71,7 @@ void parse_blocks(StagedArgs& a, StagedRequest& plan) {
   }
   p.iterations = c.iterations;
   p.devices = c.devices;
-  if (plan.workload && !(a.devices_option && a.devices_option->count() > 0)) p.devices_option = "-d (from --tp)";
+  if (plan.workload && tp_sets_devices(a.devices_option)) p.devices_option = kDevicesFromTp;
   p.streams = c.streams;
   p.warmup = c.warmup;
   p.timeout_s = c.timeout_s;

@@ -421,9 +421,9 @@ MemoryNeeds memory_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   // the per-iteration records every worker writes.
   add(checked_mul(checked_mul(layout.fragments() * plans, 2 * sizeof(CopyDesc), "plan bytes"), dd, "plan bytes"),
       "plans");
-  add(checked_mul(checked_mul(static_cast<uint64_t>(p.iterations) * plans, sizeof(IterationRecord), "record bytes"), dd,
-                  "record bytes"),
-      "records");
+  n.add_records(checked_mul(
+      checked_mul(static_cast<uint64_t>(p.iterations) * plans, sizeof(IterationRecord), "record bytes"), dd,
+      "record bytes"));
   // Locked per process, counting only what our own code mlock()s (the backend says
   // which): fork children each lock their own; threads share one process.
   const uint64_t procs_share = spec.topology == Topology::kFork ? 1 : dd;

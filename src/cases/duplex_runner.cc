@@ -297,7 +297,7 @@ MemoryNeeds duplex_needs(const CaseSpec& spec, const CopyParams& p, const Backen
   }
   if (backend.device_memory_is_host()) n.add_host("device buffers", checked_mul(both_device, d, "duplex bytes"));
   n.add_host("staging", checked_mul(std::max(p.layout.largest_fragment(), down.largest_fragment()), d, "staging"));
-  n.add_host("records", d * static_cast<uint64_t>(passes_of(p)) * static_cast<uint64_t>(p.warmup + p.iterations) *
+  n.add_records(d * static_cast<uint64_t>(passes_of(p)) * static_cast<uint64_t>(p.warmup + p.iterations) *
                             (sizeof(IterationRecord) + sizeof(DirTimes)));
   HostLock how;
   if (!shared && host_lock_of(spec.src, &how) && backend.mlocks(how) && how != HostLock::kRegistration)

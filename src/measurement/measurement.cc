@@ -65,9 +65,7 @@ std::string plan_line(const std::string& what, const MemoryNeeds& n, const TimeE
   // Filled once at setup (/dev/shm is part of the host figure), then moved; the
   // per-iteration records are written as the iterations run, not filled.
   const double gib = 1073741824.0;
-  uint64_t unfilled = t.unfilled;
-  for (const auto& part : n.host_parts)
-    if (part.first == "records") unfilled += part.second;
+  const uint64_t unfilled = t.unfilled + n.records;
   const uint64_t allocated = allocated_bytes(n);
   const double filled = static_cast<double>(allocated - std::min(unfilled, allocated));
   const double s = filled / gib / kNominalFillGibS + static_cast<double>(t.moved) / gib / t.nominal_gib_s;

@@ -21,6 +21,11 @@ void MemoryNeeds::add_host(const std::string& what, uint64_t bytes) {
   host_parts.emplace_back(what, bytes);
 }
 
+void MemoryNeeds::add_records(uint64_t bytes) {
+  add_host("records", bytes);
+  records += bytes;
+}
+
 namespace {
 
 // "(1.00 GiB x 64 blocks per buffer: sources 64.00 GiB + destinations 64.00 GiB = 128.00 GiB)"
@@ -40,8 +45,7 @@ std::string host_sum_text(const MemoryNeeds& n, const NeedsText& t) {
 void check_host_needs(const MemoryNeeds& n, const NeedsText& t) {
   std::string lower = t.lower.empty() ? "" : "; " + t.lower;
   // A huge -i: the per-iteration records, not the buffers, are what does not fit.
-  for (const auto& part : n.host_parts)
-    if (part.first == "records" && part.second > n.host / 2) lower = "; lower -i: the per-iteration records are most of it";
+  if (n.records > n.host / 2) lower = "; lower -i: the per-iteration records are most of it";
   const uint64_t avail = mem_available_bytes();
   // Compared without adding to the need, which may be near 2^64 and would wrap.
   if (avail < kHostMargin || n.host > avail - kHostMargin)

@@ -19,6 +19,10 @@ struct MemoryNeeds {
   // Adds `bytes` named `what` to host and host_parts; UsageError when the sum
   // overflows 64 bits.
   void add_host(const std::string& what, uint64_t bytes);
+  // The per-iteration records the workers write (a host part named "records"):
+  // written as the iterations run, not filled at setup, and what a huge -i grows.
+  void add_records(uint64_t bytes);
+  uint64_t records = 0;
   uint64_t shm = 0;                 // /dev/shm
   uint64_t locked_per_process = 0;  // what our own code mlock()s in one process (RLIMIT_MEMLOCK)
   uint64_t device_per_device = 0;   // device memory on each device

@@ -433,7 +433,7 @@ MemoryNeeds mix_needs(const StagedParams& load, const StagedParams& offload, con
   n.disk = l.disk + o.disk;
   // The records every card writes per loop iteration (the loop's and the mix's), in
   // memory shared with this process.
-  n.add_host("records", static_cast<uint64_t>(load.devices) * kPasses *
+  n.add_records(static_cast<uint64_t>(load.devices) * kPasses *
                             (static_cast<uint64_t>(load.warmup) + static_cast<uint64_t>(load.iterations)) *
                             (sizeof(IterationRecord) + sizeof(MixRecord)));
   return n;

@@ -177,7 +177,7 @@ class StagedMeasurement : public Measurement {
   // (the loop's and its busy times), in memory shared with this process.
   MemoryNeeds needs() const override {
     MemoryNeeds n = staged_needs(p_, backend_);
-    n.add_host("records", static_cast<uint64_t>(p_.devices) * static_cast<uint64_t>(passes_of(p_)) *
+    n.add_records(static_cast<uint64_t>(p_.devices) * static_cast<uint64_t>(passes_of(p_)) *
                               (static_cast<uint64_t>(p_.warmup) + static_cast<uint64_t>(p_.iterations)) *
                               (sizeof(IterationRecord) + sizeof(BusyRecord)));
     return n;

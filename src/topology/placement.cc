@@ -135,11 +135,14 @@ NumaPlan make_numa_plan(const NumaRequest& request, const HostTopology& topology
   const PlacementAccess& a = plan.access;
   // The fix for pinning is the profile's alone: no capability lets a seccomp
   // filter's refusal through.
-  auto refuse = [](const std::string& option, const std::string& does, const char* call, int err) {
+  // `also`: what else the same option needs that is refused too, said with it.
+  auto refuse = [](const std::string& option, const std::string& does, const char* call, int err,
+                   const std::string& also = "") {
     const bool pin = std::strcmp(call, "sched_setaffinity") == 0;
     throw RunError("option " + option + " " + does + " with " + call + ", which this process may not make (" + call +
                    ": " + std::strerror(err) + "); " +
-                   (pin ? std::string("a seccomp profile that allows sched_setaffinity lets it") : kPlacementFix));
+                   (pin ? std::string("a seccomp profile that allows sched_setaffinity lets it") : kPlacementFix) +
+                   also);
   };
   if (!request.map.empty() && request.mode == NumaMode::kAuto) {
     // Pinning refused as well: said with the first refusal, so one fix is not followed
@@ -147,12 +150,9 @@ NumaPlan make_numa_plan(const NumaRequest& request, const HostTopology& topology
     const std::string pin_too = a.sched_setaffinity ? "; sched_setaffinity, which pins the workers, is refused "
                                                       "too: a seccomp profile that allows it"
                                                     : "";
-    try {
-      if (a.set_mempolicy) refuse("--numa-map", "places each worker's memory", "set_mempolicy", a.set_mempolicy);
-      if (a.mbind) refuse("--numa-map", "binds each worker's buffers", "mbind", a.mbind);
-    } catch (const RunError& e) {
-      throw RunError(std::string(e.what()) + pin_too);
-    }
+    if (a.set_mempolicy)
+      refuse("--numa-map", "places each worker's memory", "set_mempolicy", a.set_mempolicy, pin_too);
+    if (a.mbind) refuse("--numa-map", "binds each worker's buffers", "mbind", a.mbind, pin_too);
     if (a.sched_setaffinity)
       refuse("--numa-map", "pins each worker to its node's CPUs", "sched_setaffinity", a.sched_setaffinity);
   }

@@ -422,6 +422,27 @@ TEST(Container, ARefusedSchedulingPolicyIsOneNote) {
   }
 }
 
+// A profile that refuses sched_setaffinity, under `o`: copy on two cards, two streams
+// each, validated, as JSON: exit 0, both workers unpinned on the CPUs they were given
+// (cpus_from unchanged), exactly one line said; their JSON and that line to the caller.
+void copy_on_unpinned_workers(const RunOptions& o, json* workers, std::vector<std::string>* lines) {
+  const RunResult r = run_tool_opts({"--backend", "sim", "copy", "-t", "all_host_to_all_device_ce_multi_stream",
+                                     "--streams", "2", "-s", "64K", "-n", "8", "-i", "2", "-d", "2", "--validate",
+                                     "--format", "json"},
+                                    o);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  *workers = doc["results"][0]["numa"]["workers"];
+  ASSERT_EQ(workers->size(), 2u) << doc.dump();
+  for (const json& w : *workers) {
+    EXPECT_EQ(w["cpus_pinned"], false) << w.dump();
+    EXPECT_EQ(w["cpus_from"], "unchanged") << w.dump();
+  }
+  *lines = stderr_lines(r.err);
+  ASSERT_EQ(lines->size(), 1u) << r.err;
+}
+
 // A profile stricter than Docker's default that also refuses sched_setaffinity:
 // the workers keep the CPUs they were given (JSON says unpinned, cpus_from
 // unchanged), one NUMA note names the call and the run passes; sim's readied copy
@@ -440,21 +461,10 @@ TEST(Container, ARefusedPinningLeavesTheWorkersOnTheirCpusWithOneNote) {
   o.wrap = wrap;
   o.env = {{"DEV_SANDBOX_SIM_DEVICES", "2"}};
   {
-    const RunResult r = run_tool_opts({"--backend", "sim", "copy", "-t", "all_host_to_all_device_ce_multi_stream",
-                                       "--streams", "2", "-s", "64K", "-n", "8", "-i", "2", "-d", "2", "--validate",
-                                       "--format", "json"},
-                                      o);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const json doc = json::parse(r.out, nullptr, false);
-    ASSERT_FALSE(doc.is_discarded()) << r.out;
-    const json& workers = doc["results"][0]["numa"]["workers"];
-    ASSERT_EQ(workers.size(), 2u) << doc.dump();
-    for (const json& w : workers) {
-      EXPECT_EQ(w["cpus_pinned"], false) << w.dump();
-      EXPECT_EQ(w["cpus_from"], "unchanged") << w.dump();
-    }
-    const auto lines = stderr_lines(r.err);
-    ASSERT_EQ(lines.size(), 1u) << r.err;
+    json workers;
+    std::vector<std::string> lines;
+    copy_on_unpinned_workers(o, &workers, &lines);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
     EXPECT_EQ(lines[0].rfind(note, 0), 0u) << lines[0];
     EXPECT_NE(lines[0].find("a seccomp profile that allows sched_setaffinity pins them"), std::string::npos)
         << lines[0];
@@ -516,23 +526,14 @@ TEST(Container, PinningRefusedAloneKeepsTheMemoryBoundWithOneNote) {
   o.wrap = wrap;
   o.env = {{"DEV_SANDBOX_SIM_DEVICES", "2"}};
   {
-    const RunResult r = run_tool_opts({"--backend", "sim", "copy", "-t", "all_host_to_all_device_ce_multi_stream",
-                                       "--streams", "2", "-s", "64K", "-n", "8", "-i", "2", "-d", "2", "--validate",
-                                       "--format", "json"},
-                                      o);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const json doc = json::parse(r.out, nullptr, false);
-    ASSERT_FALSE(doc.is_discarded()) << r.out;
-    const json& workers = doc["results"][0]["numa"]["workers"];
-    ASSERT_EQ(workers.size(), 2u) << doc.dump();
+    json workers;
+    std::vector<std::string> lines;
+    copy_on_unpinned_workers(o, &workers, &lines);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
     for (const json& w : workers) {
-      EXPECT_EQ(w["cpus_pinned"], false) << w.dump();
-      EXPECT_EQ(w["cpus_from"], "unchanged") << w.dump();
       EXPECT_EQ(w["memory_policy"], "preferred") << w.dump();
       for (const json& b : w["buffers"]) EXPECT_EQ(b["census"], "made") << b.dump();
     }
-    const auto lines = stderr_lines(r.err);
-    ASSERT_EQ(lines.size(), 1u) << r.err;
     EXPECT_EQ(lines[0],
               "dev-sandbox: note: NUMA: placement calls refused here (sched_setaffinity: Operation not permitted): "
               "workers run on the CPUs they were given, not pinned to their cards' nodes' (JSON numa cpus_from "

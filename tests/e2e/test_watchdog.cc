@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -100,27 +101,41 @@ TEST(Watchdog, StoppedThreadCaseEndsTheRun) {
   expect_all_gone(s.children);
 }
 
-// aio in a fresh /dev/shm workspace (--buffered, --timeout 1) with `args` added,
-// its child `which` of `children` stopped: exit 1 within the timeout and a few
-// seconds naming `named` and the epoch; every child gone, the workspace removed and
-// nothing else left in /dev/shm.
-static void expect_stopped_aio_worker_named(const std::string& tag, const std::vector<std::string>& args,
-                                            size_t children, size_t which, const std::string& named) {
+// `command(ws)` in a fresh /dev/shm workspace `ws` it creates (--timeout 1), its child
+// `which` of `children` stopped: exit 1 within the timeout and a few seconds naming
+// `named` (and saying `also`, when given); every child gone, the workspace and its
+// files removed and nothing else left in /dev/shm.
+static void expect_stopped_worker_named(const std::string& tag,
+                                        const std::function<std::vector<std::string>(const std::string&)>& command,
+                                        size_t children, size_t which, const std::string& named,
+                                        const std::string& also = "") {
   const std::string ws = "/dev/shm/ds-" + tag + "-" + std::to_string(getpid());
   const dstest::ScopedPath ws_guard(ws);  // removed also when an assertion ends the test
   const auto before = our_shm_entries();
-  std::vector<std::string> cmd = {"aio", "--backend", "sim", "--create-workspace", "--workspace", ws, "--buffered", "--io-size", "64K",
-                                  "--epoch-number", "1000000", "--iodepth", "4", "--timeout", "1"};
-  cmd.insert(cmd.end(), args.begin(), args.end());
-  const Stalled s = stop_a_child(tag, cmd, children, which);
+  const Stalled s = stop_a_child(tag, command(ws), children, which);
   EXPECT_EQ(s.code, 1) << s.err;
   EXPECT_LT(s.seconds, 1 + 5.0);
   EXPECT_NE(s.err.find(named + ": no progress for 1 s "), std::string::npos) << s.err;
-  EXPECT_NE(s.err.find(" epoch "), std::string::npos) << s.err;
+  if (!also.empty()) EXPECT_NE(s.err.find(also), std::string::npos) << s.err;
   expect_all_gone(s.children);
   struct stat st;
   EXPECT_NE(stat(ws.c_str(), &st), 0) << "the workspace the run created was left behind";
   EXPECT_EQ(our_shm_entries(), before);
+}
+
+// aio (--buffered) with `args` added: the stopped worker named with its epoch.
+static void expect_stopped_aio_worker_named(const std::string& tag, const std::vector<std::string>& args,
+                                            size_t children, size_t which, const std::string& named) {
+  expect_stopped_worker_named(
+      tag,
+      [&](const std::string& ws) {
+        std::vector<std::string> cmd = {"aio", "--backend", "sim", "--create-workspace", "--workspace", ws,
+                                        "--buffered", "--io-size", "64K", "--epoch-number", "1000000", "--iodepth",
+                                        "4", "--timeout", "1"};
+        cmd.insert(cmd.end(), args.begin(), args.end());
+        return cmd;
+      },
+      children, which, named, " epoch ");
 }
 
 TEST(Watchdog, StoppedAioWorkerEndsTheRunAndTheWorkspaceIsRemoved) {
@@ -149,25 +164,18 @@ TEST(Watchdog, TimeoutValues) {
   }
 }
 
-// load/offload's workers in a fresh /dev/shm workspace (--buffered), `args` added,
-// card 1 of two stopped: exit 1 within the timeout and a few seconds naming the
-// card; every child gone, the workspace and its block files removed, nothing left
-// in /dev/shm.
+// load/offload's workers (--buffered), `args` first, card 1 of two stopped: named,
+// its block files and the workspace removed.
 static void expect_stopped_staged_card_named(const std::string& tag, const std::vector<std::string>& args) {
-  const std::string ws = "/dev/shm/ds-" + tag + "-" + std::to_string(getpid());
-  const dstest::ScopedPath ws_guard(ws);
-  const auto before = our_shm_entries();
-  std::vector<std::string> cmd = args;
-  cmd.insert(cmd.end(), {"--backend", "sim", "--create-workspace", "--workspace", ws, "--buffered", "-s", "64K", "-n",
-                         "16", "-i", "100000", "-d", "2", "--timeout", "1"});
-  const Stalled s = stop_a_child(tag, cmd, 2, 1);
-  EXPECT_EQ(s.code, 1) << s.err;
-  EXPECT_LT(s.seconds, 1 + 5.0);
-  EXPECT_NE(s.err.find("card 1: no progress for 1 s "), std::string::npos) << s.err;
-  expect_all_gone(s.children);
-  struct stat st;
-  EXPECT_NE(stat(ws.c_str(), &st), 0) << "the workspace the run created was left behind";
-  EXPECT_EQ(our_shm_entries(), before);
+  expect_stopped_worker_named(
+      tag,
+      [&](const std::string& ws) {
+        std::vector<std::string> cmd = args;
+        cmd.insert(cmd.end(), {"--backend", "sim", "--create-workspace", "--workspace", ws, "--buffered", "-s", "64K",
+                               "-n", "16", "-i", "100000", "-d", "2", "--timeout", "1"});
+        return cmd;
+      },
+      2, 1, "card 1");
 }
 
 TEST(Watchdog, StoppedOffloadCardEndsTheRunAndItsFilesAreRemoved) {
